@@ -1,0 +1,44 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { currentPagePrincipal } from "@/lib/auth/session";
+import { SignOutButton } from "@/components/sign-out-button";
+import "./globals.css";
+
+export const metadata: Metadata = {
+  title: { default: "Quarry", template: "%s · Quarry" },
+  description: "Dashboards as code, document search and notifications",
+};
+
+export default async function RootLayout({ children }: { children: React.ReactNode }) {
+  const principal = await currentPagePrincipal();
+  return (
+    <html lang="en">
+      <body>
+        <header className="topbar">
+          <Link href="/" className="brand">Quarry</Link>
+          {principal && (
+            <nav aria-label="Main">
+              <Link href="/dashboards/custom">Dashboards</Link>
+              <Link href="/documents">Documents</Link>
+              <Link href="/chat">Chat</Link>
+              {principal.role === "admin" && <Link href="/admin/notifications">Notifications</Link>}
+              <Link href="/docs">API</Link>
+            </nav>
+          )}
+          <div className="who">
+            {principal ? (
+              <>
+                <span className="org" data-testid="org-name">{principal.orgName}</span>
+                <span className="role">{principal.role.replace("_", " ")}</span>
+                <SignOutButton />
+              </>
+            ) : (
+              <Link href="/signin">Sign in</Link>
+            )}
+          </div>
+        </header>
+        <main>{children}</main>
+      </body>
+    </html>
+  );
+}

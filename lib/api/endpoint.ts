@@ -1,0 +1,48 @@
+import type { z } from "zod";
+import type { Access } from "@/lib/auth/roles";
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+/**
+ * Everything a route declares up front: where it lives, who may call it, what
+ * it accepts and returns. The route wrapper enforces it; /openapi.json is
+ * generated from the same objects.
+ */
+export interface Endpoint<
+  P extends AnyObject | undefined = AnyObject | undefined,
+  Q extends AnyObject | undefined = AnyObject | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  R extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  /** OpenAPI path, with `{param}` placeholders, e.g. `/api/v1/documents/{id}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  access: Access;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Response body schema; omit for responses that are not JSON (files, streams, redirects). */
+  response?: R;
+  /** Status of a successful response (200 by default). */
+  status?: number;
+  /** Content type of a non-JSON success response, for the OpenAPI document. */
+  produces?: string;
+  /** Requests per window per caller (per IP when public). */
+  rateLimit?: { limit: number; windowSeconds: number };
+  /** Raw bodies (uploads) are passed through unparsed. */
+  rawBody?: boolean;
+  /** Error statuses worth listing in the documentation beyond the common ones. */
+  errors?: number[];
+}
+
+export function defineEndpoint<
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType | undefined = undefined,
+>(endpoint: Endpoint<P, Q, B, R>): Endpoint<P, Q, B, R> {
+  return endpoint;
+}

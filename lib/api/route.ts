@@ -1,0 +1,166 @@
+import "server-only";
+import crypto from "node:crypto";
+import { NextResponse, type NextRequest } from "next/server";
+import { z } from "zod";
+import { config } from "@/lib/config";
+import { principalFromBearer } from "@/lib/auth/bearer";
+import { principalFromSessionRequest } from "@/lib/auth/session";
+import { allows, type Principal } from "@/lib/auth/roles";
+import { log } from "@/lib/log";
+import type { Endpoint } from "./endpoint";
+import { ApiError, forbidden, tooManyRequests, unauthorized, type ValidationItem } from "./errors";
+import { toJsonValue } from "./json";
+import { checkRateLimit } from "./rate-limit";
+
+type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export interface HandlerContext<E extends Endpoint> {
+  req: NextRequest;
+  principal: E["access"] extends "public" ? Principal | null : Principal;
+  params: Out<E["params"]>;
+  query: Out<E["query"]>;
+  body: Out<E["body"]>;
+  requestId: string;
+}
+
+type Handler<E extends Endpoint> = (ctx: HandlerContext<E>) => Promise<unknown>;
+type RouteContext = { params: Promise<Record<string, string | string[]>> };
+
+/**
+ * The one wrapper around every API handler: request id, principal, role,
+ * rate limit, zod parsing of params/query/body, response shaping, and every
+ * error as `{"detail": ...}`.
+ */
+export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
+  return async (req: NextRequest, context: RouteContext): Promise<Response> => {
+    const requestId = req.headers.get("x-request-id") ?? crypto.randomUUID();
+    const started = Date.now();
+    let response: Response;
+    try {
+      const principal = await resolvePrincipal(req, endpoint);
+      enforceRateLimit(req, endpoint, principal);
+      const params = parsePart("path", endpoint.params, await context.params);
+      const query = parsePart("query", endpoint.query, searchParamsObject(req.nextUrl.searchParams));
+      const body = endpoint.body && !endpoint.rawBody ? parsePart("body", endpoint.body, await readJsonBody(req)) : undefined;
+      const result = await handler({ req, principal, params, query, body, requestId } as HandlerContext<E>);
+      response = result instanceof Response ? result : jsonResponse(endpoint, result);
+    } catch (error) {
+      response = errorResponse(error, requestId, endpoint);
+    }
+    response.headers.set("X-Request-Id", requestId);
+    log.info("request", { requestId, method: req.method, path: req.nextUrl.pathname, status: response.status, ms: Date.now() - started });
+    return response;
+  };
+}
+
+async function resolvePrincipal(req: NextRequest, endpoint: Endpoint): Promise<Principal | null> {
+  const header = req.headers.get("authorization");
+  let principal: Principal | null = null;
+  if (header) {
+    const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+    if (!match) throw unauthorized("Authorization header must be 'Bearer <token>'");
+    principal = await principalFromBearer(match[1]);
+  } else {
+    principal = await principalFromSessionRequest(req);
+  }
+  if (endpoint.access === "public") return principal;
+  if (!principal) throw unauthorized();
+  if (!allows(endpoint.access, principal.role)) {
+    const needed = endpoint.access === "admin" ? "admin" : (endpoint.access as readonly string[]).join(" or ");
+    throw forbidden(`This operation requires the ${needed} role; you are ${principal.role}`);
+  }
+  return principal;
+}
+
+function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal: Principal | null) {
+  if (!endpoint.rateLimit) return;
+  const caller = principal ? `${principal.orgId}:${principal.userId}` : (req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() ?? "anonymous");
+  const verdict = checkRateLimit(`${endpoint.method} ${endpoint.path} ${caller}`, endpoint.rateLimit.limit, endpoint.rateLimit.windowSeconds);
+  if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
+}
+
+function searchParamsObject(params: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(params.keys())) {
+    const all = params.getAll(key);
+    out[key] = all.length > 1 ? all : all[0];
+  }
+  return out;
+}
+
+async function readJsonBody(req: NextRequest): Promise<unknown> {
+  const type = req.headers.get("content-type") ?? "";
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    throw new ApiError(415, `Content-Type must be application/json (got '${type || "none"}')`);
+  }
+  const limit = config().api.bodyLimitBytes;
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > limit) throw new ApiError(413, `Request body is larger than ${limit} bytes`);
+  const text = await readLimitedText(req, limit);
+  if (text.trim() === "") throw new ApiError(422, [{ loc: ["body"], msg: "Request body is empty", type: "missing" }]);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ApiError(422, [{ loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, type: "json_invalid" }]);
+  }
+}
+
+async function readLimitedText(req: NextRequest, limit: number): Promise<string> {
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new ApiError(413, `Request body is larger than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parsePart(where: "path" | "query" | "body", schema: z.ZodType | undefined, value: unknown): unknown {
+  if (!schema) return undefined;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new ApiError(422, zodIssuesToItems(where, parsed.error));
+}
+
+export function zodIssuesToItems(where: string, error: z.ZodError): ValidationItem[] {
+  return error.issues.map((issue) => ({
+    loc: [where, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))],
+    msg: issue.message,
+    type: issue.code,
+  }));
+}
+
+function jsonResponse(endpoint: Endpoint, result: unknown): Response {
+  const status = endpoint.status ?? 200;
+  if (status === 204) return new Response(null, { status });
+  const value = toJsonValue(result ?? null);
+  const shaped = endpoint.response ? endpoint.response.parse(value) : value;
+  return NextResponse.json(shaped, { status });
+}
+
+function errorResponse(error: unknown, requestId: string, endpoint: Endpoint): Response {
+  if (error instanceof ApiError) {
+    return NextResponse.json({ detail: error.detail }, { status: error.status, headers: error.headers });
+  }
+  const mapped = mapKnownError(error);
+  if (mapped) return NextResponse.json({ detail: mapped.detail }, { status: mapped.status });
+  log.error("unhandled error", { requestId, path: endpoint.path, error: error instanceof Error ? error.stack : String(error) });
+  return NextResponse.json({ detail: `Internal server error (request ${requestId})` }, { status: 500 });
+}
+
+/** Database errors that mean something to the caller, mapped once here rather than in each route. */
+function mapKnownError(error: unknown): { status: number; detail: string } | null {
+  const code = (error as { code?: unknown })?.code;
+  if (code === "P2002" || code === "23505") return { status: 409, detail: "A record with the same unique value already exists" };
+  if (code === "P2025") return { status: 404, detail: "Resource not found" };
+  if (code === "57014") return { status: 504, detail: "The query ran longer than its time limit" };
+  return null;
+}

@@ -1,0 +1,51 @@
+import "server-only";
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
+import { config } from "@/lib/config";
+import { ApiError } from "@/lib/api/errors";
+import { findOrganization } from "./directory";
+import { localIssuerKey } from "./local-issuer";
+import { Role, type Principal } from "./roles";
+
+// Asymmetric algorithms only: `none` and HMAC tokens (embed tokens among them) never verify here.
+const ALGORITHMS = ["ES256", "RS256", "PS256", "EdDSA"];
+
+const holder = globalThis as unknown as { __quarryJwks?: ReturnType<typeof createRemoteJWKSet> };
+
+async function verifyJwt(token: string): Promise<JWTPayload> {
+  const { auth } = config();
+  const options = { issuer: auth.issuer, audience: auth.audience, algorithms: ALGORITHMS };
+  if (auth.jwksUrl) {
+    holder.__quarryJwks ??= createRemoteJWKSet(new URL(auth.jwksUrl));
+    return (await jwtVerify(token, holder.__quarryJwks, options)).payload;
+  }
+  return (await jwtVerify(token, (await localIssuerKey()).publicKey, options)).payload;
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return "Token has expired";
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return `Token claim '${error.claim}' is invalid`;
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return "Token algorithm is not allowed";
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "Token signature is invalid";
+  return "Token is malformed or not signed by a trusted issuer";
+}
+
+/** Verifies a bearer token and maps its claims to a principal; 401 for any token problem, 403 for an unknown role. */
+export async function principalFromBearer(token: string): Promise<Principal> {
+  let payload: JWTPayload;
+  try {
+    payload = await verifyJwt(token);
+  } catch (error) {
+    throw new ApiError(401, describeJoseError(error));
+  }
+  const { claims } = config().auth;
+  const orgClaim = payload[claims.org];
+  if (typeof orgClaim !== "string" || !orgClaim) throw new ApiError(401, `Token has no '${claims.org}' claim`);
+  const org = await findOrganization(orgClaim);
+  if (!org) throw new ApiError(401, `Token names an unknown organization '${orgClaim}'`);
+  const role = Role.safeParse(payload[claims.role]);
+  if (!role.success) throw new ApiError(403, `Token role '${String(payload[claims.role])}' is not one of ${Role.options.join(", ")}`);
+  if (!payload.sub) throw new ApiError(401, "Token has no subject");
+  const locations = payload[claims.locations];
+  const locationIds = Array.isArray(locations) && locations.length > 0 && !locations.includes("*") ? locations.map(String) : null;
+  return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds, via: "bearer" };
+}

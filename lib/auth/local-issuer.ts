@@ -1,0 +1,73 @@
+import "server-only";
+import fs from "node:fs";
+import path from "node:path";
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type CryptoKey } from "jose";
+import { config } from "@/lib/config";
+import type { Role } from "./roles";
+
+const ALG = "ES256";
+
+interface KeyPair {
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  kid: string;
+}
+
+const holder = globalThis as unknown as { __quarryIssuerKey?: Promise<KeyPair> };
+
+/**
+ * The embedded default's identity provider: an ES256 key pair kept in
+ * QUARRY_DATA_DIR, used by `npm run token` to sign and by the API to verify.
+ */
+export function localIssuerKey(): Promise<KeyPair> {
+  holder.__quarryIssuerKey ??= loadOrCreate().catch((error: unknown) => {
+    holder.__quarryIssuerKey = undefined;
+    throw error;
+  });
+  return holder.__quarryIssuerKey;
+}
+
+async function loadOrCreate(): Promise<KeyPair> {
+  const file = path.join(config().dataDir, "issuer-key.json");
+  if (!fs.existsSync(file)) {
+    const { privateKey } = await generateKeyPair(ALG, { extractable: true });
+    const jwk = { ...(await exportJWK(privateKey)), kid: `local-${Date.now().toString(36)}`, alg: ALG };
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      fs.writeFileSync(file, JSON.stringify(jwk), { flag: "wx", mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+  const jwk = JSON.parse(fs.readFileSync(file, "utf8")) as JWK & { kid: string };
+  const { d: _private, ...publicJwk } = jwk;
+  return {
+    privateKey: (await importJWK(jwk, ALG)) as CryptoKey,
+    publicKey: (await importJWK(publicJwk, ALG)) as CryptoKey,
+    kid: jwk.kid,
+  };
+}
+
+export interface IssueTokenInput {
+  userId: string;
+  orgSlug: string;
+  role: Role;
+  locationIds?: string[] | null;
+  ttlSeconds?: number;
+}
+
+/** Signs a bearer token with the claims a production identity provider would send. */
+export async function issueLocalToken(input: IssueTokenInput): Promise<string> {
+  const { privateKey, kid } = await localIssuerKey();
+  const { auth } = config();
+  const claims: Record<string, unknown> = { [auth.claims.org]: input.orgSlug, [auth.claims.role]: input.role };
+  if (input.locationIds && input.locationIds.length > 0) claims[auth.claims.locations] = input.locationIds;
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: ALG, kid, typ: "JWT" })
+    .setIssuer(auth.issuer)
+    .setAudience(auth.audience)
+    .setSubject(input.userId)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + (input.ttlSeconds ?? 3600))
+    .sign(privateKey);
+}

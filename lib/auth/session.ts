@@ -1,0 +1,88 @@
+import "server-only";
+import type { NextAuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import { getToken } from "next-auth/jwt";
+import type { NextRequest } from "next/server";
+import { findOrganization, findUserForLogin } from "./directory";
+import { verifyPassword } from "./password";
+import { Role, type Principal } from "./roles";
+import { deriveKey } from "./secrets";
+
+/** The session secret, derived from the application secret. */
+export function sessionSecret(): string {
+  return deriveKey("next-auth-session").toString("base64url");
+}
+
+interface SessionClaims {
+  uid: string;
+  org: string;
+  role: Role;
+  locations: string[];
+}
+
+export function authOptions(): NextAuthOptions {
+  return {
+    secret: sessionSecret(),
+    session: { strategy: "jwt", maxAge: 12 * 60 * 60 },
+    pages: { signIn: "/signin" },
+    providers: [
+      CredentialsProvider({
+        name: "Email and password",
+        credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+        async authorize(credentials) {
+          if (!credentials?.email || !credentials.password) return null;
+          const user = await findUserForLogin(credentials.email);
+          if (!user || !verifyPassword(credentials.password, user.passwordHash)) return null;
+          return { id: user.id, email: user.email, name: user.name, uid: user.id, org: user.org.slug, role: user.role, locations: user.locationIds };
+        },
+      }),
+    ],
+    callbacks: {
+      jwt({ token, user }) {
+        if (user) Object.assign(token, { uid: user.id, ...(user as unknown as SessionClaims) });
+        return token;
+      },
+      session({ session, token }) {
+        const claims = token as unknown as SessionClaims;
+        return { ...session, user: { ...session.user, id: claims.uid, org: claims.org, role: claims.role } };
+      },
+    },
+  };
+}
+
+async function principalFromClaims(claims: Partial<SessionClaims> | null): Promise<Principal | null> {
+  if (!claims?.uid || !claims.org) return null;
+  const role = Role.safeParse(claims.role);
+  const org = await findOrganization(claims.org);
+  if (!role.success || !org) return null;
+  return {
+    userId: claims.uid,
+    orgId: org.id,
+    orgSlug: org.slug,
+    orgName: org.name,
+    role: role.data,
+    locationIds: claims.locations && claims.locations.length > 0 ? claims.locations : null,
+    via: "session",
+  };
+}
+
+/** The principal of a browser session cookie on an API request, or null. */
+export async function principalFromSessionRequest(req: NextRequest): Promise<Principal | null> {
+  const token = await getToken({ req, secret: sessionSecret() });
+  return principalFromClaims(token as Partial<SessionClaims> | null);
+}
+
+/** The principal of the signed-in browser user in a server component, or null. */
+export async function currentPagePrincipal(): Promise<Principal | null> {
+  const { cookies } = await import("next/headers");
+  const jar = await cookies();
+  const raw = jar.get("__Secure-next-auth.session-token")?.value ?? jar.get("next-auth.session-token")?.value;
+  if (!raw) return null;
+  const { decode } = await import("next-auth/jwt");
+  try {
+    return principalFromClaims((await decode({ token: raw, secret: sessionSecret() })) as Partial<SessionClaims> | null);
+  } catch {
+    return null;
+  }
+}
+

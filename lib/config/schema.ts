@@ -1,0 +1,83 @@
+import path from "node:path";
+import { z } from "zod";
+
+/** A JSON string in an environment variable, parsed and validated with `schema`; errors name the variable and field. */
+export function jsonEnv<T extends z.ZodType>(name: string, schema: T) {
+  return z
+    .string()
+    .optional()
+    .transform((raw, ctx): z.output<T> | undefined => {
+      if (raw === undefined || raw.trim() === "") return undefined;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: `${name} is not valid JSON: ${(error as Error).message}` });
+        return z.NEVER;
+      }
+      const parsed = schema.safeParse(value);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) {
+          const field = issue.path.join(".") || "(root)";
+          ctx.addIssue({ code: "custom", message: `${name}.${field}: ${issue.message}` });
+        }
+        return z.NEVER;
+      }
+      return parsed.data;
+    });
+}
+
+const Env = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  QUARRY_DATA_DIR: z.string().default(".data"),
+  DATABASE_URL: z.string().url().optional(),
+  QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
+  QUARRY_PUBLIC_URL: z.string().url().optional(),
+  QUARRY_SEED_DEMO: z.enum(["true", "false"]).default("true"),
+  AUTH_ISSUER: z.string().optional(),
+  AUTH_JWKS_URL: z.string().url().optional(),
+  AUTH_AUDIENCE: z.string().optional(),
+  AUTH_CLAIM_ORG: z.string().default("org"),
+  AUTH_CLAIM_ROLE: z.string().default("role"),
+  AUTH_CLAIM_LOCATIONS: z.string().default("locations"),
+  API_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
+  QUARRY_LOG_LEVEL: z.enum(["info", "warn", "error", "silent"]).default("info"),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** Thrown at start when the environment is invalid; the message names each offending variable. */
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined>) {
+  // An empty variable means "not set", as in most shells' `VAR= command`.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = Env.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.QUARRY_DATA_DIR);
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    dataDir,
+    publicUrl: e.QUARRY_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    database: e.DATABASE_URL
+      ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
+      : ({ kind: "pglite", dir: path.join(dataDir, "pglite") } as const),
+    seedDemo: e.QUARRY_SEED_DEMO === "true",
+    secret: e.QUARRY_SECRET,
+    auth: {
+      // Without a JWKS URL the embedded local issuer (lib/auth/local-issuer.ts) signs and verifies tokens.
+      issuer: e.AUTH_ISSUER ?? "quarry-local",
+      jwksUrl: e.AUTH_JWKS_URL,
+      audience: e.AUTH_AUDIENCE ?? "quarry-api",
+      claims: { org: e.AUTH_CLAIM_ORG, role: e.AUTH_CLAIM_ROLE, locations: e.AUTH_CLAIM_LOCATIONS },
+    },
+    api: { bodyLimitBytes: e.API_BODY_LIMIT_BYTES },
+    logLevel: e.QUARRY_LOG_LEVEL,
+  };
+}

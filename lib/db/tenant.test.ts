@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { getDb } from "./client";
+import { withTenant } from "./tenant";
+
+describe("withTenant (row-level security)", () => {
+  it("sees nothing without tenant context, even on the app role", async () => {
+    const { prisma } = await getDb();
+    const counts = await prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe("SET LOCAL ROLE quarry_app");
+      return tx.$queryRaw<{ orders: number; locations: number; users: number }[]>`
+        SELECT (SELECT count(*)::int FROM orders) AS orders, (SELECT count(*)::int FROM locations) AS locations,
+               (SELECT count(*)::int FROM users) AS users`;
+    });
+    expect(counts[0]).toEqual({ orders: 0, locations: 0, users: 0 });
+  });
+
+  it("sees only the tenant's own rows", async () => {
+    const acme = await withTenant({ orgId: "org_acme" }, (tx) => tx.order.groupBy({ by: ["orgId"], _count: true }));
+    expect(acme).toHaveLength(1);
+    expect(acme[0].orgId).toBe("org_acme");
+    expect(acme[0]._count).toBeGreaterThan(40_000);
+    const globexLocations = await withTenant({ orgId: "org_globex" }, (tx) => tx.location.findMany());
+    expect(globexLocations.map((l) => l.orgId)).toEqual(globexLocations.map(() => "org_globex"));
+  });
+
+  it("narrows to the location scope", async () => {
+    const rows = await withTenant({ orgId: "org_acme", locationIds: ["loc_acme_nyc"] }, (tx) => tx.order.groupBy({ by: ["locationId"], _count: true }));
+    expect(rows.map((r) => r.locationId)).toEqual(["loc_acme_nyc"]);
+  });
+
+  it("cannot write into another tenant", async () => {
+    await expect(
+      withTenant({ orgId: "org_globex" }, (tx) =>
+        tx.location.create({ data: { id: "loc_evil", orgId: "org_acme", code: "EVIL", name: "x", city: "x", region: "x" } }),
+      ),
+    ).rejects.toThrow();
+    const { system } = await getDb();
+    expect(await system.query("SELECT id FROM locations WHERE id = 'loc_evil'")).toEqual([]);
+  });
+
+  it("does not leak the tenant setting past the transaction", async () => {
+    await withTenant({ orgId: "org_acme" }, async () => undefined);
+    const { system } = await getDb();
+    const [row] = await system.query<{ org: string | null }>("SELECT quarry_current_org() AS org");
+    expect(row.org).toBeNull();
+  });
+});

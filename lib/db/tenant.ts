@@ -1,0 +1,48 @@
+import "server-only";
+import { getDb } from "./client";
+import type { Prisma } from "./generated/client";
+
+/** A transaction client bound to one tenant; the only handle through which tenant tables are touched. */
+export type TenantTx = Prisma.TransactionClient;
+
+/** Whose data a transaction may see: an organization and, optionally, a subset of its locations. */
+export interface TenantScope {
+  orgId: string;
+  /** null or empty: every location of the organization. */
+  locationIds?: readonly string[] | null;
+}
+
+export interface TenantOptions {
+  /** `reader` is the read-only role for user-written SQL; `app` (default) is the service role. */
+  role?: "app" | "reader";
+  readOnly?: boolean;
+  /** Per-statement time limit inside the transaction. */
+  statementTimeoutMs?: number;
+  /** Upper bound on the whole transaction (Prisma's interactive transaction timeout). */
+  timeoutMs?: number;
+}
+
+const ROLE_NAMES = { app: "quarry_app", reader: "quarry_reader" } as const;
+
+/**
+ * Runs `work` in one transaction as a non-owner role with the tenant set locally,
+ * so row-level security decides what every statement sees. Nothing leaks past
+ * the transaction: SET LOCAL and set_config(..., true) end with it.
+ */
+export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => Promise<T>, options: TenantOptions = {}): Promise<T> {
+  if (!scope.orgId) throw new Error("withTenant needs an organization id");
+  const { prisma } = await getDb();
+  return prisma.$transaction(
+    async (tx) => {
+      if (options.readOnly) await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
+      await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[options.role ?? "app"]}`);
+      const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
+      await tx.$queryRaw`SELECT set_config('app.org_id', ${scope.orgId}, true), set_config('app.location_ids', ${locations}, true)`;
+      if (options.statementTimeoutMs) {
+        await tx.$queryRaw`SELECT set_config('statement_timeout', ${String(Math.ceil(options.statementTimeoutMs))}, true)`;
+      }
+      return work(tx);
+    },
+    { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },
+  );
+}

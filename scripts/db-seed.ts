@@ -1,0 +1,18 @@
+// Migrates and seeds the configured database (DATABASE_URL, or PGlite in QUARRY_DATA_DIR).
+import { closeDb, getDb } from "@/lib/db/client";
+import { clientRunner, connectServer } from "@/lib/db/server";
+import { migrate } from "@/lib/db/migrate";
+import { seedDemo } from "@/lib/db/seed";
+import { config } from "@/lib/config";
+
+if (config().database.kind === "postgres") {
+  const client = await connectServer();
+  const runner = clientRunner(client);
+  await migrate(runner);
+  console.log((await seedDemo(runner)) ? "Seeded the demo data." : "Demo data already present.");
+  await client.end();
+} else {
+  await getDb(); // embedded mode migrates and seeds on open
+  console.log("Embedded database migrated and seeded.");
+  await closeDb();
+}

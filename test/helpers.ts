@@ -1,0 +1,40 @@
+import { NextRequest } from "next/server";
+import { issueLocalToken } from "@/lib/auth/local-issuer";
+import type { Role } from "@/lib/auth/roles";
+
+/** A bearer token from the embedded issuer for a seeded demo user. */
+export function tokenFor(orgSlug: "acme" | "globex", role: Role = "admin", extra: { locationIds?: string[]; ttlSeconds?: number } = {}) {
+  return issueLocalToken({ userId: `usr_${orgSlug}_${role}`, orgSlug, role, ...extra });
+}
+
+type RouteHandler = (req: NextRequest, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>;
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+  params?: Record<string, string | string[]>;
+}
+
+/** Calls a real route handler the way Next.js does, and returns status, headers and parsed JSON. */
+export async function call(handler: RouteHandler, method: string, url: string, options: CallOptions = {}) {
+  const headers = new Headers(options.headers);
+  if (options.token) headers.set("authorization", `Bearer ${options.token}`);
+  let body: BodyInit | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  }
+  const req = new NextRequest(new URL(url, "http://localhost:3000"), { method, headers, body, duplex: "half" } as RequestInit & { duplex: "half" });
+  const res = await handler(req, { params: Promise.resolve(options.params ?? {}) });
+  const text = await res.text();
+  let json: unknown = undefined;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary response shapes
+  return { status: res.status, headers: res.headers, json: json as any, text };
+}
