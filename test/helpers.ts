@@ -26,7 +26,8 @@ export async function call(handler: RouteHandler, method: string, url: string, o
     body = JSON.stringify(options.body);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }
-  const req = new NextRequest(new URL(url, "http://localhost:3000"), { method, headers, body, duplex: "half" } as RequestInit & { duplex: "half" });
+  const init = { method, headers, body, duplex: "half" } as ConstructorParameters<typeof NextRequest>[1];
+  const req = new NextRequest(new URL(url, "http://localhost:3000"), init);
   const res = await handler(req, { params: Promise.resolve(options.params ?? {}) });
   const text = await res.text();
   let json: unknown = undefined;

@@ -39,9 +39,13 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
     try {
       const principal = await resolvePrincipal(req, endpoint);
       enforceRateLimit(req, endpoint, principal);
-      const params = parsePart("path", endpoint.params, await context.params);
-      const query = parsePart("query", endpoint.query, searchParamsObject(req.nextUrl.searchParams));
-      const body = endpoint.body && !endpoint.rawBody ? parsePart("body", endpoint.body, await readJsonBody(req)) : undefined;
+      const rawBody = endpoint.body && !endpoint.rawBody ? await readJsonBody(req) : undefined;
+      // All three parts are checked before answering, so one 422 lists every problem.
+      const problems: ValidationItem[] = [];
+      const params = parsePart("path", endpoint.params, await context.params, problems);
+      const query = parsePart("query", endpoint.query, searchParamsObject(req.nextUrl.searchParams), problems);
+      const body = endpoint.rawBody ? undefined : parsePart("body", endpoint.body, rawBody, problems);
+      if (problems.length > 0) throw new ApiError(422, problems);
       const result = await handler({ req, principal, params, query, body, requestId } as HandlerContext<E>);
       response = result instanceof Response ? result : jsonResponse(endpoint, result);
     } catch (error) {
@@ -123,11 +127,12 @@ async function readLimitedText(req: NextRequest, limit: number): Promise<string>
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function parsePart(where: "path" | "query" | "body", schema: z.ZodType | undefined, value: unknown): unknown {
+function parsePart(where: "path" | "query" | "body", schema: z.ZodType | undefined, value: unknown, problems: ValidationItem[]): unknown {
   if (!schema) return undefined;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  throw new ApiError(422, zodIssuesToItems(where, parsed.error));
+  problems.push(...zodIssuesToItems(where, parsed.error));
+  return undefined;
 }
 
 export function zodIssuesToItems(where: string, error: z.ZodError): ValidationItem[] {

@@ -39,7 +39,7 @@ export function authOptions(): NextAuthOptions {
     ],
     callbacks: {
       jwt({ token, user }) {
-        if (user) Object.assign(token, { uid: user.id, ...(user as unknown as SessionClaims) });
+        if (user) Object.assign(token, { ...(user as unknown as SessionClaims), uid: user.id });
         return token;
       },
       session({ session, token }) {

@@ -1,0 +1,36 @@
+import type { Metadata } from "next";
+import { redirect } from "next/navigation";
+import { currentPagePrincipal } from "@/lib/auth/session";
+import { config } from "@/lib/config";
+import { DEMO_ORGS, DEMO_PASSWORD, DEMO_ROLES, demoEmail } from "@/lib/db/seed";
+import { SignInForm } from "@/components/sign-in-form";
+
+export const metadata: Metadata = { title: "Sign in" };
+
+export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string }> }) {
+  const { callbackUrl, error } = await searchParams;
+  const safeCallback = callbackUrl?.startsWith("/") && !callbackUrl.startsWith("//") ? callbackUrl : "/";
+  if (await currentPagePrincipal()) redirect(safeCallback);
+  const cfg = config();
+  // Demo accounts are listed only in the embedded default, where they are the seeded users.
+  const demo = cfg.database.kind === "pglite" && cfg.seedDemo
+    ? DEMO_ORGS.flatMap((org) => DEMO_ROLES.map((role) => ({ email: demoEmail(org.slug, role), label: `${org.name} · ${role.replace("_", " ")}` })))
+    : [];
+  return (
+    <div className="page" style={{ maxWidth: 460 }}>
+      <h1>Sign in to Quarry</h1>
+      <SignInForm callbackUrl={safeCallback} initialError={error ? "Wrong email or password." : null} />
+      {demo.length > 0 && (
+        <section className="card" style={{ marginTop: "1.5rem" }}>
+          <h2>Demo accounts</h2>
+          <p>Password for every account: <code>{DEMO_PASSWORD}</code></p>
+          <ul>
+            {demo.map((d) => (
+              <li key={d.email}><code>{d.email}</code> <span className="muted">— {d.label}</span></li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </div>
+  );
+}

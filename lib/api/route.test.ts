@@ -1,0 +1,109 @@
+import { SignJWT, base64url } from "jose";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { tokenFor, call } from "@/test/helpers";
+import { defineEndpoint } from "./endpoint";
+import { route } from "./route";
+
+const echo = route(
+  defineEndpoint({
+    method: "post",
+    path: "/api/v1/_echo/{id}",
+    summary: "test",
+    tags: [],
+    access: "user",
+    params: z.object({ id: z.string().regex(/^[a-z]+$/) }),
+    query: z.object({ limit: z.coerce.number().int().min(1).max(10).default(5) }),
+    body: z.object({ name: z.string().min(1), when: z.iso.date() }),
+    response: z.object({ id: z.string(), limit: z.number(), name: z.string(), org: z.string() }),
+  }),
+  async ({ params, query, body, principal }) => ({ id: params.id, limit: query.limit, name: body.name, org: principal.orgSlug, secret: "stripped" }),
+);
+
+const adminOnly = route(
+  defineEndpoint({ method: "get", path: "/api/v1/_admin", summary: "test", tags: [], access: "admin", rateLimit: { limit: 2, windowSeconds: 60 } }),
+  async () => ({ ok: true }),
+);
+
+const crashing = route(defineEndpoint({ method: "get", path: "/api/v1/_crash", summary: "test", tags: [], access: "public" }), async () => {
+  throw new Error("database password is hunter2");
+});
+
+const good = { name: "x", when: "2026-01-02" };
+
+describe("route wrapper", () => {
+  it("parses params, query and body and shapes the response", async () => {
+    const res = await call(echo, "POST", "/api/v1/_echo/abc?limit=3", { token: await tokenFor("acme"), body: good, params: { id: "abc" } });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ id: "abc", limit: 3, name: "x", org: "acme" });
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("reports every validation problem as 422 with loc, msg and type", async () => {
+    const res = await call(echo, "POST", "/api/v1/_echo/ABC?limit=99", { token: await tokenFor("acme"), body: { when: "yesterday" }, params: { id: "ABC" } });
+    expect(res.status).toBe(422);
+    const locs = res.json.detail.map((d: { loc: string[] }) => d.loc.join("."));
+    expect(locs).toEqual(expect.arrayContaining(["path.id", "query.limit", "body.name", "body.when"]));
+    for (const item of res.json.detail) expect(item).toEqual({ loc: expect.any(Array), msg: expect.any(String), type: expect.any(String) });
+  });
+
+  it.each([
+    ["malformed JSON", { rawBody: "{not json", headers: { "content-type": "application/json" } }, 422, /JSON decode error/],
+    ["empty body", { rawBody: "", headers: { "content-type": "application/json" } }, 422, /empty/],
+    ["wrong content type", { rawBody: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } }, 415, /application\/json/],
+    ["oversize body", { rawBody: JSON.stringify({ name: "x".repeat(1_100_000), when: "2026-01-01" }), headers: { "content-type": "application/json" } }, 413, /larger than/],
+  ])("answers %s with a clear detail", async (_name, options, status, message) => {
+    const res = await call(echo, "POST", "/api/v1/_echo/abc", { token: await tokenFor("acme"), params: { id: "abc" }, ...options });
+    expect(res.status).toBe(status);
+    expect(JSON.stringify(res.json.detail)).toMatch(message);
+  });
+
+  it("rejects missing, expired, forged and alg:none tokens with 401", async () => {
+    const cases: [string | undefined, RegExp][] = [
+      [undefined, /Not authenticated/],
+      ["garbage", /malformed|trusted/],
+      [await tokenFor("acme", "admin", { ttlSeconds: -10 }), /expired/],
+    ];
+    const valid = await tokenFor("acme");
+    const [header, payload] = valid.split(".");
+    cases.push([`${header}.${base64url.encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(base64url.decode(payload))), role: "admin", org: "globex" }))}.${valid.split(".")[2]}`, /signature/]);
+    const none = `${base64url.encode(JSON.stringify({ alg: "none", typ: "JWT" }))}.${payload}.`;
+    cases.push([none, /malformed|not allowed|trusted/]);
+    const hmac = await new SignJWT({ org: "acme", role: "admin" }).setProtectedHeader({ alg: "HS256" }).setIssuer("quarry-local").setAudience("quarry-api").setSubject("x").setExpirationTime("1h").sign(new TextEncoder().encode("x".repeat(32)));
+    cases.push([hmac, /not allowed|trusted|malformed/]);
+    for (const [token, message] of cases) {
+      const res = await call(echo, "POST", "/api/v1/_echo/abc", { token, body: good, params: { id: "abc" } });
+      expect(res.status, String(token)).toBe(401);
+      expect(res.json.detail).toMatch(message);
+    }
+  });
+
+  it("rejects a token for an unknown organization", async () => {
+    const res = await call(echo, "POST", "/api/v1/_echo/abc", { token: await tokenFor("initech" as "acme"), body: good, params: { id: "abc" } });
+    expect(res.status).toBe(401);
+    expect(res.json.detail).toMatch(/unknown organization 'initech'/);
+  });
+
+  it("answers 403 to roles that may not call an endpoint", async () => {
+    const res = await call(adminOnly, "GET", "/api/v1/_admin", { token: await tokenFor("acme", "analyst") });
+    expect(res.status).toBe(403);
+    expect(res.json.detail).toMatch(/requires the admin role/);
+  });
+
+  it("rate limits with 429 and Retry-After", async () => {
+    const token = await tokenFor("globex");
+    expect((await call(adminOnly, "GET", "/api/v1/_admin", { token })).status).toBe(200);
+    expect((await call(adminOnly, "GET", "/api/v1/_admin", { token })).status).toBe(200);
+    const limited = await call(adminOnly, "GET", "/api/v1/_admin", { token });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.json.detail).toMatch(/Too many requests/);
+  });
+
+  it("hides unexpected errors behind a generic 500", async () => {
+    const res = await call(crashing, "GET", "/api/v1/_crash");
+    expect(res.status).toBe(500);
+    expect(res.text).not.toMatch(/hunter2|at /);
+    expect(res.json.detail).toMatch(/Internal server error \(request /);
+  });
+});

@@ -1,0 +1,15 @@
+// Starts the built app on PORT (default 3000) with the embedded defaults.
+// `npm start` runs `next build` first when no build exists, so a fresh clone needs nothing else.
+import { spawnSync, spawn } from "node:child_process";
+import fs from "node:fs";
+
+const port = process.env.PORT ?? "3000";
+process.env.NEXTAUTH_URL ??= process.env.QUARRY_PUBLIC_URL ?? `http://localhost:${port}`;
+const next = "node_modules/next/dist/bin/next";
+if (!fs.existsSync(".next/BUILD_ID")) {
+  const build = spawnSync(process.execPath, [next, "build"], { stdio: "inherit" });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+const server = spawn(process.execPath, [next, "start", "-p", port], { stdio: "inherit" });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
+server.on("exit", (code) => process.exit(code ?? 0));
