@@ -9,3 +9,13 @@ export const openApiDocument = defineEndpoint({
   access: "public",
   response: z.record(z.string(), z.unknown()),
 });
+
+export const healthCheck = defineEndpoint({
+  method: "get",
+  path: "/api/health",
+  summary: "Readiness: the database is open and answers",
+  tags: ["Meta"],
+  access: "public",
+  response: z.object({ status: z.literal("ok"), database: z.enum(["pglite", "postgres"]) }),
+  errors: [503],
+});

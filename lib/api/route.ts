@@ -12,16 +12,15 @@ import { ApiError, forbidden, tooManyRequests, unauthorized, type ValidationItem
 import { toJsonValue } from "./json";
 import { checkRateLimit } from "./rate-limit";
 
-type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+// [T] keeps the check from distributing over `undefined` (an endpoint without that part).
+type Out<T> = [T] extends [z.ZodType] ? z.output<T> : undefined;
+type Parts<E> = E extends Endpoint<infer P, infer Q, infer B> ? { params: Out<P>; query: Out<Q>; body: Out<B> } : never;
 
-export interface HandlerContext<E extends Endpoint> {
+export type HandlerContext<E extends Endpoint> = Parts<E> & {
   req: NextRequest;
   principal: E["access"] extends "public" ? Principal | null : Principal;
-  params: Out<E["params"]>;
-  query: Out<E["query"]>;
-  body: Out<E["body"]>;
   requestId: string;
-}
+};
 
 type Handler<E extends Endpoint> = (ctx: HandlerContext<E>) => Promise<unknown>;
 type RouteContext = { params: Promise<Record<string, string | string[]>> };

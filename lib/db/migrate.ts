@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { SqlRunner } from "./sql";
 
-export const MIGRATIONS_DIR = path.join(process.cwd(), "prisma", "migrations");
+export const MIGRATIONS_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "prisma", "migrations");
 
 export interface Migration {
   name: string;
@@ -13,13 +13,14 @@ export interface Migration {
 
 /** Migrations in Prisma's folder layout (`<n>_<name>/migration.sql`), in name order. */
 export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  // Read at run time from the project folder (turbopackIgnore: not traced into the bundle).
   return fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(dir, entry.name, "migration.sql")))
+    .readdirSync(/*turbopackIgnore: true*/ dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && fs.existsSync(/*turbopackIgnore: true*/ path.join(dir, entry.name, "migration.sql")))
     .map((entry) => entry.name)
     .sort()
     .map((name) => {
-      const sql = fs.readFileSync(path.join(dir, name, "migration.sql"), "utf8");
+      const sql = fs.readFileSync(/*turbopackIgnore: true*/ path.join(dir, name, "migration.sql"), "utf8");
       return { name, sql, checksum: crypto.createHash("sha256").update(sql).digest("hex") };
     });
 }

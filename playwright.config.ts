@@ -1,0 +1,38 @@
+import { defineConfig, devices } from "@playwright/test";
+
+const PORT = Number(process.env.E2E_PORT ?? 3100);
+const baseURL = `http://127.0.0.1:${PORT}`;
+
+// Debian's Chromium; Playwright's own browser downloads are not reachable here.
+const chromium = {
+  executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+};
+
+export default defineConfig({
+  testDir: "e2e",
+  outputDir: "test-results",
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: false,
+  workers: 1,
+  retries: process.env.CI ? 1 : 0,
+  reporter: [["list"], ["json", { outputFile: "test-results/e2e-report.json" }]],
+  globalSetup: "./e2e/global-setup.ts",
+  use: {
+    baseURL,
+    storageState: "e2e/.auth/admin.json",
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    launchOptions: chromium,
+  },
+  projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], launchOptions: chromium } }],
+  webServer: {
+    command: "node scripts/start.mjs",
+    url: `${baseURL}/api/health`,
+    timeout: 240_000,
+    reuseExistingServer: false,
+    stdout: "pipe",
+    env: { PORT: String(PORT), QUARRY_DATA_DIR: ".data/e2e", QUARRY_PUBLIC_URL: baseURL, NEXTAUTH_URL: baseURL, QUARRY_LOG_LEVEL: "warn" },
+  },
+});
