@@ -1,0 +1,138 @@
+import "server-only";
+import { z } from "zod";
+import type { TenantTx } from "@/lib/db/tenant";
+
+/** What a rule found when it fired; `fingerprint` identifies the finding for deduplication. */
+export interface Finding {
+  subject: string;
+  body: string;
+  fingerprint: string;
+  values: Record<string, unknown>;
+}
+
+export interface BaseRule<P extends z.ZodObject = z.ZodObject> {
+  key: string;
+  name: string;
+  description: string;
+  /** Declared thresholds; a custom rule's `thresholds` must parse with this (unknown names are rejected). */
+  params: P;
+  defaultSeverity: "info" | "warning" | "critical";
+  defaultCron: string;
+  /**
+   * Role of the read-only evaluation transaction: `reader` for warehouse tables
+   * (the role user SQL runs under); `app` where the reader role has no grant.
+   */
+  role: "reader" | "app";
+  evaluate(tx: TenantTx, params: z.output<P>, now: Date): Promise<Finding | null>;
+}
+
+const pct = (description: string) => z.number().min(0).max(1000).describe(description);
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+const money = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+
+const gapToTarget: BaseRule<z.ZodObject<{ gap_pct: z.ZodDefault<z.ZodNumber> }>> = {
+  key: "sales.gap_to_target",
+  name: "Sales behind monthly target",
+  description: "Month-to-date revenue per location against its monthly target pro-rated to today; fires for locations at least gap_pct percent behind.",
+  params: z.strictObject({ gap_pct: pct("Percent behind the pro-rated target that fires the rule").default(10) }),
+  defaultSeverity: "warning",
+  defaultCron: "0 8 * * *",
+  role: "reader",
+  async evaluate(tx, params, now) {
+    const rows = await tx.$queryRaw<{ location_id: string; name: string; expected: number; actual: number }[]>`
+      WITH b AS (SELECT date_trunc('month', ${isoDay(now)}::date)::date AS m0, ${isoDay(now)}::date AS d)
+      SELECT t.location_id, l.name,
+             (t.target_amount * (b.d - b.m0) / EXTRACT(day FROM (b.m0 + interval '1 month' - interval '1 day')))::float8 AS expected,
+             COALESCE((SELECT sum(o.amount) FROM orders o
+                        WHERE o.location_id = t.location_id AND o.order_date >= b.m0 AND o.order_date < b.d), 0)::float8 AS actual
+        FROM sales_targets t JOIN locations l ON l.id = t.location_id CROSS JOIN b
+       WHERE t.month = b.m0
+       ORDER BY t.location_id`;
+    const behind = rows
+      .filter((r) => r.expected > 0)
+      .map((r) => ({ ...r, gap_pct: Math.round(((r.expected - r.actual) / r.expected) * 1000) / 10 }))
+      .filter((r) => r.gap_pct >= params.gap_pct);
+    if (behind.length === 0) return null;
+    return {
+      subject: `${behind.length} location(s) at least ${params.gap_pct}% behind target`,
+      body: behind.map((r) => `${r.name}: ${money(r.actual)} of ${money(r.expected)} expected by ${isoDay(now)} (${r.gap_pct}% behind)`).join("\n"),
+      fingerprint: `${isoDay(now).slice(0, 7)}:${behind.map((r) => r.location_id).join(",")}`,
+      values: { locations: behind },
+    };
+  },
+};
+
+const dropVsLastWeek: BaseRule<z.ZodObject<{ drop_pct: z.ZodDefault<z.ZodNumber> }>> = {
+  key: "sales.drop_vs_last_week",
+  name: "Revenue dropped against the week before",
+  description: "Revenue of the last seven full days against the seven days before; fires when it fell by at least drop_pct percent.",
+  params: z.strictObject({ drop_pct: pct("Percent drop that fires the rule").default(20) }),
+  defaultSeverity: "warning",
+  defaultCron: "0 7 * * 1",
+  role: "reader",
+  async evaluate(tx, params, now) {
+    const [row] = await tx.$queryRaw<{ current: number | null; previous: number | null }[]>`
+      SELECT sum(amount) FILTER (WHERE order_date >= ${isoDay(now)}::date - 7)::float8 AS current,
+             sum(amount) FILTER (WHERE order_date < ${isoDay(now)}::date - 7)::float8 AS previous
+        FROM orders
+       WHERE order_date >= ${isoDay(now)}::date - 14 AND order_date < ${isoDay(now)}::date`;
+    const current = row?.current ?? 0;
+    const previous = row?.previous ?? 0;
+    if (previous <= 0) return null;
+    const drop = Math.round(((previous - current) / previous) * 1000) / 10;
+    if (drop < params.drop_pct) return null;
+    return {
+      subject: `Revenue down ${drop}% against the week before`,
+      body: `Last 7 days: ${money(current)}; the 7 days before: ${money(previous)}.`,
+      fingerprint: isoDay(now),
+      values: { current, previous, drop_pct: drop },
+    };
+  },
+};
+
+const indexFailed: BaseRule<z.ZodObject<{ min_failures: z.ZodDefault<z.ZodNumber>; window_hours: z.ZodDefault<z.ZodNumber> }>> = {
+  key: "documents.index_failed",
+  name: "Document indexing failed",
+  description: "Documents whose indexing failed within the last window_hours; fires at min_failures or more.",
+  params: z.strictObject({
+    min_failures: z.number().int().min(1).default(1).describe("Failed documents that fire the rule"),
+    window_hours: z.number().int().min(1).max(24 * 30).default(24).describe("Look-back window in hours"),
+  }),
+  defaultSeverity: "critical",
+  defaultCron: "*/15 * * * *",
+  // The reader role has no grant on documents; this is our own fixed SQL in a read-only transaction.
+  role: "app",
+  async evaluate(tx, params, now) {
+    const since = new Date(now.getTime() - params.window_hours * 3600_000);
+    const rows = await tx.$queryRaw<{ id: string; title: string; status_reason: string | null }[]>`
+      SELECT id, title, status_reason FROM documents
+       WHERE status = 'failed' AND updated_at >= ${since} AND updated_at <= ${now}
+       ORDER BY updated_at DESC LIMIT 50`;
+    if (rows.length < params.min_failures) return null;
+    return {
+      subject: `${rows.length} document(s) failed to index`,
+      body: rows.map((r) => `${r.title}: ${r.status_reason ?? "no reason recorded"}`).join("\n"),
+      fingerprint: rows.map((r) => r.id).sort().join(","),
+      values: { documents: rows },
+    };
+  },
+};
+
+/** The base rules custom rules are cloned from. */
+export const BASE_RULES: readonly BaseRule[] = [gapToTarget, dropVsLastWeek, indexFailed] as unknown as readonly BaseRule[];
+
+export function findBaseRule(key: string): BaseRule | undefined {
+  return BASE_RULES.find((r) => r.key === key);
+}
+
+/** The catalog as the API shows it, thresholds described from the same zod schemas. */
+export function describeBaseRules() {
+  return BASE_RULES.map((r) => ({
+    key: r.key,
+    name: r.name,
+    description: r.description,
+    default_severity: r.defaultSeverity,
+    default_cron: r.defaultCron,
+    thresholds: z.toJSONSchema(r.params, { io: "input" }) as Record<string, unknown>,
+  }));
+}

@@ -1,0 +1,394 @@
+import { z } from "zod";
+import { defineEndpoint } from "@/lib/api/endpoint";
+import { ChannelKind } from "./channel-kinds";
+
+const ts = z.iso.datetime().describe("ISO 8601, UTC");
+const tags = ["Notifications"];
+const Id = z.object({ id: z.string().min(1).max(100) });
+
+/* ---------- channel providers ---------- */
+
+export const ChannelConfigView = z
+  .object({
+    kind: ChannelKind,
+    configured: z.boolean(),
+    enabled: z.boolean(),
+    config: z.record(z.string(), z.unknown()).describe("Settings; secret fields come back masked (`****abcd`)"),
+    updated_at: ts.nullable(),
+    updated_by: z.string().nullable(),
+  })
+  .meta({ id: "ChannelConfig" });
+
+export const ChannelConfigBody = z
+  .object({
+    enabled: z.boolean().default(true),
+    config: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe(
+        "Per kind — email: host, port, secure, user, password, from; slack: mode `webhook` + webhook_url, or mode `bot` + bot_token + channel; " +
+          "webhook: url, signing_secret; in_app: nothing. Secret fields may be omitted to keep the stored value.",
+      ),
+  })
+  .meta({ id: "ChannelConfigInput" });
+
+const KindParam = z.object({ kind: ChannelKind.describe("Channel kind: email, slack, webhook or in_app") });
+
+export const listChannelConfigsEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/channel-configs",
+  summary: "Inspect the organization's channel providers",
+  tags,
+  access: "admin",
+  response: z.object({ items: z.array(ChannelConfigView) }),
+});
+
+export const putChannelConfigEndpoint = defineEndpoint({
+  method: "put",
+  path: "/api/v1/notifications/admin/channel-configs/{kind}",
+  summary: "Set a channel provider",
+  description: "Validates the provider (Slack URLs must be Slack's https hosts; URLs and SMTP hosts may not point at private or loopback addresses unless allow-listed). Secrets are encrypted at rest and returned masked.",
+  tags,
+  access: "admin",
+  params: KindParam,
+  body: ChannelConfigBody,
+  response: ChannelConfigView,
+});
+
+export const TestResult = z.object({ kind: ChannelKind, ok: z.boolean(), recipient: z.string(), detail: z.string() }).meta({ id: "ChannelTestResult" });
+
+export const testChannelEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/admin/channel-configs/{kind}/test",
+  summary: "Send a test message through a channel provider",
+  description: "Email goes to the calling admin's address, Slack to the configured channel, webhooks to the configured URL, in-app to the caller's inbox.",
+  tags,
+  access: "admin",
+  params: KindParam,
+  response: TestResult,
+  rateLimit: { limit: 10, windowSeconds: 60 },
+});
+
+/* ---------- base rules and custom rules ---------- */
+
+export const Severity = z.enum(["info", "warning", "critical"]);
+
+export const BaseRuleView = z
+  .object({
+    key: z.string(),
+    name: z.string(),
+    description: z.string(),
+    default_severity: Severity,
+    default_cron: z.string(),
+    thresholds: z.record(z.string(), z.unknown()).describe("JSON Schema of the thresholds a clone may set"),
+  })
+  .meta({ id: "BaseRule" });
+
+export const listBaseRulesEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/base-rules",
+  summary: "List the base rules custom rules can clone",
+  tags,
+  access: "admin",
+  response: z.object({ items: z.array(BaseRuleView) }),
+});
+
+const RuleKey = z
+  .string()
+  .max(120)
+  .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, "Must be a dotted key of lowercase words, e.g. sales.gap_to_target.east");
+const Channels = z
+  .array(ChannelKind)
+  .min(1)
+  .refine((list) => new Set(list).size === list.length, "Channels must not repeat");
+const Cron = z.string().min(1).max(120).describe("Five-field cron expression in UTC, e.g. `*/15 * * * *`");
+
+export const CreateRuleBody = z
+  .object({
+    kind: z.literal("clone").describe("Only `clone` (a rule cloned from a base rule)"),
+    key: RuleKey,
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(2000).default(""),
+    base_rule_key: z.string().min(1).max(120),
+    thresholds: z.record(z.string(), z.unknown()).default({}).describe("Numeric thresholds declared by the base rule, e.g. `gap_pct` (percent)"),
+    severity: Severity,
+    default_channels: Channels.describe("Configured channel kinds: in_app, email, slack, webhook"),
+    cadence_cron: Cron,
+  })
+  .meta({ id: "CustomRuleInput" });
+export type CreateRuleBody = z.output<typeof CreateRuleBody>;
+
+export const UpdateRuleBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(2000),
+    thresholds: z.record(z.string(), z.unknown()),
+    severity: Severity,
+    default_channels: Channels,
+    cadence_cron: Cron,
+    enabled: z.boolean().describe("false disables the rule: it stops running and cannot be triggered"),
+  })
+  .partial()
+  .meta({ id: "CustomRuleUpdate" });
+export type UpdateRuleBody = z.output<typeof UpdateRuleBody>;
+
+export const RuleView = z
+  .object({
+    id: z.string(),
+    kind: z.literal("clone"),
+    key: z.string(),
+    name: z.string(),
+    description: z.string(),
+    base_rule_key: z.string(),
+    thresholds: z.record(z.string(), z.number()),
+    severity: Severity,
+    default_channels: z.array(ChannelKind),
+    cadence_cron: z.string(),
+    enabled: z.boolean(),
+    next_runs: z.array(ts).describe("The next five occurrences (empty when disabled)"),
+    last_scheduled_for: ts.nullable(),
+    group_subscriptions: z.number().int(),
+    created_at: ts,
+    updated_at: ts,
+  })
+  .meta({ id: "CustomRule" });
+
+export const createRuleEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/admin/custom-rules",
+  summary: "Create a custom rule cloned from a base rule",
+  tags,
+  access: "admin",
+  body: CreateRuleBody,
+  response: RuleView,
+  status: 201,
+  errors: [409],
+});
+
+export const listRulesEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/custom-rules",
+  summary: "List custom rules with their next runs",
+  tags,
+  access: "admin",
+  response: z.object({ items: z.array(RuleView), total: z.number().int() }),
+});
+
+export const getRuleEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/custom-rules/{id}",
+  summary: "Get a custom rule",
+  tags,
+  access: "admin",
+  params: Id,
+  response: RuleView,
+});
+
+export const updateRuleEndpoint = defineEndpoint({
+  method: "patch",
+  path: "/api/v1/notifications/admin/custom-rules/{id}",
+  summary: "Update or disable a custom rule",
+  tags,
+  access: "admin",
+  params: Id,
+  body: UpdateRuleBody,
+  response: RuleView,
+});
+
+export const RunView = z
+  .object({ id: z.string(), rule_id: z.string(), scheduled_for: ts, trigger: z.enum(["cron", "manual"]), status: z.string() })
+  .meta({ id: "RuleRun" });
+
+export const triggerRuleEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/admin/custom-rules/{id}/trigger",
+  summary: "Run a rule now",
+  description: "Queues one evaluation of the rule outside its cadence. Rate limited: 5 per minute per caller (429 with Retry-After).",
+  tags,
+  access: "admin",
+  params: Id,
+  response: RunView,
+  status: 202,
+  rateLimit: { limit: 5, windowSeconds: 60 },
+  errors: [409, 429],
+});
+
+/* ---------- group subscriptions ---------- */
+
+export const CreateGroupSubscriptionBody = z
+  .object({
+    rule_key: z.string().min(1).max(120).describe("Key of the custom rule to fan out"),
+    group_name: z.string().trim().min(1).max(100).describe("Name of the email group, unique per rule"),
+    members: z
+      .array(z.email().transform((e) => e.toLowerCase()))
+      .min(1)
+      .max(500)
+      .describe("Member email addresses"),
+  })
+  .meta({ id: "GroupSubscriptionInput" });
+export type CreateGroupSubscriptionBody = z.output<typeof CreateGroupSubscriptionBody>;
+
+export const GroupSubscriptionView = z
+  .object({ id: z.string(), rule_id: z.string(), rule_key: z.string(), group_name: z.string(), members: z.array(z.string()), created_at: ts })
+  .meta({ id: "GroupSubscription" });
+
+export const createGroupSubscriptionEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/admin/group-subscriptions",
+  summary: "Fan a rule out to an email group",
+  tags,
+  access: "admin",
+  body: CreateGroupSubscriptionBody,
+  response: GroupSubscriptionView,
+  status: 201,
+  errors: [409],
+});
+
+export const listGroupSubscriptionsEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/group-subscriptions",
+  summary: "List email-group subscriptions",
+  tags,
+  access: "admin",
+  response: z.object({ items: z.array(GroupSubscriptionView) }),
+});
+
+export const deleteGroupSubscriptionEndpoint = defineEndpoint({
+  method: "delete",
+  path: "/api/v1/notifications/admin/group-subscriptions/{id}",
+  summary: "Remove an email-group subscription",
+  tags,
+  access: "admin",
+  params: Id,
+  status: 204,
+});
+
+/* ---------- deliveries, dead letters, health ---------- */
+
+export const DeliveryStatus = z.enum(["pending", "sending", "retrying", "delivered", "skipped", "dead"]);
+
+export const DeliveryView = z
+  .object({
+    id: z.string(),
+    rule_id: z.string(),
+    rule_key: z.string(),
+    channel: ChannelKind,
+    recipient: z.string(),
+    status: DeliveryStatus,
+    reason: z.string().describe("Why it was delivered, failed or skipped"),
+    subject: z.string(),
+    attempts: z.number().int(),
+    max_attempts: z.number().int(),
+    next_attempt_at: ts.nullable(),
+    last_error: z.string().nullable(),
+    created_at: ts,
+    delivered_at: ts.nullable(),
+  })
+  .meta({ id: "Delivery" });
+
+const Paging = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  page_size: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+export const listDeadLettersEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/dead-letters",
+  summary: "List permanently failed deliveries",
+  tags,
+  access: "admin",
+  query: Paging,
+  response: z.object({ items: z.array(DeliveryView), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }),
+});
+
+export const requeueDeadLetterEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/admin/dead-letters/{id}/requeue",
+  summary: "Requeue a dead letter for a fresh round of attempts",
+  tags,
+  access: "admin",
+  params: Id,
+  response: DeliveryView,
+  status: 202,
+  errors: [409],
+});
+
+export const HealthQuery = z.object({
+  hours: z.coerce.number().int().min(1).max(24 * 30).default(24).describe("Look-back window"),
+  limit: z.coerce.number().int().min(1).max(500).default(50).describe("Recent deliveries to list"),
+});
+
+export const DeliveryHealth = z
+  .object({
+    from: ts,
+    to: ts,
+    channels: z.array(
+      z.object({
+        channel: ChannelKind,
+        delivered: z.number().int(),
+        dead: z.number().int(),
+        skipped: z.number().int(),
+        in_flight: z.number().int(),
+        success_rate: z.number().nullable().describe("delivered / (delivered + dead); null without finished deliveries"),
+      }),
+    ),
+    series: z.array(z.object({ bucket: ts, delivered: z.number().int(), dead: z.number().int(), skipped: z.number().int(), in_flight: z.number().int() })).describe("Hourly counts by creation time"),
+    recent: z.array(DeliveryView),
+  })
+  .meta({ id: "DeliveryHealth" });
+
+export const deliveryHealthEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notification-channels/delivery-health",
+  summary: "Recent deliveries, why each was delivered, failed or skipped, and per-channel success rates",
+  tags,
+  access: "admin",
+  query: HealthQuery,
+  response: DeliveryHealth,
+});
+
+/* ---------- in-app inbox (any signed-in user, own items only) ---------- */
+
+export const InboxItemView = z
+  .object({ id: z.string(), title: z.string(), body: z.string(), severity: Severity, created_at: ts, read_at: ts.nullable() })
+  .meta({ id: "InboxItem" });
+
+export const listInboxEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/inbox",
+  summary: "The caller's in-app notifications",
+  tags,
+  access: "user",
+  query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) }),
+  response: z.object({ items: z.array(InboxItemView), unread: z.number().int() }),
+});
+
+export const markInboxReadEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/inbox/{id}/read",
+  summary: "Mark one in-app notification read",
+  tags,
+  access: "user",
+  params: Id,
+  response: InboxItemView,
+});
+
+export const NOTIFICATION_ENDPOINTS = [
+  listChannelConfigsEndpoint,
+  putChannelConfigEndpoint,
+  testChannelEndpoint,
+  listBaseRulesEndpoint,
+  createRuleEndpoint,
+  listRulesEndpoint,
+  getRuleEndpoint,
+  updateRuleEndpoint,
+  triggerRuleEndpoint,
+  createGroupSubscriptionEndpoint,
+  listGroupSubscriptionsEndpoint,
+  deleteGroupSubscriptionEndpoint,
+  listDeadLettersEndpoint,
+  requeueDeadLetterEndpoint,
+  deliveryHealthEndpoint,
+  listInboxEndpoint,
+  markInboxReadEndpoint,
+];

@@ -1,0 +1,207 @@
+import crypto from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Principal } from "@/lib/auth/roles";
+import { getDb } from "@/lib/db/client";
+import { withTenant } from "@/lib/db/tenant";
+import { putChannelConfig, listChannelConfigs } from "./channels";
+import { manualClock } from "./clock";
+import { createRule, updateRule } from "./rules";
+import { evaluateRun, tick, triggerRule, requeueDeadLetter, type Runtime } from "./pipeline";
+import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "./queue";
+import { startReceiver, startSmtp } from "./test-servers";
+import { drainQueues } from "./worker";
+
+process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false, max_attempts: 6, backoff_base_seconds: 30 });
+
+const acme: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme", role: "admin", locationIds: null, via: "bearer" };
+const START = new Date("2025-06-10T09:00:00Z");
+const SECRET = "whsec-0123456789abcdef";
+
+let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+const clock = manualClock(START);
+let rt: Runtime & { queue: Awaited<ReturnType<typeof getQueue>> };
+
+beforeAll(async () => {
+  smtp = await startSmtp();
+  receiver = await startReceiver();
+  rt = { clock, queue: await getQueue(false) };
+  await putChannelConfig(acme, "email", { enabled: true, config: { host: "127.0.0.1", port: smtp.port, secure: false, from: "alerts@acme.test", password: "smtp-password-1234" } });
+  await putChannelConfig(acme, "webhook", { enabled: true, config: { url: `${receiver.url}/hook`, signing_secret: SECRET } });
+  await putChannelConfig(acme, "slack", { enabled: true, config: { mode: "webhook", webhook_url: `${receiver.url}/slack/T000/B000/XXXXXXXXXXXXXXXX` } });
+});
+
+afterAll(async () => {
+  await closeQueue();
+  await smtp.close();
+  await receiver.close();
+});
+
+const deliveriesOf = (ruleId: string) => withTenant(acme, (tx) => tx.notificationDelivery.findMany({ where: { ruleId }, orderBy: [{ channel: "asc" }, { recipient: "asc" }] }));
+
+let seq = 0;
+async function newRule(channels: ("email" | "slack" | "webhook" | "in_app")[], cron = "*/15 * * * *") {
+  seq += 1;
+  return createRule(
+    acme,
+    { kind: "clone", key: `sales.gap_to_target.t${seq}`, name: `Test ${seq}`, description: "", base_rule_key: "sales.gap_to_target", thresholds: { gap_pct: 0 }, severity: "critical", default_channels: channels, cadence_cron: cron },
+    clock.now(),
+  );
+}
+
+describe("channel secrets", () => {
+  it("are sealed at rest and masked in responses", async () => {
+    const { system } = await getDb();
+    const rows = await system.query<{ kind: string; secrets_enc: string; settings: unknown }>("SELECT kind, secrets_enc, settings FROM notification_channel_configs WHERE org_id = 'org_acme'");
+    const text = JSON.stringify(rows);
+    expect(text).not.toContain("smtp-password-1234");
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toContain("XXXXXXXXXXXXXXXX");
+    const list = await listChannelConfigs(acme);
+    const email = list.items.find((i) => i.kind === "email");
+    expect(email?.config.password).toBe("****1234");
+    expect(JSON.stringify(list)).not.toContain(SECRET);
+  });
+});
+
+describe("scheduling", () => {
+  it("queues each cron occurrence once, even when two workers tick at the same time", async () => {
+    clock.set(START);
+    const rule = await newRule(["in_app"]);
+    expect((await tick(rt)).queued).toBe(0);
+    clock.set(new Date(START.getTime() + 15 * 60_000));
+    const [a, b] = await Promise.all([tick(rt), tick(rt)]);
+    expect(a.queued + b.queued).toBe(1);
+    // An hour later the four missed occurrences collapse into the latest one.
+    clock.set(new Date(START.getTime() + 75 * 60_000 + 5_000));
+    expect((await tick(rt)).queued).toBe(1);
+    const runs = await withTenant(acme, (tx) => tx.notificationRuleRun.findMany({ where: { ruleId: rule.id }, orderBy: { scheduledFor: "asc" } }));
+    expect(runs.map((r) => r.scheduledFor.toISOString())).toEqual(["2025-06-10T09:15:00.000Z", "2025-06-10T10:15:00.000Z"]);
+    await updateRule(acme, rule.id, { enabled: false }, clock.now());
+    await drainQueues(rt);
+  });
+});
+
+describe("delivery", () => {
+  it("delivers a fired rule by real SMTP, Slack, a signed webhook and the in-app inbox, and deduplicates a repeat", async () => {
+    clock.set(START);
+    const rule = await newRule(["email", "slack", "webhook", "in_app"]);
+    const before = { mails: smtp.received.length, requests: receiver.received.length };
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    const deliveries = await deliveriesOf(rule.id);
+    expect(deliveries.length).toBeGreaterThanOrEqual(4);
+    expect(deliveries.every((d) => d.status === "delivered")).toBe(true);
+
+    const mail = smtp.received.slice(before.mails).find((m) => m.to.includes("admin@acme.test"));
+    expect(mail?.from).toBe("alerts@acme.test");
+    expect(mail?.raw).toMatch(/Subject: .*behind target/);
+    const hook = receiver.received.slice(before.requests).find((r) => r.path === "/hook");
+    expect(hook).toBeDefined();
+    const [t, v1] = String(hook?.headers["x-quarry-signature"]).split(",").map((p) => p.split("=")[1]);
+    expect(v1).toBe(crypto.createHmac("sha256", SECRET).update(`${t}.${hook?.body}`).digest("hex"));
+    expect(JSON.parse(hook!.body)).toMatchObject({ rule_key: rule.key, severity: "critical" });
+    const slack = receiver.received.slice(before.requests).find((r) => r.path.startsWith("/slack/"));
+    expect(JSON.parse(slack!.body).text).toContain("[CRITICAL]");
+    const inbox = await withTenant(acme, (tx) => tx.notificationInboxItem.findMany({ where: { userId: "usr_acme_admin" } }));
+    expect(inbox.length).toBeGreaterThan(0);
+
+    clock.advance(60_000);
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    const second = (await deliveriesOf(rule.id)).filter((d) => d.createdAt.getTime() === clock.now().getTime());
+    expect(second.length).toBe(deliveries.length);
+    expect(second.every((d) => d.status === "skipped" && d.reason.startsWith("deduplicated"))).toBe(true);
+  });
+
+  it("retries a channel that is down for ten minutes with exponential backoff, then delivers once", async () => {
+    clock.set(START);
+    const outageEnds = START.getTime() + 10 * 60_000;
+    receiver.state.failWith = (r) => (r.path === "/hook" && clock.now().getTime() < outageEnds ? 503 : null);
+    const rule = await newRule(["webhook"]);
+    const before = receiver.received.filter((r) => r.path === "/hook").length;
+    await triggerRule(acme, rule.id, rt);
+    const attemptTimes: number[] = [];
+    for (;;) {
+      await drainQueues(rt);
+      const [d] = await deliveriesOf(rule.id);
+      if (d.status !== "retrying") break;
+      attemptTimes.push(clock.now().getTime());
+      clock.set(d.nextAttemptAt!);
+    }
+    receiver.state.failWith = () => null;
+    const [d] = await deliveriesOf(rule.id);
+    expect(d.status).toBe("delivered");
+    expect(d.attempts).toBe(6);
+    expect(attemptTimes.slice(1).map((t, i) => (t - attemptTimes[i]) / 1000)).toEqual([30, 60, 120, 240]);
+    expect(receiver.received.filter((r) => r.path === "/hook").length - before).toBe(1);
+  });
+
+  it("dead-letters after the last attempt with the last error, and a requeue delivers it", async () => {
+    clock.set(START);
+    receiver.state.failWith = (r) => (r.path === "/hook" ? 502 : null);
+    const rule = await newRule(["webhook"]);
+    await triggerRule(acme, rule.id, rt);
+    for (;;) {
+      await drainQueues(rt);
+      const [d] = await deliveriesOf(rule.id);
+      if (d.status !== "retrying") break;
+      clock.set(d.nextAttemptAt!);
+    }
+    const [dead] = await deliveriesOf(rule.id);
+    expect(dead).toMatchObject({ status: "dead", attempts: 6, reason: "failed after 6 attempts" });
+    expect(dead.lastError).toContain("HTTP 502");
+
+    receiver.state.failWith = () => null;
+    await requeueDeadLetter(acme, dead.id, rt);
+    await drainQueues(rt);
+    const [again] = await deliveriesOf(rule.id);
+    expect(again).toMatchObject({ status: "delivered", attempts: 1 });
+  });
+
+  it("dead-letters a permanent failure (4xx) at once", async () => {
+    clock.set(START);
+    receiver.state.failWith = (r) => (r.path === "/hook" ? 410 : null);
+    const rule = await newRule(["webhook"]);
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    receiver.state.failWith = () => null;
+    const [d] = await deliveriesOf(rule.id);
+    expect(d).toMatchObject({ status: "dead", attempts: 1, reason: "permanent failure on attempt 1" });
+  });
+
+  it("picks up the job of a worker killed mid-delivery, and sends it once", async () => {
+    clock.set(START);
+    const rule = await newRule(["webhook"]);
+    const run = await triggerRule(acme, rule.id, rt);
+    const [evaluate] = await rt.queue.fetch<{ orgId: string; runId: string }>(QUEUES.evaluate);
+    await evaluateRun(rt, evaluate.data);
+    await rt.queue.complete(QUEUES.evaluate, evaluate.id);
+    expect(evaluate.data.runId).toBe(run.id);
+
+    // The worker takes the job and claims the delivery, then dies before sending.
+    const [job] = await rt.queue.fetch(QUEUES.deliver);
+    await withTenant(acme, (tx) => tx.notificationDelivery.updateMany({ where: { ruleId: rule.id }, data: { status: "sending", updatedAt: clock.now() } }));
+    // pg-boss judges expiry on the database clock, which tests cannot move: age the job instead, then run its expiry pass.
+    const { system } = await getDb();
+    await system.query("UPDATE pgboss.job SET started_on = started_on - interval '1 hour' WHERE id = $1", [job.id]);
+    await (rt.queue as unknown as { expire(): Promise<void> }).expire();
+    clock.advance(DELIVER_EXPIRE_SECONDS * 1000);
+    const before = receiver.received.filter((r) => r.path === "/hook").length;
+    await drainQueues(rt);
+    const [d] = await deliveriesOf(rule.id);
+    expect(d).toMatchObject({ status: "delivered", attempts: 1 });
+    expect(receiver.received.filter((r) => r.path === "/hook").length - before).toBe(1);
+  });
+
+  it("records a delivery to an unconfigured channel as skipped with the reason", async () => {
+    clock.set(START);
+    const rule = await newRule(["slack"]);
+    await putChannelConfig(acme, "slack", { enabled: false, config: { mode: "webhook" } });
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    await putChannelConfig(acme, "slack", { enabled: true, config: { mode: "webhook" } });
+    const [d] = await deliveriesOf(rule.id);
+    expect(d).toMatchObject({ status: "skipped", reason: "channel not configured or disabled" });
+  });
+});

@@ -1,0 +1,84 @@
+import "server-only";
+import PgBoss from "pg-boss";
+import { getDb } from "@/lib/db/client";
+import { config } from "@/lib/config";
+import { notificationsConfig } from "@/lib/config/notifications";
+import { log } from "@/lib/log";
+
+/** Queue names (pg-boss). */
+export const QUEUES = {
+  tick: "notifications.tick",
+  evaluate: "notifications.evaluate",
+  deliver: "notifications.deliver",
+} as const;
+
+/**
+ * How long a delivery job may run before pg-boss considers its worker dead and
+ * hands the job out again; a claimed delivery's lease lasts as long.
+ */
+export const DELIVER_EXPIRE_SECONDS = 120;
+
+const QUEUE_OPTIONS: Record<keyof typeof QUEUES, Omit<PgBoss.Queue, "name">> = {
+  // Scheduled every minute; a missed tick is simply superseded by the next one.
+  tick: { policy: "singleton", retryLimit: 0, expireInSeconds: 300 },
+  // pg-boss retries these only when a worker crashed or threw; send failures are rescheduled by the handler with its own backoff.
+  evaluate: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
+  deliver: { retryLimit: 5, retryDelay: 0, expireInSeconds: DELIVER_EXPIRE_SECONDS },
+};
+
+/** What the pipeline needs from the queue; pg-boss in production, the same pg-boss in tests. */
+export interface JobQueue {
+  send(name: string, data: object, options?: { startAfter?: Date }): Promise<string | null>;
+}
+
+const holder = globalThis as unknown as { __quarryBoss?: Promise<PgBoss> };
+
+/**
+ * The process-wide pg-boss, on the application database: over the PGlite
+ * connection in the embedded default (through pg-boss's `db` adapter), or its
+ * own pool against DATABASE_URL. Queues are created on first start.
+ * `background` (maintenance: expiring jobs of dead workers; cron schedules)
+ * runs where the worker runs: the web process when `in_process_worker`, else
+ * `npm run worker`. Only the first caller's choice counts.
+ */
+export function getQueue(background = notificationsConfig().in_process_worker): Promise<PgBoss> {
+  if (!holder.__quarryBoss) {
+    holder.__quarryBoss = openQueue(background).catch((error: unknown) => {
+      holder.__quarryBoss = undefined;
+      throw error;
+    });
+  }
+  return holder.__quarryBoss;
+}
+
+export async function closeQueue(): Promise<void> {
+  const pending = holder.__quarryBoss;
+  holder.__quarryBoss = undefined;
+  if (pending) await (await pending).stop({ graceful: false, wait: true, close: true });
+}
+
+async function openQueue(background: boolean): Promise<PgBoss> {
+  const cfg = config();
+  let boss: PgBoss;
+  if (cfg.database.kind === "postgres") {
+    boss = new PgBoss({ connectionString: cfg.database.url, schema: "pgboss", supervise: background, schedule: background });
+  } else {
+    const { pglite } = await getDb();
+    if (!pglite) throw new Error("Embedded database without PGlite handle");
+    const db: PgBoss.Db = {
+      // PGlite's extended protocol takes one statement; pg-boss's multi-statement scripts (migrations, locked maintenance) come without values.
+      executeSql: async (text, values) => {
+        if (values && values.length > 0) return pglite.query(text, values);
+        const results = await pglite.exec(text);
+        return results[results.length - 1] ?? { rows: [] };
+      },
+    };
+    boss = new PgBoss({ db, schema: "pgboss", supervise: background, schedule: background });
+  }
+  boss.on("error", (error) => log.error("job queue error", { error: error.message }));
+  await boss.start();
+  for (const [key, name] of Object.entries(QUEUES) as [keyof typeof QUEUES, string][]) {
+    if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, ...QUEUE_OPTIONS[key] });
+  }
+  return boss;
+}

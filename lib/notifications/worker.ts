@@ -1,0 +1,66 @@
+import "server-only";
+import type PgBoss from "pg-boss";
+import { log } from "@/lib/log";
+import { systemClock, type Clock } from "./clock";
+import { deliver, evaluateRun, tick, type DeliverJob, type EvaluateJob, type Runtime } from "./pipeline";
+import { QUEUES, getQueue } from "./queue";
+
+/** Job handlers by queue; each resolves to whether it did its work or deferred the job to a later time. */
+function handlers(rt: Runtime): Record<string, (data: object) => Promise<"done" | "deferred">> {
+  return {
+    [QUEUES.tick]: async () => (await tick(rt), "done"),
+    [QUEUES.evaluate]: async (data) => (await evaluateRun(rt, data as EvaluateJob), "done"),
+    [QUEUES.deliver]: (data) => deliver(rt, data as DeliverJob),
+  };
+}
+
+/** The runtime routes use: the wall clock and the process-wide queue. */
+export async function defaultRuntime(): Promise<Runtime> {
+  return { clock: systemClock, queue: await getQueue() };
+}
+
+/**
+ * Starts consuming the notification queues and schedules the minute tick
+ * (pg-boss cron). Called once per worker process: the web process in the
+ * embedded default, `npm run worker` beside a server database.
+ */
+export async function startNotificationWorker(clock: Clock = systemClock): Promise<PgBoss> {
+  const boss = await getQueue(true);
+  const rt: Runtime = { clock, queue: boss };
+  for (const [name, handle] of Object.entries(handlers(rt))) {
+    await boss.work<object>(name, { batchSize: 5, pollingIntervalSeconds: 2 }, async (jobs) => {
+      for (const job of jobs) await handle(job.data);
+    });
+  }
+  await boss.schedule(QUEUES.tick, "* * * * *", {}, { tz: "UTC" });
+  log.info("notification worker started", { queues: Object.values(QUEUES) });
+  return boss;
+}
+
+/**
+ * Runs every job that is due now, queue by queue, until a round does no work
+ * (jobs created while draining included): `npm run worker -- --once`, and
+ * tests, whose clock is not the database's. A handler that throws fails its
+ * job, which pg-boss retries.
+ */
+export async function drainQueues(rt: Runtime & { queue: PgBoss }): Promise<number> {
+  const handle = handlers(rt);
+  let processed = 0;
+  for (;;) {
+    let round = 0;
+    for (const name of [QUEUES.tick, QUEUES.evaluate, QUEUES.deliver]) {
+      for (const job of await rt.queue.fetch<object>(name, { batchSize: 20 })) {
+        try {
+          if ((await handle[name](job.data)) === "done") round += 1;
+          await rt.queue.complete(name, job.id);
+        } catch (error) {
+          log.error("notification job failed", { queue: name, jobId: job.id, error: (error as Error).message });
+          await rt.queue.fail(name, job.id, { message: (error as Error).message });
+          round += 1;
+        }
+      }
+    }
+    processed += round;
+    if (round === 0) return processed;
+  }
+}
