@@ -1,0 +1,241 @@
+import { SAMPLE_ORDER_COLUMNS, demoAggregate, demoColumn } from "@/lib/query/demo";
+import { planFormulaMetrics } from "@/lib/query/formula/plan";
+import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
+import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
+import type { ManifestError } from "./errors";
+import { type Component, type DashboardManifest, type Dataset, EchartsSeriesType, type WidgetManifest } from "./schema";
+import type { ManifestPath, ManifestSource } from "./source";
+
+/** A widget manifest and where it sits: its own document, or an entry of `spec.widgets`. */
+export interface PlacedWidget {
+  manifest: WidgetManifest;
+  document: number;
+  path: ManifestPath;
+}
+
+type Report = (document: number, path: ManifestPath, message: string, options?: { key?: boolean; offset?: number }) => void;
+
+/** Components whose display block is required, and which carry data. */
+const DISPLAY_REQUIRED: readonly Component[] = ["filter", "text", "image", "markdown"];
+const DATA_REQUIRED: readonly Component[] = ["echarts", "kpi", "table", "tabulator"];
+
+/**
+ * Checks what the schema cannot: ids unique and referenced ids declared, sources and
+ * SQL well formed, formula metrics resolvable and acyclic, display blocks matching the
+ * component, mappings naming columns that exist. Every problem is collected.
+ */
+export function checkReferences(dashboard: DashboardManifest, widgets: readonly PlacedWidget[], source: ManifestSource): ManifestError[] {
+  const errors: ManifestError[] = [];
+  const report: Report = (document, path, message, options) => errors.push(source.error(document, path, message, options));
+
+  const datasetColumns = new Map<string, Set<string>>();
+  dashboard.spec.datasets.forEach((dataset, i) => {
+    const path = ["spec", "datasets", i];
+    if (datasetColumns.has(dataset.id)) report(0, [...path, "id"], `duplicate dataset id '${dataset.id}'`);
+    datasetColumns.set(dataset.id, checkDataset(dataset, path, report));
+  });
+
+  const widgetsById = new Map<string, PlacedWidget>();
+  for (const placed of widgets) {
+    const id = placed.manifest.metadata.id;
+    if (widgetsById.has(id)) report(placed.document, [...placed.path, "metadata", "id"], `duplicate widget id '${id}'`);
+    else widgetsById.set(id, placed);
+  }
+
+  const tabIds = new Set<string>();
+  dashboard.spec.tabs.forEach((tab, i) => {
+    if (tabIds.has(tab.id)) report(0, ["spec", "tabs", i, "id"], `duplicate tab id '${tab.id}'`);
+    tabIds.add(tab.id);
+    tab.widgets.forEach((id, j) => {
+      if (!widgetsById.has(id)) report(0, ["spec", "tabs", i, "widgets", j], `no widget has id '${id}'`);
+    });
+  });
+  for (const band of ["header", "footer"] as const) {
+    dashboard.spec.config?.[band]?.widgets.forEach((id, j) => {
+      if (!widgetsById.has(id)) report(0, ["spec", "config", band, "widgets", j], `no widget has id '${id}'`);
+    });
+  }
+
+  for (const placed of widgets) checkWidget(placed, { datasetColumns, widgetsById }, report);
+  return errors;
+}
+
+/** Returns the dataset's column ids (even when some parts are invalid, so widgets can still be checked). */
+function checkDataset(dataset: Dataset, path: ManifestPath, report: Report): Set<string> {
+  const sources = (["from", "query", "kpi"] as const).filter((key) => dataset[key] !== undefined);
+  if (sources.length > 1) report(0, [...path, sources[1]], `a dataset has one source; found ${sources.join(" and ")}`, { key: true });
+  const columns = new Set<string>();
+
+  const kpi = dataset.kpi !== undefined ? KPI_CATALOG.get(dataset.kpi) : undefined;
+  if (dataset.kpi !== undefined) {
+    if (!kpi) report(0, [...path, "kpi"], `unknown KPI '${dataset.kpi}'; the catalog has ${[...KPI_CATALOG.keys()].join(", ")}`);
+    else for (const column of kpiColumns(kpi)) columns.add(column);
+  }
+  const isSql = dataset.from !== undefined || dataset.query !== undefined;
+  const isDemo = sources.length === 0;
+
+  const sqlCheck = (text: string, fieldPath: ManifestPath, check: (s: string) => unknown) => {
+    try {
+      check(text);
+      return true;
+    } catch (error) {
+      if (!(error instanceof SqlTextError)) throw error;
+      report(0, fieldPath, error.message, { offset: error.position });
+      return false;
+    }
+  };
+  if (dataset.from !== undefined) sqlCheck(dataset.from, [...path, "from"], checkSqlFragment);
+  if (dataset.query !== undefined) sqlCheck(dataset.query, [...path, "query"], checkSqlQuery);
+
+  const declare = (id: string, idPath: ManifestPath) => {
+    if (columns.has(id)) report(0, idPath, `duplicate column id '${id}' (dimensions and metrics share one namespace)`);
+    columns.add(id);
+  };
+  dataset.dimensions.forEach((dimension, j) => {
+    const dimPath = [...path, "dimensions", j];
+    declare(dimension.id, [...dimPath, "id"]);
+    if (kpi) return report(0, dimPath, "a kpi dataset takes its dimensions from the catalog");
+    if (isDemo) {
+      if (!demoColumn(dimension.column)) {
+        report(0, [...dimPath, "column"], `a dataset without a source reads demo data: column must be sample_orders.<${SAMPLE_ORDER_COLUMNS.join("|")}>`);
+      }
+      return;
+    }
+    if (sqlCheck(dimension.column, [...dimPath, "column"], checkSqlFragment) && isSql) {
+      for (const bare of unqualifiedColumns(dimension.column)) {
+        report(0, [...dimPath, "column"], `column '${bare.name}' must be fully qualified, e.g. <table>.${bare.name}`, { offset: bare.at });
+      }
+    }
+  });
+
+  const formulas: { id: string; expression: string; index: number }[] = [];
+  dataset.metrics.forEach((metric, j) => {
+    const metricPath = [...path, "metrics", j];
+    declare(metric.id, [...metricPath, "id"]);
+    if (metric.type === "formula") return void formulas.push({ id: metric.id, expression: metric.expression, index: j });
+    if (kpi) return report(0, metricPath, "a kpi dataset may add formula metrics only");
+    if (isDemo) {
+      if (!demoAggregate(metric.expression)) {
+        report(0, [...metricPath, "expression"], "a demo dataset's sql metric must be sum, avg, min or max of sample_orders.<column>, or count(*)");
+      }
+      return;
+    }
+    if (sqlCheck(metric.expression, [...metricPath, "expression"], checkSqlFragment)) {
+      for (const bare of unqualifiedColumns(metric.expression)) {
+        report(0, [...metricPath, "expression"], `column '${bare.name}' must be fully qualified, e.g. <table>.${bare.name}`, { offset: bare.at });
+      }
+    }
+  });
+
+  const base = new Set([...columns].filter((c) => !formulas.some((f) => f.id === c)));
+  for (const problem of planFormulaMetrics(formulas, base).errors) {
+    const index = formulas.find((f) => f.id === problem.metricId)?.index ?? 0;
+    report(0, [...path, "metrics", index, "expression"], problem.message, { offset: problem.position });
+  }
+  dataset.order_by?.forEach((order, j) => {
+    if (!columns.has(order.column)) report(0, [...path, "order_by", j, "column"], `unknown column '${order.column}'`);
+  });
+  return columns;
+}
+
+interface WidgetContext {
+  datasetColumns: ReadonlyMap<string, Set<string>>;
+  widgetsById: ReadonlyMap<string, PlacedWidget>;
+}
+
+function checkWidget({ manifest, document, path }: PlacedWidget, context: WidgetContext, report: Report): void {
+  const spec = manifest.spec;
+  const at = (...rest: (string | number)[]) => [...path, "spec", ...rest];
+
+  for (const key of Object.keys(spec.display) as (keyof typeof spec.display)[]) {
+    if (key !== spec.component && spec.display[key] !== undefined) {
+      report(document, at("display", key), `display.${key} applies to component ${key}, not ${spec.component}`, { key: true });
+    }
+  }
+  if (DISPLAY_REQUIRED.includes(spec.component) && spec.display[spec.component as keyof typeof spec.display] === undefined) {
+    report(document, at("display"), `component ${spec.component} needs display.${spec.component}`);
+  }
+  if (DATA_REQUIRED.includes(spec.component) && !spec.data) report(document, at("component"), `component ${spec.component} needs a data block`);
+  const series = spec.display.echarts?.option.series;
+  for (const [i, entry] of (Array.isArray(series) ? series : series ? [series] : []).entries()) {
+    const type = (entry as { type?: unknown } | null)?.type;
+    if (type !== undefined && !EchartsSeriesType.safeParse(type).success) {
+      report(document, at("display", "echarts", "option", "series", ...(Array.isArray(series) ? [i] : []), "type"), `series type must be one of ${EchartsSeriesType.options.join(", ")}`);
+    }
+  }
+
+  const available = spec.data ? checkData(manifest, document, path, context, report) : null;
+  const known = (column: string) => available === null || available.has(column);
+  const data = spec.data;
+  data?.columns?.forEach((column, i) => {
+    if (!known(column)) report(document, at("data", "columns", i), `unknown column '${column}'; available: ${[...(available ?? [])].join(", ")}`);
+  });
+  const usable = data?.columns ? new Set(data.columns) : available;
+  for (const [role, target] of Object.entries(data?.mappings ?? {})) {
+    (Array.isArray(target) ? target : [target]).forEach((column, i) => {
+      if (usable && !usable.has(column)) {
+        report(document, at("data", "mappings", role, ...(Array.isArray(target) ? [i] : [])), `mapping '${role}' names '${column}', which is not among the widget's columns`);
+      }
+    });
+  }
+  const displayColumns: [ManifestPath, string | undefined][] = [
+    [at("display", "kpi", "delta", "column"), spec.display.kpi?.delta?.column],
+    [at("display", "tabulator", "group_by"), spec.display.tabulator?.group_by],
+    ...(spec.display.tabulator?.frozen_columns ?? []).map((c, i): [ManifestPath, string] => [at("display", "tabulator", "frozen_columns", i), c]),
+    ...(spec.display.tabulator?.initial_sort ?? []).map((s, i): [ManifestPath, string] => [at("display", "tabulator", "initial_sort", i, "column"), s.column]),
+  ];
+  for (const [columnPath, column] of displayColumns) {
+    if (column !== undefined && usable && !usable.has(column)) report(document, columnPath, `unknown column '${column}'`);
+  }
+
+  spec.filters.forEach((use, i) => {
+    const source = context.widgetsById.get(use.filter_id);
+    if (!source) report(document, at("filters", i, "filter_id"), `no widget has id '${use.filter_id}'`);
+    else if (source.manifest.spec.component !== "filter") report(document, at("filters", i, "filter_id"), `widget '${use.filter_id}' is a ${source.manifest.spec.component}, not a filter`);
+  });
+  spec.bindings.forEach((binding, i) => {
+    if (spec.component !== "filter") report(document, at("bindings", i), "only filter widgets declare bindings");
+    if (binding.target !== "*" && !context.widgetsById.has(binding.target)) report(document, at("bindings", i, "target"), `no widget has id '${binding.target}'`);
+  });
+}
+
+/** Checks the data block against its kind; returns the columns the widget can use, or null when unknown until run (sql). */
+function checkData({ spec }: WidgetManifest, document: number, path: ManifestPath, context: WidgetContext, report: Report): Set<string> | null {
+  const data = spec.data!;
+  const at = (...rest: (string | number)[]) => [...path, "spec", "data", ...rest];
+  const fieldsByKind = { dataset: "dataset", sql: "query", kpi: "kpi", static: "rows" } as const;
+  for (const [kind, field] of Object.entries(fieldsByKind)) {
+    if (data.kind !== kind && data[field] !== undefined) report(document, at(field), `data.${field} is only used with kind ${kind}`, { key: true });
+  }
+  switch (data.kind) {
+    case "dataset": {
+      if (data.dataset === undefined) return report(document, at("kind"), "kind dataset needs data.dataset"), new Set();
+      const columns = context.datasetColumns.get(data.dataset);
+      if (!columns) report(document, at("dataset"), `no dataset has id '${data.dataset}'; declared: ${[...context.datasetColumns.keys()].join(", ") || "none"}`);
+      return columns ?? null;
+    }
+    case "sql":
+      if (data.query === undefined) return report(document, at("kind"), "kind sql needs data.query"), null;
+      try {
+        checkSqlQuery(data.query);
+      } catch (error) {
+        if (!(error instanceof SqlTextError)) throw error;
+        report(document, at("query"), error.message, { offset: error.position });
+      }
+      return null;
+    case "kpi": {
+      if (data.kpi === undefined) return report(document, at("kind"), "kind kpi needs data.kpi"), new Set();
+      const kpi = KPI_CATALOG.get(data.kpi);
+      if (!kpi) return report(document, at("kpi"), `unknown KPI '${data.kpi}'; the catalog has ${[...KPI_CATALOG.keys()].join(", ")}`), null;
+      return new Set(kpiColumns(kpi));
+    }
+    case "static":
+      if (data.rows === undefined) {
+        if (spec.component !== "filter") report(document, at("kind"), "kind static needs data.rows");
+        return new Set();
+      }
+      return new Set(data.rows.flatMap((row) => Object.keys(row)));
+    case "demo":
+      return new Set(SAMPLE_ORDER_COLUMNS);
+  }
+}

@@ -1,0 +1,250 @@
+import { z } from "zod";
+import { Role } from "@/lib/auth/roles";
+
+/**
+ * Dashboard and widget manifests (SPEC §2.1–2.5), version 1.0. These schemas are the
+ * single source of the manifest format: validation, TypeScript types and the JSON
+ * Schema served to editors all come from here. Objects are strict so a typo in a key
+ * is reported instead of silently ignored; `display.echarts.option` is the one free-form
+ * object (it is handed to ECharts as is).
+ */
+
+/** Widget, tab and dataset ids: referenced from tabs, filters, bindings and URLs. */
+export const ManifestId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, "must be 1-64 letters, digits, '-' or '_', starting with a letter or digit")
+  .describe("identifier, unique within the dashboard");
+
+/** Dimension and metric ids double as formula identifiers, so they follow identifier rules. */
+export const FieldId = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be an identifier: letters, digits and '_', not starting with a digit")
+  .describe("dimension or metric id; also the name formulas use");
+
+/** CSS colours are interpolated into styles, so only plain forms are accepted. */
+const CssColor = z
+  .string()
+  .regex(/^(#[0-9a-fA-F]{3,8}|[a-zA-Z]{3,30}|(rgb|rgba|hsl|hsla)\([0-9.,%\s]+\))$/, "must be a hex colour, a colour name, rgb(...) or hsl(...)")
+  .describe("CSS colour");
+
+export const Breakpoint = z.enum(["mobile", "tablet", "desktop", "wide"]);
+export type Breakpoint = z.infer<typeof Breakpoint>;
+
+const Metadata = z.strictObject({
+  id: ManifestId,
+  name: z.string().min(1).max(200).describe("display name"),
+  description: z.string().max(2000).optional(),
+});
+
+const Version = z.literal("1.0", { error: 'version must be the string "1.0" (quote it in YAML)' });
+
+// ---------------------------------------------------------------- datasets
+
+export const Dimension = z.strictObject({
+  id: FieldId,
+  column: z.string().min(1).max(2000).describe("fully qualified SQL expression, e.g. orders.order_date"),
+  label: z.string().max(200).optional(),
+});
+export type Dimension = z.infer<typeof Dimension>;
+
+export const Metric = z.strictObject({
+  id: FieldId,
+  type: z.enum(["sql", "formula"]).describe("sql: aggregate injected into the query; formula: row-level expression evaluated after it"),
+  expression: z.string().min(1).max(10_000),
+  label: z.string().max(200).optional(),
+});
+export type Metric = z.infer<typeof Metric>;
+
+export const Dataset = z
+  .strictObject({
+    id: ManifestId,
+    from: z.string().min(1).max(20_000).optional().describe("table or subquery source, e.g. 'orders JOIN locations ON locations.id = orders.location_id'"),
+    query: z.string().min(1).max(20_000).optional().describe("arbitrary read-only SQL; its columns are addressed as <dataset id>.<column>"),
+    kpi: z.string().min(1).optional().describe("id of a catalog KPI"),
+    dimensions: z.array(Dimension).max(50).default([]),
+    metrics: z.array(Metric).max(100).default([]),
+    order_by: z.array(z.strictObject({ column: FieldId, dir: z.enum(["asc", "desc"]).default("asc") })).max(10).optional(),
+    limit: z.int().min(1).max(100_000).optional(),
+  })
+  .describe("at most one of from, query, kpi; none means demo data");
+export type Dataset = z.infer<typeof Dataset>;
+
+// ---------------------------------------------------------------- dashboard
+
+const Tab = z.strictObject({
+  id: ManifestId,
+  name: z.string().min(1).max(200),
+  widgets: z.array(ManifestId).default([]),
+});
+
+const FilterPanel = z.strictObject({
+  position: z.enum(["top", "left"]).default("top"),
+  collapsible: z.boolean().default(false),
+  defaultCollapsed: z.boolean().default(false),
+  width: z.int().min(120).max(800).optional().describe("pixels, for a left panel"),
+  gap: z.int().min(0).max(64).optional().describe("pixels between filters"),
+  padding: z.int().min(0).max(64).optional(),
+  background: CssColor.optional(),
+});
+
+const Band = z
+  .strictObject({
+    widgets: z.array(ManifestId).default([]),
+    height: z.int().min(16).max(600).optional().describe("pixels"),
+    background: CssColor.optional(),
+  })
+  .describe("banded section above or below the tabs holding its own text widgets");
+
+const Platform = z.strictObject({
+  scope: z.literal("org").default("org"),
+  roles: z.array(Role).default(["admin", "general_manager", "analyst"]).describe("roles allowed to view"),
+  allow_embed: z.boolean().default(false),
+  public: z.boolean().default(false),
+});
+
+// ---------------------------------------------------------------- widget
+
+export const Component = z.enum(["echarts", "kpi", "table", "tabulator", "filter", "text", "image", "markdown"]);
+export type Component = z.infer<typeof Component>;
+
+export const EchartsSeriesType = z.enum(["line", "bar", "pie", "scatter", "heatmap", "gauge", "radar"]);
+
+const GridBox = {
+  x: z.int().min(0).max(1000),
+  y: z.int().min(0).max(10_000),
+  w: z.int().min(1).max(1000),
+  h: z.int().min(1).max(1000),
+};
+
+const Layout = z.strictObject({
+  ...GridBox,
+  responsive: z.partialRecord(Breakpoint, z.strictObject(GridBox)).optional().describe("per-breakpoint layouts; omitted breakpoints use the base layout"),
+});
+
+export const DataKind = z.enum(["dataset", "sql", "kpi", "static", "demo"]);
+export type DataKind = z.infer<typeof DataKind>;
+
+const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+const WidgetData = z.strictObject({
+  kind: DataKind,
+  dataset: ManifestId.optional().describe("dataset id, for kind dataset"),
+  columns: z.array(FieldId).max(100).optional().describe("dimension or metric ids used"),
+  mappings: z.record(z.string(), z.union([FieldId, z.array(FieldId)])).optional().describe("component role -> column, e.g. value, label"),
+  query: z.string().min(1).max(20_000).optional().describe("read-only SQL, for kind sql"),
+  kpi: z.string().min(1).optional().describe("catalog KPI id, for kind kpi"),
+  rows: z.array(z.record(z.string(), Scalar)).max(10_000).optional().describe("inline rows, for kind static"),
+});
+
+export const FilterOperator = z.enum(["eq", "in", "gt", "lt", "gte", "lte", "contains", "date", "between"]);
+export type FilterOperator = z.infer<typeof FilterOperator>;
+
+const FilterUse = z.strictObject({
+  filter_id: ManifestId.describe("metadata.id of the filter widget"),
+  field: FieldId,
+  param: z.string().min(1).max(64).optional().describe("key inside an object filter value; the whole value when omitted"),
+  operator: FilterOperator,
+});
+
+const Binding = z.strictObject({
+  target: z.union([z.literal("*"), ManifestId]).describe("widget id, or * for every widget"),
+  field: FieldId,
+  param: z.string().min(1).max(64).optional(),
+  operator: FilterOperator,
+});
+
+const FilterOption = z.union([Scalar, z.strictObject({ label: z.string(), value: Scalar })]);
+
+const Display = z.strictObject({
+  kpi: z
+    .strictObject({
+      format: z.enum(["currency", "percent", "number"]).default("number"),
+      prefix: z.string().max(20).optional(),
+      suffix: z.string().max(20).optional(),
+      currency: z.string().regex(/^[A-Z]{3}$/).optional().describe("ISO 4217 code for format currency"),
+      decimals: z.int().min(0).max(6).optional(),
+      delta: z
+        .strictObject({
+          column: FieldId.describe("column holding the comparison value"),
+          mode: z.enum(["percent", "absolute"]).default("percent"),
+          label: z.string().max(100).optional(),
+          positive_is_good: z.boolean().default(true),
+        })
+        .optional(),
+    })
+    .optional(),
+  echarts: z.strictObject({ option: z.record(z.string(), z.unknown()).describe("base ECharts option") }).optional(),
+  filter: z
+    .strictObject({
+      control: z.enum(["select", "radio", "date", "date_range", "calendar"]),
+      label: z.string().max(200).optional(),
+      options: z.array(FilterOption).max(1000).optional(),
+      default: z.union([Scalar, z.array(Scalar)]).optional(),
+      multiple: z.boolean().default(false),
+    })
+    .optional(),
+  table: z.strictObject({ page_size: z.int().min(1).max(1000).default(25) }).optional(),
+  tabulator: z
+    .strictObject({
+      pagination: z.boolean().default(true),
+      page_size: z.int().min(1).max(1000).default(25),
+      frozen_columns: z.array(FieldId).default([]),
+      group_by: FieldId.optional(),
+      initial_sort: z.array(z.strictObject({ column: FieldId, dir: z.enum(["asc", "desc"]).default("asc") })).optional(),
+      export: z.array(z.enum(["csv", "xlsx"])).default([]),
+    })
+    .optional(),
+  text: z
+    .strictObject({
+      content: z.string().max(20_000),
+      align: z.enum(["left", "center", "right"]).default("left"),
+      color: CssColor.optional(),
+      size: z.enum(["xs", "sm", "md", "lg", "xl", "2xl"]).default("md"),
+    })
+    .optional(),
+  image: z
+    .strictObject({
+      url: z.string().regex(/^(https?:\/\/|\/)/, "must be an http(s) URL or a path starting with /"),
+      alt: z.string().max(500),
+      object_fit: z.enum(["contain", "cover", "fill", "none", "scale-down"]).default("contain"),
+    })
+    .optional(),
+  markdown: z.strictObject({ content: z.string().max(100_000) }).optional(),
+});
+export type Display = z.infer<typeof Display>;
+
+export const WidgetManifest = z.strictObject({
+  version: Version,
+  kind: z.literal("widget"),
+  metadata: Metadata,
+  spec: z.strictObject({
+    component: Component,
+    layout: Layout,
+    data: WidgetData.optional(),
+    display: Display.default({}),
+    filters: z.array(FilterUse).default([]),
+    bindings: z.array(Binding).default([]).describe("filter widgets only"),
+  }),
+});
+export type WidgetManifest = z.infer<typeof WidgetManifest>;
+
+export const DashboardManifest = z.strictObject({
+  version: Version,
+  kind: z.literal("dashboard"),
+  metadata: Metadata,
+  platform: Platform.default({ scope: "org", roles: ["admin", "general_manager", "analyst"], allow_embed: false, public: false }),
+  spec: z.strictObject({
+    responsive: z.strictObject({ breakpoints: z.array(Breakpoint).default(["mobile", "tablet", "desktop", "wide"]) }).optional(),
+    datasets: z.array(Dataset).max(50).default([]),
+    tabs: z.array(Tab).max(50).default([]),
+    config: z
+      .strictObject({
+        filterPanel: FilterPanel.optional(),
+        header: Band.optional(),
+        footer: Band.optional(),
+      })
+      .optional(),
+    widgets: z.array(WidgetManifest).max(200).optional().describe("widget manifests inline; alternatively as further YAML documents after ---"),
+  }),
+});
+export type DashboardManifest = z.infer<typeof DashboardManifest>;

@@ -1,0 +1,102 @@
+import type { Dataset } from "@/lib/manifest/schema";
+
+/**
+ * KPIs every organization can put on a dashboard (`data.kind: kpi`, or a dataset with
+ * `kpi:`). Each is a dataset over the demo warehouse whose `value` column is the figure;
+ * some also carry `target`, the comparison a KPI widget's delta can use. They share the
+ * dimension ids `order_date`, `location_id` and `channel` where they have them, so one
+ * date or location filter bound with `target: "*"` narrows every KPI.
+ */
+export interface KpiDefinition {
+  id: string;
+  name: string;
+  description: string;
+  format: "currency" | "percent" | "number";
+  dataset: Dataset;
+}
+
+const orderDimensions = [
+  { id: "order_date", column: "orders.order_date" },
+  { id: "location_id", column: "orders.location_id" },
+  { id: "channel", column: "orders.channel" },
+];
+
+const definitions: KpiDefinition[] = [
+  {
+    id: "revenue",
+    name: "Revenue",
+    description: "Sum of order amounts.",
+    format: "currency",
+    dataset: { id: "revenue", from: "orders", dimensions: orderDimensions, metrics: [{ id: "value", type: "sql", expression: "sum(orders.amount)" }] },
+  },
+  {
+    id: "orders",
+    name: "Orders",
+    description: "Number of orders.",
+    format: "number",
+    dataset: { id: "orders", from: "orders", dimensions: orderDimensions, metrics: [{ id: "value", type: "sql", expression: "count(*)" }] },
+  },
+  {
+    id: "gross_margin",
+    name: "Gross margin",
+    description: "Revenue minus cost, as a percentage of revenue.",
+    format: "percent",
+    dataset: {
+      id: "gross_margin",
+      from: "orders",
+      dimensions: orderDimensions,
+      metrics: [
+        { id: "revenue", type: "sql", expression: "sum(orders.amount)" },
+        { id: "cost", type: "sql", expression: "sum(orders.cost)" },
+        { id: "value", type: "formula", expression: "round((revenue - cost) / revenue * 100, 1)" },
+      ],
+    },
+  },
+  {
+    id: "avg_order_value",
+    name: "Average order value",
+    description: "Revenue divided by the number of orders.",
+    format: "currency",
+    dataset: {
+      id: "avg_order_value",
+      from: "orders",
+      dimensions: orderDimensions,
+      metrics: [
+        { id: "revenue", type: "sql", expression: "sum(orders.amount)" },
+        { id: "orders", type: "sql", expression: "count(*)" },
+        { id: "value", type: "formula", expression: "round(revenue / orders, 2)" },
+      ],
+    },
+  },
+  {
+    id: "revenue_vs_target",
+    name: "Revenue against target",
+    description: "Revenue of whole months (value) and the monthly sales targets of the same months and locations (target).",
+    format: "currency",
+    dataset: {
+      id: "revenue_vs_target",
+      query: `SELECT t.location_id, t.month, t.target_amount, COALESCE(a.amount, 0) AS amount
+              FROM sales_targets t
+              LEFT JOIN (SELECT location_id, date_trunc('month', order_date)::date AS month, sum(amount) AS amount
+                         FROM orders GROUP BY 1, 2) a ON a.location_id = t.location_id AND a.month = t.month
+              WHERE t.month <= current_date`,
+      dimensions: [
+        // Targets are monthly, so the date dimension is the first day of the month.
+        { id: "order_date", column: "revenue_vs_target.month" },
+        { id: "location_id", column: "revenue_vs_target.location_id" },
+      ],
+      metrics: [
+        { id: "value", type: "sql", expression: "sum(revenue_vs_target.amount)" },
+        { id: "target", type: "sql", expression: "sum(revenue_vs_target.target_amount)" },
+        { id: "gap_pct", type: "formula", expression: "round((value - target) / target * 100, 1)" },
+      ],
+    },
+  },
+];
+
+export const KPI_CATALOG: ReadonlyMap<string, KpiDefinition> = new Map(definitions.map((d) => [d.id, d]));
+
+/** Every column a KPI returns: its dimensions and metrics. */
+export function kpiColumns(kpi: KpiDefinition): string[] {
+  return [...kpi.dataset.dimensions.map((d) => d.id), ...kpi.dataset.metrics.map((m) => m.id)];
+}
