@@ -17,7 +17,7 @@ function routeHandlers(): string[] {
         const segments = path.relative(APP_DIR, dir).split(path.sep).filter((s) => !/^\(.*\)$/.test(s));
         if (segments.some((s) => s.startsWith("[..."))) continue;
         if (segments[0] === "api" && segments[1] === "auth") continue;
-        const urlPath = "/" + segments.map((s) => s.replace(/^\[(.+)\]$/, "{$1}")).join("/");
+        const urlPath = "/" + segments.map((s) => decodeURIComponent(s).replace(/^\[(.+)\]$/, "{$1}")).join("/");
         const source = fs.readFileSync(full, "utf8");
         for (const method of METHODS) {
           if (new RegExp(`export\\s+(const|async function|function)\\s+${method}\\b|export\\s*\\{[^}]*\\bas\\s+${method}\\b|export\\s*\\{[^}]*\\b${method}\\b`).test(source)) {

@@ -1,5 +1,7 @@
 import type { Endpoint } from "./endpoint";
 import { listLocations } from "@/lib/locations/contract";
+import * as dashboards from "@/lib/dashboards/contract";
+import { NOTIFICATION_ENDPOINTS } from "@/lib/notifications/contract";
 import { healthCheck, openApiDocument } from "./contract";
 
 /**
@@ -10,4 +12,17 @@ export const ENDPOINTS: Endpoint[] = [
   healthCheck,
   openApiDocument,
   listLocations,
+  dashboards.createDashboard,
+  dashboards.listDashboards,
+  dashboards.seedDashboards,
+  dashboards.getDashboard,
+  dashboards.updateDashboard,
+  dashboards.deleteDashboard,
+  dashboards.publishDashboard,
+  dashboards.embedDashboard,
+  dashboards.listEmbeds,
+  dashboards.revokeEmbed,
+  dashboards.queryDashboard,
+  dashboards.queryEmbed,
+  ...NOTIFICATION_ENDPOINTS,
 ];

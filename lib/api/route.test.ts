@@ -49,7 +49,7 @@ describe("route wrapper", () => {
 
   it.each([
     ["malformed JSON", { rawBody: "{not json", headers: { "content-type": "application/json" } }, 422, /JSON decode error/],
-    ["empty body", { rawBody: "", headers: { "content-type": "application/json" } }, 422, /empty/],
+    ["empty body", { rawBody: "", headers: { "content-type": "application/json" } }, 422, /expected object/],
     ["wrong content type", { rawBody: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } }, 415, /application\/json/],
     ["oversize body", { rawBody: JSON.stringify({ name: "x".repeat(1_100_000), when: "2026-01-01" }), headers: { "content-type": "application/json" } }, 413, /larger than/],
   ])("answers %s with a clear detail", async (_name, options, status, message) => {

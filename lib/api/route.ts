@@ -91,8 +91,10 @@ function searchParamsObject(params: URLSearchParams): Record<string, string | st
   return out;
 }
 
+/** The parsed JSON body, or undefined when none was sent (the body schema decides whether that is allowed). */
 async function readJsonBody(req: NextRequest): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
+  if (!req.body && !type) return undefined;
   if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
     throw new ApiError(415, `Content-Type must be application/json (got '${type || "none"}')`);
   }
@@ -100,7 +102,7 @@ async function readJsonBody(req: NextRequest): Promise<unknown> {
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > limit) throw new ApiError(413, `Request body is larger than ${limit} bytes`);
   const text = await readLimitedText(req, limit);
-  if (text.trim() === "") throw new ApiError(422, [{ loc: ["body"], msg: "Request body is empty", type: "missing" }]);
+  if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -1,0 +1,278 @@
+import { z } from "zod";
+import { defineEndpoint } from "@/lib/api/endpoint";
+import { Role } from "@/lib/auth/roles";
+
+const EDITORS = ["admin", "general_manager"] as const;
+
+const Slug = z
+  .string()
+  .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, "lowercase letters, digits and '-', 1-64 characters, not starting or ending with '-'")
+  .describe("URL name, unique in the organization");
+
+export const DashboardWidgetSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  component: z.string(),
+});
+
+export const DashboardRecord = z
+  .object({
+    id: z.string(),
+    org_id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    status: z.enum(["draft", "published"]).describe("published once any version has been published"),
+    draft_revision: z.number().int().describe("increments on every edit of the draft"),
+    published_version: z.number().int().nullable().describe("the version viewers and embeds see"),
+    has_unpublished_changes: z.boolean(),
+    platform: z.object({ roles: z.array(Role), allow_embed: z.boolean(), public: z.boolean() }).describe("from the manifest viewers see"),
+    widgets: z.array(DashboardWidgetSummary).describe("validated widgets of the draft (editors) or the published version (viewers)"),
+    tabs: z.array(z.object({ id: z.string(), name: z.string(), widgets: z.array(z.string()) })),
+    spec_yaml: z.string().optional().describe("the draft manifest (editors) or the published one (viewers); omitted in lists"),
+    created_by: z.string(),
+    updated_by: z.string(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    published_at: z.iso.datetime().nullable(),
+  })
+  .meta({ id: "Dashboard" });
+export type DashboardRecord = z.infer<typeof DashboardRecord>;
+
+const IdParams = z.object({ id: z.string().min(1).max(200).describe("dashboard id, or its slug") });
+
+export const CreateDashboardBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    slug: Slug,
+    spec_yaml: z.string().min(1).max(1_000_000).describe("dashboard manifest, then its widget manifests, separated by ---"),
+  })
+  .meta({ id: "CreateDashboard" });
+
+export const UpdateDashboardBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    slug: Slug.optional(),
+    spec_yaml: z.string().min(1).max(1_000_000).optional(),
+  })
+  .refine((b) => b.name !== undefined || b.slug !== undefined || b.spec_yaml !== undefined, "give at least one of name, slug, spec_yaml")
+  .meta({ id: "UpdateDashboard" });
+
+export const createDashboard = defineEndpoint({
+  method: "post",
+  path: "/api/v1/custom-dashboards",
+  summary: "Create a dashboard from a YAML manifest",
+  description: "Validates the manifest; every problem comes back at once as a 422 item with its line and column. A duplicate slug is 409.",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  body: CreateDashboardBody,
+  response: DashboardRecord,
+  status: 201,
+  errors: [409],
+});
+
+export const listDashboards = defineEndpoint({
+  method: "get",
+  path: "/api/v1/custom-dashboards",
+  summary: "List the dashboards the caller may see",
+  description: "Editors (admin, general_manager) see every dashboard of the organization; other roles see published dashboards whose platform.roles include theirs.",
+  tags: ["Dashboards"],
+  access: "user",
+  query: z.object({ status: z.enum(["draft", "published"]).optional() }),
+  response: z.object({ items: z.array(DashboardRecord), total: z.number().int() }).meta({ id: "DashboardList" }),
+});
+
+export const getDashboard = defineEndpoint({
+  method: "get",
+  path: "/api/v1/custom-dashboards/{id}",
+  summary: "Get one dashboard by id or slug",
+  tags: ["Dashboards"],
+  access: "user",
+  params: IdParams,
+  response: DashboardRecord,
+  errors: [404],
+});
+
+export const updateDashboard = defineEndpoint({
+  method: "put",
+  path: "/api/v1/custom-dashboards/{id}",
+  summary: "Edit the draft (name, slug, manifest)",
+  description: "Published versions are not touched; publish again to show the changes.",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams,
+  body: UpdateDashboardBody,
+  response: DashboardRecord,
+  errors: [404, 409],
+});
+
+export const deleteDashboard = defineEndpoint({
+  method: "delete",
+  path: "/api/v1/custom-dashboards/{id}",
+  summary: "Delete a dashboard, its versions and its embeds",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams,
+  status: 204,
+  errors: [404],
+});
+
+export const seedDashboards = defineEndpoint({
+  method: "post",
+  path: "/api/v1/custom-dashboards/_seed",
+  summary: "Load the bundled sample dashboard (idempotent)",
+  description: "Creates or refreshes the `sample-sales` dashboard over the demo warehouse and publishes it.",
+  tags: ["Dashboards"],
+  access: "admin",
+  response: DashboardRecord,
+  rateLimit: { limit: 10, windowSeconds: 60 },
+});
+
+export const publishDashboard = defineEndpoint({
+  method: "post",
+  path: "/api/v1/custom-dashboards/{id}/publish",
+  summary: "Publish the draft as a new immutable version",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams,
+  response: DashboardRecord,
+  errors: [404, 422],
+  rateLimit: { limit: 30, windowSeconds: 60 },
+});
+
+export const EmbedBody = z
+  .object({
+    locked_filters: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe("filter widget id -> value fixed for the embed; the embedding page cannot change it"),
+    expires_in: z.number().int().min(60).max(30 * 24 * 3600).default(24 * 3600).describe("seconds the token stays valid"),
+    allowed_origins: z
+      .array(z.url({ protocol: /^https?$/ }).transform((u) => new URL(u).origin))
+      .max(20)
+      .default([])
+      .describe("partner origins allowed to frame the embed (Content-Security-Policy frame-ancestors); none means any"),
+  })
+  .optional()
+  .meta({ id: "EmbedRequest" });
+
+export const EmbedResponse = z
+  .object({
+    embed_id: z.string().describe("id of this grant, to revoke it"),
+    token: z.string().describe("signed embed token (not a bearer token)"),
+    url: z.string().describe("the page an iframe opens"),
+    iframe: z.string().describe("HTML snippet to paste into the partner page"),
+    dashboard_id: z.string(),
+    version: z.number().int(),
+    locked_filters: z.record(z.string(), z.unknown()),
+    allowed_origins: z.array(z.string()),
+    expires_at: z.iso.datetime(),
+  })
+  .meta({ id: "Embed" });
+
+export const embedDashboard = defineEndpoint({
+  method: "post",
+  path: "/api/v1/custom-dashboards/{id}/embed",
+  summary: "Create a signed embed token and iframe snippet",
+  description: "Requires a published dashboard whose manifest sets platform.allow_embed: true (409 otherwise). The body is optional.",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams,
+  body: EmbedBody,
+  response: EmbedResponse,
+  status: 201,
+  errors: [404, 409],
+});
+
+export const listEmbeds = defineEndpoint({
+  method: "get",
+  path: "/api/v1/custom-dashboards/{id}/embeds",
+  summary: "List embed grants of a dashboard",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams,
+  response: z.object({
+    items: z.array(
+      z.object({
+        embed_id: z.string(),
+        version: z.number().int(),
+        locked_filters: z.record(z.string(), z.unknown()),
+        allowed_origins: z.array(z.string()),
+        expires_at: z.iso.datetime(),
+        revoked_at: z.iso.datetime().nullable(),
+        created_by: z.string(),
+        created_at: z.iso.datetime(),
+      }),
+    ),
+  }),
+  errors: [404],
+});
+
+export const revokeEmbed = defineEndpoint({
+  method: "delete",
+  path: "/api/v1/custom-dashboards/{id}/embeds/{embed_id}",
+  summary: "Revoke an embed token",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams.extend({ embed_id: z.string().min(1).max(100) }),
+  status: 204,
+  errors: [404],
+});
+
+export const WidgetResult = z.object({
+  columns: z.array(z.string()),
+  rows: z.array(z.record(z.string(), z.unknown())),
+  error: z.object({ detail: z.string() }).nullable(),
+  cached: z.boolean().describe("served from the short-lived result cache"),
+});
+
+export const QueryBody = z
+  .object({
+    filters: z.record(z.string(), z.unknown()).default({}).describe("filter widget metadata.id -> value"),
+    widget_ids: z.array(z.string()).max(200).optional().describe("widgets to compute; all when absent"),
+    version: z.union([z.literal("draft"), z.literal("published"), z.number().int().min(1)]).default("published").describe("draft is for editors"),
+  })
+  .default({ filters: {}, version: "published" })
+  .meta({ id: "DashboardQuery" });
+
+export const QueryResponse = z
+  .object({
+    dashboard_id: z.string(),
+    version: z.union([z.number().int(), z.literal("draft")]),
+    widgets: z.record(z.string(), WidgetResult),
+  })
+  .meta({ id: "DashboardQueryResult" });
+
+export const queryDashboard = defineEndpoint({
+  method: "post",
+  path: "/api/v1/custom-dashboards/{id}/query",
+  summary: "Data for the dashboard's widgets under the given filter values, in one round trip",
+  description: "One widget's failure is reported in its `error` and does not fail the others. Results are cached briefly per organization, version, widget and the filter values that widget depends on.",
+  tags: ["Dashboards"],
+  access: "user",
+  params: IdParams,
+  body: QueryBody,
+  response: QueryResponse,
+  errors: [404],
+  rateLimit: { limit: 120, windowSeconds: 60 },
+});
+
+export const EmbedQueryBody = z
+  .object({
+    token: z.string().min(10).max(4000).describe("the embed token"),
+    filters: z.record(z.string(), z.unknown()).default({}),
+    widget_ids: z.array(z.string()).max(200).optional(),
+  })
+  .meta({ id: "EmbedQuery" });
+
+export const queryEmbed = defineEndpoint({
+  method: "post",
+  path: "/api/v1/embed/query",
+  summary: "Widget data for an embedded dashboard",
+  description: "Authenticated by the embed token in the body; locked filter values override whatever the page sends.",
+  tags: ["Dashboards"],
+  access: "public",
+  body: EmbedQueryBody,
+  response: QueryResponse,
+  errors: [401, 404],
+  rateLimit: { limit: 120, windowSeconds: 60 },
+});

@@ -1,0 +1,136 @@
+import "server-only";
+import crypto from "node:crypto";
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import type { z } from "zod";
+import { ApiError, conflict, notFound } from "@/lib/api/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { deriveKey } from "@/lib/auth/secrets";
+import { config } from "@/lib/config";
+import { withTenant } from "@/lib/db/tenant";
+import type { EmbedBody } from "./contract";
+import { parseManifestCached } from "./manifest";
+import { findDashboardOr404, publishedVersionOf } from "./records";
+
+// Embed tokens are HS256 with their own derived key and audience: never valid as bearer tokens (those are asymmetric).
+const AUDIENCE = "quarry-embed";
+const embedKey = () => new Uint8Array(deriveKey("embed-token"));
+
+export interface EmbedGrant {
+  embedId: string;
+  orgId: string;
+  dashboardId: string;
+  version: number;
+  lockedFilters: Record<string, unknown>;
+  allowedOrigins: string[];
+  expiresAt: Date;
+}
+
+export async function createEmbed(principal: Principal, idOrSlug: string, body: z.output<typeof EmbedBody>) {
+  const options = body ?? { locked_filters: {}, expires_in: 24 * 3600, allowed_origins: [] };
+  const grant = await withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    const published = await publishedVersionOf(tx, row);
+    if (!published) throw conflict("Publish the dashboard before embedding it");
+    const manifest = parseManifestCached(published.specYaml);
+    if (!manifest.ok || !manifest.value.manifest.platform.allow_embed) {
+      throw new ApiError(403, "Embedding is not allowed for this dashboard: set platform.allow_embed: true in its manifest and publish");
+    }
+    const filterIds = new Set(manifest.value.widgets.filter((w) => w.spec.component === "filter").map((w) => w.metadata.id));
+    const unknown = Object.keys(options.locked_filters).filter((id) => !filterIds.has(id));
+    if (unknown.length > 0) {
+      throw new ApiError(422, unknown.map((id) => ({ loc: ["body", "locked_filters", id], msg: `'${id}' is not a filter widget of this dashboard`, type: "unknown_filter" })));
+    }
+    const embed = await tx.dashboardEmbed.create({
+      data: {
+        id: `emb_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`,
+        orgId: principal.orgId,
+        dashboardId: row.id,
+        version: published.version,
+        lockedFilters: options.locked_filters as object,
+        allowedOrigins: options.allowed_origins,
+        expiresAt: new Date(Date.now() + options.expires_in * 1000),
+        createdBy: principal.userId,
+      },
+    });
+    return embed;
+  });
+  const token = await new SignJWT({ org: grant.orgId, dsh: grant.dashboardId, ver: grant.version })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setAudience(AUDIENCE)
+    .setJti(grant.id)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(grant.expiresAt.getTime() / 1000))
+    .sign(embedKey());
+  const url = `${config().publicUrl}/embed/${token}`;
+  return {
+    embed_id: grant.id,
+    token,
+    url,
+    iframe: `<iframe src="${url}" title="${escapeAttribute(idOrSlug)} dashboard" width="100%" height="800" style="border:0" loading="lazy" allow="fullscreen"></iframe>`,
+    dashboard_id: grant.dashboardId,
+    version: grant.version,
+    locked_filters: grant.lockedFilters as Record<string, unknown>,
+    allowed_origins: grant.allowedOrigins,
+    expires_at: grant.expiresAt,
+  };
+}
+
+function escapeAttribute(value: string) {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export class EmbedTokenError extends ApiError {}
+
+/** Verifies an embed token and that its grant still exists and is not revoked. */
+export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, embedKey(), { audience: AUDIENCE, algorithms: ["HS256"] }));
+  } catch (error) {
+    const reason = error instanceof joseErrors.JWTExpired ? "This embed link has expired" : "This embed link is not valid";
+    throw new EmbedTokenError(401, reason);
+  }
+  const { org, dsh, ver, jti } = payload as { org?: unknown; dsh?: unknown; ver?: unknown; jti?: unknown };
+  if (typeof org !== "string" || typeof dsh !== "string" || typeof ver !== "number" || typeof jti !== "string") {
+    throw new EmbedTokenError(401, "This embed link is not valid");
+  }
+  const grant = await withTenant({ orgId: org }, (tx) => tx.dashboardEmbed.findFirst({ where: { id: jti, dashboardId: dsh } }));
+  if (!grant || grant.version !== ver) throw new EmbedTokenError(401, "This embed link is not valid");
+  if (grant.revokedAt) throw new EmbedTokenError(401, "This embed link has been revoked");
+  return {
+    embedId: grant.id,
+    orgId: grant.orgId,
+    dashboardId: grant.dashboardId,
+    version: grant.version,
+    lockedFilters: grant.lockedFilters as Record<string, unknown>,
+    allowedOrigins: grant.allowedOrigins,
+    expiresAt: grant.expiresAt,
+  };
+}
+
+export async function listEmbeds(principal: Principal, idOrSlug: string) {
+  return withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    const grants = await tx.dashboardEmbed.findMany({ where: { dashboardId: row.id }, orderBy: { createdAt: "desc" } });
+    return {
+      items: grants.map((g) => ({
+        embed_id: g.id,
+        version: g.version,
+        locked_filters: g.lockedFilters as Record<string, unknown>,
+        allowed_origins: g.allowedOrigins,
+        expires_at: g.expiresAt,
+        revoked_at: g.revokedAt,
+        created_by: g.createdBy,
+        created_at: g.createdAt,
+      })),
+    };
+  });
+}
+
+export async function revokeEmbed(principal: Principal, idOrSlug: string, embedId: string): Promise<void> {
+  await withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    const { count } = await tx.dashboardEmbed.updateMany({ where: { id: embedId, dashboardId: row.id, revokedAt: null }, data: { revokedAt: new Date() } });
+    if (count === 0 && !(await tx.dashboardEmbed.findFirst({ where: { id: embedId, dashboardId: row.id } }))) throw notFound("Embed");
+  });
+}

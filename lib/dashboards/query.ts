@@ -1,0 +1,139 @@
+import "server-only";
+import type { z } from "zod";
+import { ApiError, forbidden, notFound } from "@/lib/api/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { findOrganization } from "@/lib/auth/directory";
+import type { TenantScope } from "@/lib/db/tenant";
+import { withTenant } from "@/lib/db/tenant";
+import { log } from "@/lib/log";
+import { runWidgetQuery } from "@/lib/query/run";
+import type { QueryBody } from "./contract";
+import type { EmbedGrant } from "./embed";
+import { parseManifestCached, type ValidManifest } from "./manifest";
+import { findDashboardOr404, isEditor, publishedVersionOf, viewerMayOpen } from "./records";
+import { getCachedResult, putCachedResult, resultKey } from "./result-cache";
+
+export interface WidgetResult {
+  columns: string[];
+  rows: Record<string, unknown>[];
+  error: { detail: string } | null;
+  cached: boolean;
+}
+
+/** Filter widgets whose value changes what `widgetId` shows: bindings that target it (or `*`) and its own `filters` entries. */
+export function filtersAffecting(manifest: ValidManifest, widgetId: string): string[] {
+  const ids = new Set<string>();
+  for (const w of manifest.widgets) {
+    if (w.spec.component !== "filter" || w.metadata.id === widgetId) continue;
+    if (w.spec.bindings.some((b) => b.target === "*" || b.target === widgetId)) ids.add(w.metadata.id);
+  }
+  for (const use of manifest.widgetsById.get(widgetId)?.spec.filters ?? []) ids.add(use.filter_id);
+  return [...ids].sort();
+}
+
+/** Widgets that show data (filters with dataset options included); text, image and markdown carry none. */
+function dataWidgets(manifest: ValidManifest): string[] {
+  return manifest.widgets.filter((w) => w.spec.data !== undefined).map((w) => w.metadata.id);
+}
+
+interface RunInput {
+  scope: TenantScope;
+  dashboardId: string;
+  version: number | "draft";
+  manifest: ValidManifest;
+  filters: Record<string, unknown>;
+  widgetIds?: string[];
+  timeZone: string;
+}
+
+/** Computes (or serves from cache) every requested widget; one widget's failure is its own `error`. */
+async function runWidgets(input: RunInput) {
+  const wanted = input.widgetIds ?? dataWidgets(input.manifest);
+  const widgets: Record<string, WidgetResult> = {};
+  const now = new Date();
+  for (const widgetId of wanted) {
+    if (!input.manifest.widgetsById.has(widgetId)) {
+      widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false };
+      continue;
+    }
+    const relevant = Object.fromEntries(filtersAffecting(input.manifest, widgetId).map((id) => [id, input.filters[id] ?? null]));
+    const key = resultKey(input.scope.orgId, input.dashboardId, input.version, widgetId, [input.scope.locationIds ?? null, relevant]);
+    const hit = getCachedResult(key);
+    if (hit) {
+      widgets[widgetId] = { ...hit, error: null, cached: true };
+      continue;
+    }
+    try {
+      const result = await runWidgetQuery({
+        scope: input.scope,
+        dashboard: input.manifest,
+        widgetId,
+        filterValues: input.filters,
+        now,
+        timeZone: input.timeZone,
+      });
+      putCachedResult(key, result);
+      widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false };
+    } catch (error) {
+      const detail = error instanceof Error && error.name !== "Error" ? error.message : "This widget's query failed";
+      if (!(error instanceof Error) || error.name === "Error") log.warn("widget query failed", { widgetId, error: String(error) });
+      widgets[widgetId] = { columns: [], rows: [], error: { detail }, cached: false };
+    }
+  }
+  return widgets;
+}
+
+/** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
+export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>) {
+  const { row, yaml, version } = await withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    if (body.version === "draft") {
+      if (!isEditor(principal)) throw forbidden("Only editors may query the draft");
+      return { row, yaml: row.draftYaml, version: "draft" as const };
+    }
+    const versionNo = body.version === "published" ? row.publishedVersion : body.version;
+    if (versionNo === null) {
+      if (isEditor(principal)) return { row, yaml: row.draftYaml, version: "draft" as const };
+      throw notFound("Dashboard");
+    }
+    const v = await tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: row.id, version: versionNo } } });
+    if (!v) throw notFound("Dashboard version");
+    return { row, yaml: v.specYaml, version: v.version };
+  });
+  const parsed = parseManifestCached(yaml);
+  if (!parsed.ok) throw new ApiError(422, parsed.errors);
+  if (!viewerMayOpen(principal, parsed.value)) throw notFound("Dashboard");
+  const org = await findOrganization(principal.orgId);
+  const widgets = await runWidgets({
+    scope: principal,
+    dashboardId: row.id,
+    version: version === "draft" ? `draft` : version,
+    manifest: parsed.value,
+    filters: body.filters,
+    widgetIds: body.widget_ids,
+    timeZone: org?.timeZone ?? "UTC",
+  });
+  return { dashboard_id: row.id, version, widgets };
+}
+
+/** The batch query of an embedded dashboard: the grant's version, with its locked filters winning over the page's values. */
+export async function queryEmbedded(grant: EmbedGrant, filters: Record<string, unknown>, widgetIds?: string[]) {
+  const yaml = await withTenant({ orgId: grant.orgId }, async (tx) => {
+    const v = await tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: grant.dashboardId, version: grant.version } } });
+    if (!v) throw notFound("Dashboard");
+    return v.specYaml;
+  });
+  const parsed = parseManifestCached(yaml);
+  if (!parsed.ok) throw new ApiError(422, parsed.errors);
+  const org = await findOrganization(grant.orgId);
+  const widgets = await runWidgets({
+    scope: { orgId: grant.orgId },
+    dashboardId: grant.dashboardId,
+    version: grant.version,
+    manifest: parsed.value,
+    filters: { ...filters, ...grant.lockedFilters },
+    widgetIds,
+    timeZone: org?.timeZone ?? "UTC",
+  });
+  return { dashboard_id: grant.dashboardId, version: grant.version, widgets };
+}

@@ -1,0 +1,129 @@
+import "server-only";
+import fs from "node:fs";
+import path from "node:path";
+import type { z } from "zod";
+import { conflict, forbidden, notFound, unprocessable } from "@/lib/api/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import type { CreateDashboardBody, DashboardRecord, UpdateDashboardBody } from "./contract";
+import { parseManifest } from "./manifest";
+import { forgetDashboardResults } from "./result-cache";
+import { findDashboardOr404, isEditor, newDashboardId, publishedVersionOf, toRecord, type DashboardRow } from "./records";
+
+function validOr422(specYaml: string) {
+  const parsed = parseManifest(specYaml);
+  if (!parsed.ok) throw unprocessable(parsed.errors);
+  return parsed.value;
+}
+
+async function recordOf(tx: TenantTx, principal: Principal, row: DashboardRow): Promise<DashboardRecord> {
+  const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: true });
+  if (!record) throw notFound("Dashboard");
+  return record;
+}
+
+async function ensureSlugFree(tx: TenantTx, slug: string, exceptId?: string) {
+  const taken = await tx.dashboard.findFirst({ where: { slug, ...(exceptId ? { NOT: { id: exceptId } } : {}) }, select: { id: true } });
+  if (taken) throw conflict(`A dashboard with slug '${slug}' already exists in this organization`);
+}
+
+export async function createDashboard(principal: Principal, body: z.output<typeof CreateDashboardBody>): Promise<DashboardRecord> {
+  validOr422(body.spec_yaml);
+  return withTenant(principal, async (tx) => {
+    await ensureSlugFree(tx, body.slug);
+    const row = await tx.dashboard.create({
+      data: { id: newDashboardId(), orgId: principal.orgId, name: body.name, slug: body.slug, draftYaml: body.spec_yaml, createdBy: principal.userId, updatedBy: principal.userId },
+    });
+    return recordOf(tx, principal, row);
+  });
+}
+
+export async function listDashboards(principal: Principal, filter: { status?: "draft" | "published" }) {
+  return withTenant(principal, async (tx) => {
+    const rows = await tx.dashboard.findMany({
+      where: filter.status === "draft" ? { publishedVersion: null } : filter.status === "published" ? { NOT: { publishedVersion: null } } : {},
+      orderBy: { updatedAt: "desc" },
+    });
+    const items: DashboardRecord[] = [];
+    for (const row of rows) {
+      const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
+      if (record) items.push(record);
+    }
+    return { items, total: items.length };
+  });
+}
+
+export async function getDashboard(principal: Principal, idOrSlug: string): Promise<DashboardRecord> {
+  return withTenant(principal, async (tx) => recordOf(tx, principal, await findDashboardOr404(tx, idOrSlug)));
+}
+
+export async function updateDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof UpdateDashboardBody>): Promise<DashboardRecord> {
+  if (body.spec_yaml !== undefined) validOr422(body.spec_yaml);
+  return withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    if (body.slug !== undefined && body.slug !== row.slug) await ensureSlugFree(tx, body.slug, row.id);
+    const updated = await tx.dashboard.update({
+      where: { id: row.id },
+      data: {
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.slug !== undefined ? { slug: body.slug } : {}),
+        ...(body.spec_yaml !== undefined ? { draftYaml: body.spec_yaml } : {}),
+        draftRevision: { increment: 1 },
+        updatedBy: principal.userId,
+        updatedAt: new Date(),
+      },
+    });
+    forgetDashboardResults(principal.orgId, row.id, "draft");
+    return recordOf(tx, principal, updated);
+  });
+}
+
+export async function deleteDashboard(principal: Principal, idOrSlug: string): Promise<void> {
+  await withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    await tx.dashboard.delete({ where: { id: row.id } });
+    forgetDashboardResults(principal.orgId, row.id);
+  });
+}
+
+/** Freezes the current draft as the next version; the draft stays editable without touching it. */
+export async function publishDashboard(principal: Principal, idOrSlug: string): Promise<DashboardRecord> {
+  if (!isEditor(principal)) throw forbidden("Only admins and general managers may publish");
+  return withTenant(principal, async (tx) => {
+    const row = await findDashboardOr404(tx, idOrSlug);
+    validOr422(row.draftYaml);
+    const latest = await tx.dashboardVersion.aggregate({ where: { dashboardId: row.id }, _max: { version: true } });
+    const version = (latest._max.version ?? 0) + 1;
+    await tx.dashboardVersion.create({
+      data: { orgId: principal.orgId, dashboardId: row.id, version, name: row.name, specYaml: row.draftYaml, publishedBy: principal.userId },
+    });
+    const updated = await tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: principal.userId, updatedAt: new Date() } });
+    forgetDashboardResults(principal.orgId, row.id);
+    return recordOf(tx, principal, updated);
+  });
+}
+
+export const SAMPLE_SLUG = "sample-sales";
+const SAMPLE_FILE = path.join(/*turbopackIgnore: true*/ process.cwd(), "docs", "manifests", "sample-dashboard.yaml");
+
+/** Creates or refreshes the bundled sample dashboard and publishes it when its manifest changed. Idempotent. */
+export async function seedSampleDashboard(principal: Principal): Promise<DashboardRecord> {
+  const specYaml = fs.readFileSync(/*turbopackIgnore: true*/ SAMPLE_FILE, "utf8");
+  const manifest = validOr422(specYaml);
+  const name = manifest.manifest.metadata.name;
+  const id = await withTenant(principal, async (tx) => {
+    const existing = await tx.dashboard.findFirst({ where: { slug: SAMPLE_SLUG } });
+    if (!existing) {
+      const row = await tx.dashboard.create({
+        data: { id: newDashboardId(), orgId: principal.orgId, name, slug: SAMPLE_SLUG, draftYaml: specYaml, createdBy: principal.userId, updatedBy: principal.userId },
+      });
+      return { id: row.id, publish: true };
+    }
+    const published = await publishedVersionOf(tx, existing);
+    if (existing.draftYaml !== specYaml || existing.name !== name) {
+      await tx.dashboard.update({ where: { id: existing.id }, data: { draftYaml: specYaml, name, draftRevision: { increment: 1 }, updatedBy: principal.userId, updatedAt: new Date() } });
+    }
+    return { id: existing.id, publish: published?.specYaml !== specYaml || published?.name !== name };
+  });
+  return id.publish ? publishDashboard(principal, id.id) : getDashboard(principal, id.id);
+}
