@@ -59,7 +59,7 @@ describe("channel secrets", () => {
     expect(text).not.toContain("XXXXXXXXXXXXXXXX");
     const list = await listChannelConfigs(acme);
     const email = list.items.find((i) => i.kind === "email");
-    expect(email?.config.password).toBe("****1234");
+    expect((email?.config as Record<string, unknown>).password).toBe("****1234");
     expect(JSON.stringify(list)).not.toContain(SECRET);
   });
 });

@@ -9,6 +9,7 @@ import { log } from "@/lib/log";
 import { findBaseRule, type Finding } from "./catalog";
 import { ChannelKind } from "./channel-kinds";
 import { resolveChannel, usableKinds } from "./channels";
+import { deliveryView } from "./health";
 import type { Clock } from "./clock";
 import { latestDue } from "./cron";
 import { newId } from "./ids";
@@ -316,10 +317,12 @@ export async function requeueDeadLetter(principal: Principal, id: string, rt: Ru
     const existing = await tx.notificationDelivery.findUnique({ where: { id } });
     if (!existing) throw notFound("Delivery");
     if (existing.status !== "dead") throw conflict(`Only dead letters can be requeued; this delivery is ${existing.status}`);
-    return tx.notificationDelivery.update({
+    const rule = await tx.notificationRule.findUnique({ where: { id: existing.ruleId }, select: { key: true } });
+    const updated = await tx.notificationDelivery.update({
       where: { id },
       data: { status: "pending", attempts: 0, maxAttempts: notificationsConfig().max_attempts, nextAttemptAt: now, reason: `requeued by ${principal.userId}`, updatedAt: now },
     });
+    return deliveryView(updated, rule?.key ?? "");
   });
   await rt.queue.send(QUEUES.deliver, { orgId: principal.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob);
   return d;

@@ -15,7 +15,11 @@ export async function startSmtp() {
   const received: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
+    allowInsecureAuth: true,
     disabledCommands: ["STARTTLS"],
+    onAuth(auth, _session, callback) {
+      callback(null, { user: auth.username });
+    },
     logger: false,
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];

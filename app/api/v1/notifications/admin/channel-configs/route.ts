@@ -1,0 +1,5 @@
+import { route } from "@/lib/api/route";
+import { listChannelConfigsEndpoint } from "@/lib/notifications/contract";
+import { listChannelConfigs } from "@/lib/notifications/channels";
+
+export const GET = route(listChannelConfigsEndpoint, ({ principal }) => listChannelConfigs(principal));

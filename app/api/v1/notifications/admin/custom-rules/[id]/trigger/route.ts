@@ -1,0 +1,6 @@
+import { route } from "@/lib/api/route";
+import { triggerRuleEndpoint } from "@/lib/notifications/contract";
+import { triggerRule } from "@/lib/notifications/pipeline";
+import { defaultRuntime } from "@/lib/notifications/worker";
+
+export const POST = route(triggerRuleEndpoint, async ({ principal, params }) => triggerRule(principal, params.id, await defaultRuntime()));

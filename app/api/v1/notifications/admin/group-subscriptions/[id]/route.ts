@@ -1,0 +1,5 @@
+import { route } from "@/lib/api/route";
+import { deleteGroupSubscriptionEndpoint } from "@/lib/notifications/contract";
+import { deleteGroupSubscription } from "@/lib/notifications/subscriptions";
+
+export const DELETE = route(deleteGroupSubscriptionEndpoint, ({ principal, params }) => deleteGroupSubscription(principal, params.id));
