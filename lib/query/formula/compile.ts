@@ -20,7 +20,7 @@ export function compileFormula(node: FormulaNode, isKnownField: (name: string) =
     case "field": {
       const name = node.name;
       if (!isKnownField(name)) throw new FormulaError(`unknown field '${name}'`, node.at);
-      return (row) => (Object.hasOwn(row, name) ? scalar(row[name]) : null);
+      return field(name);
     }
     case "unary": {
       const operand = compileFormula(node.operand, isKnownField);
@@ -47,11 +47,35 @@ export function compileFormula(node: FormulaNode, isKnownField: (name: string) =
       const right = compileFormula(node.right, isKnownField);
       if (node.op === "and") return (row) => { const l = left(row); return truthy(l) ? right(row) : l; };
       if (node.op === "or") return (row) => { const l = left(row); return truthy(l) ? l : right(row); };
-      const apply = BINARY[node.op];
-      return (row) => apply(left(row), right(row));
+      const constant = node.right.type === "literal" && typeof node.right.value === "number" ? node.right.value : null;
+      if (node.left.type === "field" && node.right.type === "field" && Object.hasOwn(FIELD_WITH_FIELD, node.op)) {
+        return FIELD_WITH_FIELD[node.op as "+" | "-" | "*" | "/"](node.left.name, node.right.name);
+      }
+      if (node.left.type === "field" && constant !== null && Object.hasOwn(FIELD_WITH_CONSTANT, node.op)) {
+        return FIELD_WITH_CONSTANT[node.op as "<" | "<=" | ">" | ">="](node.left.name, constant);
+      }
+      if (constant !== null && Object.hasOwn(NUMERIC_WITH_CONSTANT, node.op)) return NUMERIC_WITH_CONSTANT[node.op as NumericOperator](left, constant);
+      if (node.right.type === "literal" && (node.op === "==" || node.op === "!=")) {
+        const k = node.right.value;
+        return node.op === "==" ? (row) => left(row) === k : (row) => left(row) !== k;
+      }
+      return BINARY[node.op](left, right);
     }
     case "call": {
       const args = node.args.map((arg) => compileFormula(arg, isKnownField));
+      const digits = node.args[1]?.type === "literal" ? node.args[1].value : undefined;
+      if (node.name === "round" && typeof digits === "number" && Number.isInteger(digits) && Math.abs(digits) <= 15) {
+        const value = args[0];
+        const factor = 10 ** digits;
+        return (row) => {
+          const x = value(row);
+          return typeof x === "number" ? finite((Math.sign(x) * Math.round(Math.abs(x) * factor)) / factor) : null;
+        };
+      }
+      if (node.name === "round" && args.length === 2) {
+        const [value, digits] = args;
+        return (row) => roundTo(value(row), digits(row));
+      }
       const fn = FUNCTION_IMPLS[node.name];
       if (args.length === 1) {
         const only = args[0];
@@ -62,21 +86,21 @@ export function compileFormula(node: FormulaNode, isKnownField: (name: string) =
   }
 }
 
+/** Reads one cell as a formula value. */
+function field(name: string): Evaluate {
+  return (row) => {
+    const v = row[name];
+    // No property of Object.prototype is a number, string or boolean, so only those need
+    // the own-property check; inherited functions and objects read as null anyway.
+    if (typeof v === "number") return Number.isFinite(v) ? v : null;
+    if (typeof v === "string" || typeof v === "boolean") return Object.hasOwn(row, name) ? v : null;
+    return null;
+  };
+}
+
 /** Parses and compiles in one step; throws FormulaError. */
 export function compileFormulaSource(source: string, knownFields: ReadonlySet<string>): CompiledFormula {
   return compileFormula(parseFormula(source), (name) => knownFields.has(name));
-}
-
-function scalar(value: unknown): FormulaValue {
-  switch (typeof value) {
-    case "number":
-      return Number.isFinite(value) ? value : null;
-    case "string":
-    case "boolean":
-      return value;
-    default:
-      return null;
-  }
 }
 
 function truthy(value: FormulaValue): boolean {
@@ -85,35 +109,82 @@ function truthy(value: FormulaValue): boolean {
 
 const finite = (n: number): FormulaValue => (Number.isFinite(n) ? n : null);
 
-type Binary = (a: FormulaValue, b: FormulaValue) => FormulaValue;
+type Evaluate = CompiledFormula;
+type NumericOperator = "+" | "-" | "*" | "/" | "//" | "%" | "**" | "<" | "<=" | ">" | ">=";
 
-const numeric = (op: (a: number, b: number) => number): Binary => (a, b) =>
-  typeof a === "number" && typeof b === "number" ? finite(op(a, b)) : null;
-
-const ordered = (op: (a: number | string, b: number | string) => boolean): Binary => (a, b) =>
-  (typeof a === "number" && typeof b === "number") || (typeof a === "string" && typeof b === "string") ? op(a, b) : null;
-
-const BINARY: Record<Exclude<BinaryOperator, "and" | "or">, Binary> = {
-  "+": (a, b) => {
+/*
+ * One closure literal per operator, written out rather than built from a shared helper,
+ * so V8 keeps each operator's call sites monomorphic; this is what keeps the interpreter
+ * within a small factor of hand-written JavaScript (bench/formula.ts).
+ */
+const BINARY: Record<Exclude<BinaryOperator, "and" | "or">, (l: Evaluate, r: Evaluate) => Evaluate> = {
+  "+": (l, r) => (row) => {
+    const a = l(row), b = r(row);
     if (typeof a === "number" && typeof b === "number") return finite(a + b);
-    if (typeof a === "string" && typeof b === "string") return a + b;
-    return null;
+    return typeof a === "string" && typeof b === "string" ? a + b : null;
   },
-  "-": numeric((a, b) => a - b),
-  "*": numeric((a, b) => a * b),
+  "-": (l, r) => (row) => { const a = l(row), b = r(row); return typeof a === "number" && typeof b === "number" ? finite(a - b) : null; },
+  "*": (l, r) => (row) => { const a = l(row), b = r(row); return typeof a === "number" && typeof b === "number" ? finite(a * b) : null; },
   // Division by zero gives NaN or Infinity, which finite() turns into null.
-  "/": numeric((a, b) => a / b),
-  "//": numeric((a, b) => Math.floor(a / b)),
+  "/": (l, r) => (row) => { const a = l(row), b = r(row); return typeof a === "number" && typeof b === "number" ? finite(a / b) : null; },
+  "//": (l, r) => (row) => { const a = l(row), b = r(row); return typeof a === "number" && typeof b === "number" ? finite(Math.floor(a / b)) : null; },
   // Python's modulo takes the divisor's sign.
-  "%": numeric((a, b) => ((a % b) + b) % b),
-  "**": numeric((a, b) => a ** b),
-  "==": (a, b) => a === b,
-  "!=": (a, b) => a !== b,
-  "<": ordered((a, b) => a < b),
-  "<=": ordered((a, b) => a <= b),
-  ">": ordered((a, b) => a > b),
-  ">=": ordered((a, b) => a >= b),
+  "%": (l, r) => (row) => { const a = l(row), b = r(row); return typeof a === "number" && typeof b === "number" ? finite(((a % b) + b) % b) : null; },
+  "**": (l, r) => (row) => { const a = l(row), b = r(row); return typeof a === "number" && typeof b === "number" ? finite(a ** b) : null; },
+  "==": (l, r) => (row) => l(row) === r(row),
+  "!=": (l, r) => (row) => l(row) !== r(row),
+  "<": (l, r) => (row) => { const a = l(row), b = r(row); return comparable(a, b) ? (a as number) < (b as number) : null; },
+  "<=": (l, r) => (row) => { const a = l(row), b = r(row); return comparable(a, b) ? (a as number) <= (b as number) : null; },
+  ">": (l, r) => (row) => { const a = l(row), b = r(row); return comparable(a, b) ? (a as number) > (b as number) : null; },
+  ">=": (l, r) => (row) => { const a = l(row), b = r(row); return comparable(a, b) ? (a as number) >= (b as number) : null; },
 };
+
+/** The same operators with a number literal on the right (`x * 100`, `x > 0`), which saves a call per row. */
+const NUMERIC_WITH_CONSTANT: Record<NumericOperator, (l: Evaluate, k: number) => Evaluate> = {
+  "+": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(a + k) : null; },
+  "-": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(a - k) : null; },
+  "*": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(a * k) : null; },
+  "/": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(a / k) : null; },
+  "//": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(Math.floor(a / k)) : null; },
+  "%": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(((a % k) + k) % k) : null; },
+  "**": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? finite(a ** k) : null; },
+  "<": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? a < k : null; },
+  "<=": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? a <= k : null; },
+  ">": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? a > k : null; },
+  ">=": (l, k) => (row) => { const a = l(row); return typeof a === "number" ? a >= k : null; },
+};
+
+/*
+ * Fused forms for the commonest shapes, reading the row directly. Only finite numbers
+ * count as numbers: no property of Object.prototype is a number, so these reads need
+ * no own-property check. For + - * a non-finite operand always gives a non-finite
+ * result, which finite() turns into null as the unfused path would.
+ */
+const FIELD_WITH_FIELD: Record<"+" | "-" | "*" | "/", (x: string, y: string) => Evaluate> = {
+  "+": (x, y) => (row) => { const a = row[x], b = row[y]; return typeof a === "number" && typeof b === "number" ? finite(a + b)
+    : typeof a === "string" && typeof b === "string" && Object.hasOwn(row, x) && Object.hasOwn(row, y) ? a + b : null; },
+  "-": (x, y) => (row) => { const a = row[x], b = row[y]; return typeof a === "number" && typeof b === "number" ? finite(a - b) : null; },
+  "*": (x, y) => (row) => { const a = row[x], b = row[y]; return typeof a === "number" && typeof b === "number" ? finite(a * b) : null; },
+  "/": (x, y) => (row) => { const a = row[x], b = row[y]; return Number.isFinite(a) && Number.isFinite(b) ? finite((a as number) / (b as number)) : null; },
+};
+
+const FIELD_WITH_CONSTANT: Record<"<" | "<=" | ">" | ">=", (x: string, k: number) => Evaluate> = {
+  "<": (x, k) => (row) => { const a = row[x]; return Number.isFinite(a) ? (a as number) < k : null; },
+  "<=": (x, k) => (row) => { const a = row[x]; return Number.isFinite(a) ? (a as number) <= k : null; },
+  ">": (x, k) => (row) => { const a = row[x]; return Number.isFinite(a) ? (a as number) > k : null; },
+  ">=": (x, k) => (row) => { const a = row[x]; return Number.isFinite(a) ? (a as number) >= k : null; },
+};
+
+function comparable(a: FormulaValue, b: FormulaValue): boolean {
+  return (typeof a === "number" && typeof b === "number") || (typeof a === "string" && typeof b === "string");
+}
+
+/** Half away from zero, to `digits` decimals (negative digits round to tens, hundreds...). */
+function roundTo(x: FormulaValue, digits: FormulaValue): FormulaValue {
+  if (typeof x !== "number" || typeof digits !== "number" || !Number.isInteger(digits) || Math.abs(digits) > 15) return null;
+  const factor = 10 ** digits;
+  return finite((Math.sign(x) * Math.round(Math.abs(x) * factor)) / factor);
+}
 
 function toNumber(value: FormulaValue): number | null {
   if (typeof value === "number") return value;
@@ -137,12 +208,7 @@ function extreme(values: FormulaValue[], wantGreater: boolean): FormulaValue {
 
 const FUNCTION_IMPLS: Record<FunctionName, (args: FormulaValue[]) => FormulaValue> = {
   abs: ([x]) => (typeof x === "number" ? Math.abs(x) : null),
-  // Half away from zero, to `digits` decimals (negative digits round to tens, hundreds...).
-  round: ([x, digits = 0]) => {
-    if (typeof x !== "number" || typeof digits !== "number" || !Number.isInteger(digits) || Math.abs(digits) > 15) return null;
-    const factor = 10 ** digits;
-    return finite((Math.sign(x) * Math.round(Math.abs(x) * factor)) / factor);
-  },
+  round: ([x, digits = 0]) => roundTo(x, digits),
   float: ([x]) => toNumber(x),
   int: ([x]) => {
     const n = toNumber(x);
