@@ -1,0 +1,25 @@
+// Notification worker: consumes the pg-boss queues (rule evaluation on cron
+// cadence, deliveries with retries) beside a server database (DATABASE_URL).
+// `--once` runs every due job and exits (for a cron-driven deployment).
+import { closeDb } from "@/lib/db/client";
+import { log } from "@/lib/log";
+import { systemClock } from "@/lib/notifications/clock";
+import { closeQueue, getQueue } from "@/lib/notifications/queue";
+import { drainQueues, startNotificationWorker } from "@/lib/notifications/worker";
+
+if (process.argv.includes("--once")) {
+  const processed = await drainQueues({ clock: systemClock, queue: await getQueue(true) });
+  log.info("notification jobs drained", { processed });
+  await closeQueue();
+  await closeDb();
+} else {
+  await startNotificationWorker();
+  const stop = async (signal: string) => {
+    log.info("notification worker stopping", { signal });
+    await closeQueue();
+    await closeDb();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.once("SIGINT", () => void stop("SIGINT"));
+}
