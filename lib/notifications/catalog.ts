@@ -118,7 +118,7 @@ const indexFailed: BaseRule<z.ZodObject<{ min_failures: z.ZodDefault<z.ZodNumber
   },
 };
 
-/** The base rules custom rules are cloned from. */
+/** The base rules custom rules are cloned from (widened: each evaluate only ever receives what its own params schema parsed). */
 export const BASE_RULES: readonly BaseRule[] = [gapToTarget, dropVsLastWeek, indexFailed] as unknown as readonly BaseRule[];
 
 export function findBaseRule(key: string): BaseRule | undefined {
