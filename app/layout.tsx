@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { SignOutButton } from "@/components/sign-out-button";
+import { InboxBell } from "@/components/notifications/inbox-bell";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -28,6 +29,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
           <div className="who">
             {principal ? (
               <>
+                <InboxBell refreshSeconds={60} />
                 <span className="org" data-testid="org-name">{principal.orgName}</span>
                 <span className="role">{principal.role.replace("_", " ")}</span>
                 <SignOutButton />
