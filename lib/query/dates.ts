@@ -189,3 +189,18 @@ function zonedMidnight(day: CivilDay, zone: Intl.DateTimeFormat): Date {
   if (wallClock(guess, zone) < target) guess += 3_600_000;
   return new Date(guess);
 }
+
+/**
+ * The instant a cell value stands for, for date filters applied in memory: a `YYYY-MM-DD`
+ * day is its local midnight in the zone (as PostgreSQL does with TimeZone set to it), an
+ * ISO timestamp is itself; anything else is not a date.
+ */
+export function cellInstant(value: unknown, timeZone: string): number | null {
+  if (value instanceof Date) return value.getTime();
+  if (typeof value !== "string") return null;
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (day) return zonedMidnight({ year: Number(day[1]), month: Number(day[2]), day: Number(day[3]) }, checkZone(timeZone)).getTime();
+  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(value)) return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : t;
+}

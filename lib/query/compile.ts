@@ -1,0 +1,127 @@
+import type { Dataset } from "@/lib/manifest/schema";
+import { type Predicate, SqlParams, predicateSql } from "./filters";
+import { formulaFields, parseFormula } from "./formula/parse";
+import { type FormulaStep, planFormulaMetrics } from "./formula/plan";
+import { QueryError } from "./errors";
+import { checkSqlQuery } from "./sql-text";
+
+export interface FieldPredicate {
+  field: string;
+  predicate: Predicate;
+}
+
+export interface CompileOptions {
+  /** Dimension and metric ids wanted; all of the dataset's when omitted. */
+  columns?: readonly string[];
+  /** Conditions on the dataset's own fields (run.ts decides what to do with unknown fields). */
+  filters?: readonly FieldPredicate[];
+  /** Row cap; LIMIT is bound as a parameter. */
+  limit: number;
+}
+
+export interface CompiledDataset {
+  /** One parameterized statement; each row comes back as one JSON object column `row`. */
+  text: string;
+  values: unknown[];
+  /** Output columns, in order. */
+  columns: string[];
+  /** Formula metrics to evaluate after the query, in dependency order. */
+  formulas: FormulaStep[];
+  /** Conditions on formula metrics, applied in memory after evaluation. */
+  postFilters: FieldPredicate[];
+}
+
+const quote = (id: string) => `"${id}"`;
+
+/**
+ * Compiles a SQL dataset (`from` or `query` source) with the wanted columns and filter
+ * conditions into one statement: dimensions as fully qualified expressions, `sql` metrics
+ * injected as aggregates, WHERE for dimension conditions, HAVING for metric conditions,
+ * GROUP BY the dimensions when there are aggregates, ORDER BY, LIMIT. Every value is a
+ * bind parameter. The rows are wrapped with row_to_json so dates, numerics and bigints
+ * arrive as JSON (strings and numbers), keeping column order.
+ */
+export function compileDataset(dataset: Dataset, options: CompileOptions): CompiledDataset {
+  const dimensions = new Map(dataset.dimensions.map((d) => [d.id, d]));
+  const sqlMetrics = new Map(dataset.metrics.filter((m) => m.type === "sql").map((m) => [m.id, m]));
+  const formulaMetrics = dataset.metrics.filter((m) => m.type === "formula");
+  const all = [...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)];
+  const wanted = options.columns && options.columns.length > 0 ? [...options.columns] : all;
+  for (const column of wanted) if (!all.includes(column)) throw new QueryError("bad_manifest", `dataset '${dataset.id}' has no column '${column}'`);
+
+  const { steps, errors } = planFormulaMetrics(formulaMetrics, new Set([...dimensions.keys(), ...sqlMetrics.keys()]));
+  if (errors.length > 0) throw new QueryError("bad_manifest", `dataset '${dataset.id}': metric '${errors[0].metricId}': ${errors[0].message}`);
+
+  // Formula metrics (wanted or filtered on) pull in the columns they read, transitively.
+  const postFilters = (options.filters ?? []).filter((f) => formulaMetrics.some((m) => m.id === f.field));
+  const needed = new Set(wanted);
+  for (const f of postFilters) needed.add(f.field);
+  const formulaById = new Map(formulaMetrics.map((m) => [m.id, m]));
+  const stack = [...needed];
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    const metric = formulaById.get(id);
+    if (!metric) continue;
+    for (const dep of formulaFields(parseFormula(metric.expression)).keys()) {
+      if (!needed.has(dep)) {
+        needed.add(dep);
+        stack.push(dep);
+      }
+    }
+  }
+  const selectedDimensions = dataset.dimensions.filter((d) => needed.has(d.id));
+  const selectedMetrics = dataset.metrics.filter((m) => m.type === "sql" && needed.has(m.id));
+
+  const params = new SqlParams();
+  const where: string[] = [];
+  const having: string[] = [];
+  for (const { field, predicate } of options.filters ?? []) {
+    const dimension = dimensions.get(field);
+    if (dimension) where.push(predicateSql(dimension.column, predicate, params));
+    const metric = sqlMetrics.get(field);
+    if (metric) having.push(predicateSql(metric.expression, predicate, params));
+  }
+
+  const select = [
+    ...selectedDimensions.map((d) => `${d.column} AS ${quote(d.id)}`),
+    ...selectedMetrics.map((m) => `${m.expression} AS ${quote(m.id)}`),
+  ];
+  if (select.length === 0) select.push("count(*) AS \"count\"");
+  const source = dataset.query !== undefined ? `(\n${checkUserSql(dataset.query)}\n) AS ${quote(dataset.id)}` : dataset.from;
+  const aggregated = selectedMetrics.length > 0;
+  const groupBy = aggregated && selectedDimensions.length > 0 ? `\nGROUP BY ${selectedDimensions.map((_, i) => i + 1).join(", ")}` : "";
+  const order = (dataset.order_by ?? []).filter((o) => needed.has(o.column) && !formulaById.has(o.column));
+  const orderBy =
+    order.length > 0 ? `\nORDER BY ${order.map((o) => `${quote(o.column)} ${o.dir.toUpperCase()}`).join(", ")}`
+    : selectedDimensions.length > 0 ? `\nORDER BY ${selectedDimensions.map((_, i) => i + 1).join(", ")}`
+    : "";
+  const limit = Math.min(options.limit, dataset.limit ?? options.limit);
+  const inner =
+    `SELECT ${select.join(", ")}\nFROM ${source}` +
+    (where.length > 0 ? `\nWHERE ${where.join(" AND ")}` : "") +
+    groupBy +
+    (having.length > 0 ? `\nHAVING ${having.join(" AND ")}` : "") +
+    orderBy +
+    `\nLIMIT ${params.add(limit, "int")}`;
+  return {
+    text: `SELECT row_to_json(q) AS row FROM (\n${inner}\n) AS q`,
+    values: params.values,
+    columns: wanted,
+    formulas: steps.filter((s) => needed.has(s.id)),
+    postFilters,
+  };
+}
+
+/** Wraps a user query (`sql` widget) so its rows come back as JSON, capped; filters apply in memory afterwards. */
+export function compileUserQuery(query: string, limit: number): { text: string; values: unknown[] } {
+  const body = checkUserSql(query);
+  return { text: `SELECT row_to_json(q) AS row FROM (\n${body}\n) AS q\nLIMIT $1::int`, values: [limit] };
+}
+
+function checkUserSql(query: string): string {
+  try {
+    return checkSqlQuery(query);
+  } catch (error) {
+    throw new QueryError("bad_sql", error instanceof Error ? error.message : "unreadable SQL");
+  }
+}

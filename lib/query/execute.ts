@@ -1,0 +1,72 @@
+import "server-only";
+import { type TenantScope, withTenant } from "@/lib/db/tenant";
+import { QueryError } from "./errors";
+
+export interface ReadOnlyOptions {
+  /** IANA zone; the transaction's TimeZone, so `date` values meet timestamptz bounds at local midnight. */
+  timeZone: string;
+  statementTimeoutMs?: number;
+}
+
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs one compiled statement (`SELECT row_to_json(q) AS row FROM (...) q`) for a tenant:
+ * read-only transaction, the `quarry_reader` role under row-level security, statement_timeout.
+ * Database refusals become QueryErrors with a clear message.
+ *
+ * PGlite runs queries on the calling thread and does not enforce statement_timeout (it has no
+ * timer signal in WebAssembly); on PostgreSQL the timeout applies. The row cap is the LIMIT
+ * that compile.ts binds into every statement.
+ */
+export async function runReadOnly(scope: TenantScope, text: string, values: readonly unknown[], options: ReadOnlyOptions): Promise<Record<string, unknown>[]> {
+  const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  try {
+    return await withTenant(
+      scope,
+      async (tx) => {
+        await tx.$queryRaw`SELECT set_config('TimeZone', ${options.timeZone}, true)`;
+        const rows = await tx.$queryRawUnsafe<{ row: Record<string, unknown> }[]>(text, ...values);
+        return rows.map((r) => r.row);
+      },
+      { role: "reader", readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000 },
+    );
+  } catch (error) {
+    throw toQueryError(error, timeoutMs);
+  }
+}
+
+interface DriverFailure {
+  code?: string;
+  message?: string;
+}
+
+/** The PostgreSQL error behind a Prisma raw-query failure, when there is one. */
+function driverFailure(error: unknown): DriverFailure | null {
+  const meta = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: string; originalMessage?: string } } } } | null)?.meta;
+  const cause = meta?.driverAdapterError?.cause;
+  if (cause) return { code: cause.originalCode, message: cause.originalMessage };
+  const pg = error as { code?: unknown; message?: unknown } | null;
+  if (pg && typeof pg.code === "string" && /^[0-9A-Z]{5}$/.test(pg.code)) return { code: pg.code, message: String(pg.message) };
+  return null;
+}
+
+function toQueryError(error: unknown, timeoutMs: number): Error {
+  if (error instanceof QueryError) return error;
+  const failure = driverFailure(error);
+  if (!failure) return error instanceof Error ? error : new Error(String(error));
+  switch (failure.code) {
+    case "25006":
+      return new QueryError("write_not_allowed", "Dashboard queries are read-only: writes are not allowed");
+    case "42501":
+      return new QueryError("write_not_allowed", "Dashboard queries may only read the warehouse tables (permission denied)");
+    case "42601":
+      if (failure.message?.includes("multiple commands")) return new QueryError("multiple_statements", "Only one SQL statement is allowed");
+      return new QueryError("sql_error", `SQL error: ${failure.message}`);
+    case "57014":
+      return new QueryError("timeout", `The query took longer than ${timeoutMs} ms and was cancelled`);
+    default:
+      // Syntax, unknown column, type mismatch...: the author's SQL, so the author should see why.
+      return new QueryError("sql_error", `SQL error: ${failure.message ?? "the query failed"}`);
+  }
+}

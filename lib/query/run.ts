@@ -1,0 +1,140 @@
+import "server-only";
+import type { ParsedDashboard } from "@/lib/manifest/parse";
+import type { Dataset } from "@/lib/manifest/schema";
+import type { TenantScope } from "@/lib/db/tenant";
+import { type FieldPredicate, compileDataset, compileUserQuery } from "./compile";
+import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
+import { QueryError } from "./errors";
+import { runReadOnly } from "./execute";
+import { type FilterCondition, FilterValueError, filterRows, toPredicate, widgetConditions } from "./filters";
+import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
+import { KPI_CATALOG } from "./kpi-catalog";
+
+export const DEFAULT_ROW_CAP = 5_000;
+
+export interface WidgetQueryInput {
+  scope: TenantScope;
+  dashboard: ParsedDashboard;
+  widgetId: string;
+  /** Current value of each filter widget, by filter widget id; absent ids use the filter's default, null clears it. */
+  filterValues: Readonly<Record<string, unknown>>;
+  now: Date;
+  /** The organization's IANA time zone, for date filters. */
+  timeZone: string;
+  rowCap?: number;
+  statementTimeoutMs?: number;
+}
+
+export interface WidgetQueryResult {
+  columns: string[];
+  rows: Record<string, unknown>[];
+}
+
+/**
+ * The data of one widget, filtered by the current filter values. Self-contained per widget,
+ * so a batch endpoint calls it once per widget and one widget's QueryError does not affect
+ * the others. Throws QueryError for a widget-level failure.
+ */
+export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQueryResult> {
+  const widget = input.dashboard.widgetsById.get(input.widgetId);
+  if (!widget) throw new QueryError("unknown_widget", `No widget '${input.widgetId}' in this dashboard`);
+  const data = widget.spec.data;
+  if (!data) return { columns: [], rows: [] };
+  const cap = input.rowCap ?? DEFAULT_ROW_CAP;
+  const context = { now: input.now, timeZone: input.timeZone };
+  let predicates: (FilterCondition & FieldPredicate)[];
+  try {
+    predicates = widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
+  } catch (error) {
+    if (error instanceof FilterValueError) throw new QueryError("bad_filter_value", error.message);
+    throw error;
+  }
+
+  switch (data.kind) {
+    case "static":
+    case "demo": {
+      const rows = data.kind === "static" ? (data.rows ?? []).map((r) => ({ ...r })) : sampleOrders(input.now);
+      const available = data.kind === "static" ? Object.keys(Object.assign({}, ...rows)) : Object.keys(rows[0] ?? {});
+      return inMemory(rows, available, data.columns, predicates, input.timeZone, cap);
+    }
+    case "sql": {
+      const { text, values } = compileUserQuery(data.query ?? "", cap);
+      const rows = await runReadOnly(input.scope, text, values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
+      // Columns of user SQL are known only from its rows; with no rows, only what the manifest names.
+      const available = rows.length > 0 ? Object.keys(rows[0]) : [...(data.columns ?? [])];
+      return inMemory(rows, available, data.columns, predicates, input.timeZone, cap);
+    }
+    case "dataset":
+    case "kpi": {
+      const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi ?? "")?.dataset : input.dashboard.datasets.get(data.dataset ?? "");
+      if (!dataset) throw new QueryError("bad_manifest", data.kind === "kpi" ? `Unknown KPI '${data.kpi}'` : `Unknown dataset '${data.dataset}'`);
+      return runDataset(resolveKpiSource(dataset), data.columns, predicates, input, cap);
+    }
+  }
+}
+
+/** A dataset with `kpi:` is the catalog KPI plus the dataset's own formula metrics. */
+function resolveKpiSource(dataset: Dataset): Dataset {
+  if (dataset.kpi === undefined) return dataset;
+  const kpi = KPI_CATALOG.get(dataset.kpi);
+  if (!kpi) throw new QueryError("bad_manifest", `Unknown KPI '${dataset.kpi}'`);
+  return { ...kpi.dataset, id: dataset.id, metrics: [...kpi.dataset.metrics, ...dataset.metrics.filter((m) => m.type === "formula")], order_by: dataset.order_by, limit: dataset.limit };
+}
+
+/** Splits conditions into those on the dataset's fields and reports whether a required one names a missing field. */
+function partition(predicates: readonly (FilterCondition & FieldPredicate)[], fields: ReadonlySet<string>): { applicable: FieldPredicate[]; empty: boolean } {
+  const applicable: FieldPredicate[] = [];
+  for (const p of predicates) {
+    if (fields.has(p.field)) applicable.push({ field: p.field, predicate: p.predicate });
+    else if (p.required) return { applicable, empty: true };
+  }
+  return { applicable, empty: false };
+}
+
+async function runDataset(dataset: Dataset, columns: readonly string[] | undefined, predicates: readonly (FilterCondition & FieldPredicate)[], input: WidgetQueryInput, cap: number): Promise<WidgetQueryResult> {
+  const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
+  const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
+  const { applicable, empty } = partition(predicates, fields);
+  if (empty) return { columns: wanted, rows: [] };
+
+  if (dataset.from === undefined && dataset.query === undefined) return runDemoDataset(dataset, wanted, applicable, input, cap);
+
+  const compiled = compileDataset(dataset, { columns: wanted, filters: applicable, limit: cap });
+  const rows = await runReadOnly(input.scope, compiled.text, compiled.values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
+  applyFormulaSteps(rows, compiled.formulas);
+  const filtered = filterRows(rows, compiled.postFilters, input.timeZone);
+  return { columns: compiled.columns, rows: filtered.map((row) => project(row, compiled.columns)) };
+}
+
+/** A dataset without a source: demo rows, filtered on dimensions, grouped in memory, then formulas. */
+function runDemoDataset(dataset: Dataset, wanted: string[], applicable: FieldPredicate[], input: WidgetQueryInput, cap: number): WidgetQueryResult {
+  const dimensionColumns = new Map(dataset.dimensions.map((d) => [d.id, demoColumn(d.column)]));
+  const before = applicable.filter((p) => dimensionColumns.has(p.field)).map((p) => ({ field: dimensionColumns.get(p.field) as string, predicate: p.predicate }));
+  const after = applicable.filter((p) => !dimensionColumns.has(p.field));
+  const selected = { ...dataset, dimensions: dataset.dimensions.filter((d) => wanted.includes(d.id) || !dataset.metrics.some((m) => m.type === "sql")) };
+  const grouped = aggregateDemoRows(filterRows(sampleOrders(input.now), before, input.timeZone), selected);
+  const formulas = dataset.metrics.filter((m) => m.type === "formula");
+  const { steps } = planFormulaMetrics(formulas, new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.filter((m) => m.type === "sql").map((m) => m.id)]));
+  applyFormulaSteps(grouped, steps);
+  return { columns: wanted, rows: filterRows(grouped, after, input.timeZone).slice(0, cap).map((row) => project(row, wanted)) };
+}
+
+function inMemory(
+  rows: Record<string, unknown>[],
+  available: readonly string[],
+  columns: readonly string[] | undefined,
+  predicates: readonly (FilterCondition & FieldPredicate)[],
+  timeZone: string,
+  cap: number,
+): WidgetQueryResult {
+  const wanted = columns && columns.length > 0 ? [...columns] : [...available];
+  const { applicable, empty } = partition(predicates, new Set(available));
+  if (empty) return { columns: wanted, rows: [] };
+  return { columns: wanted, rows: filterRows(rows, applicable, timeZone).slice(0, cap).map((row) => project(row, wanted)) };
+}
+
+function project(row: Record<string, unknown>, columns: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const column of columns) out[column] = Object.hasOwn(row, column) ? row[column] : null;
+  return out;
+}
