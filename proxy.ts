@@ -21,5 +21,7 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  matcher: ["/((?!_next/static|_next/image|favicon.ico).*)"],
+  // Uploads bypass the proxy: Next buffers (and past 10 MB silently truncates) the body of every
+  // request the proxy sees, and /api/v1/documents/{id}/upload must stream files of up to DOCUMENT_MAX_BYTES.
+  matcher: ["/((?!_next/static|_next/image|favicon.ico|api/v1/documents/.+/upload).*)"],
 };
