@@ -2,6 +2,7 @@ import type { Endpoint } from "./endpoint";
 import { listLocations } from "@/lib/locations/contract";
 import * as dashboards from "@/lib/dashboards/contract";
 import { NOTIFICATION_ENDPOINTS } from "@/lib/notifications/contract";
+import { DOCUMENT_ENDPOINTS } from "@/lib/documents/contract";
 import { healthCheck, openApiDocument } from "./contract";
 
 /**
@@ -25,4 +26,5 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.queryDashboard,
   dashboards.queryEmbed,
   ...NOTIFICATION_ENDPOINTS,
+  ...DOCUMENT_ENDPOINTS,
 ];

@@ -1,0 +1,112 @@
+import "server-only";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
+import { ApiError, notFound, unprocessable } from "@/lib/api/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { documentStorageConfig } from "@/lib/config/storage";
+import { withTenant } from "@/lib/db/tenant";
+import { log } from "@/lib/log";
+import { ObjectTooLargeError } from "@/lib/storage/object-storage";
+import { objectStorage } from "@/lib/storage/provider";
+import { ContentInspector, ContentMismatchError, EmptyContentError } from "./content-inspector";
+import { resolveFileName } from "./documents";
+import { DOCUMENT_TYPES } from "./file-types";
+import { newStorageKey, toDocumentRecord } from "./record";
+
+export interface UploadRequest {
+  body: ReadableStream<Uint8Array> | null;
+  /** Content-Type header as sent. */
+  declaredType: string | null;
+  /** Content-Length header as sent, when any. */
+  declaredLength: number | null;
+  /** `?filename=`: replaces the record's file name (and may change its type). */
+  filename?: string;
+}
+
+/**
+ * Streams an upload into storage under a fresh key while hashing and
+ * checking it, then points the record at it in one short transaction. Until
+ * that commit the record keeps its previous file and status, so a dropped
+ * connection, an oversize or a lying file changes nothing visible. Concurrent
+ * uploads each store their own object; the last commit wins and removes the
+ * object it replaced.
+ */
+export async function uploadDocumentFile(principal: Principal, id: string, request: UploadRequest) {
+  const cfg = documentStorageConfig();
+  const current = await withTenant(principal, (tx) => tx.document.findUnique({ where: { id }, select: { filename: true } }));
+  if (!current) throw notFound("Document");
+  const { filename, type } = resolveFileName(request.filename ?? current.filename, request.declaredType, ["query", "filename"]);
+  if (request.declaredLength !== null && request.declaredLength > cfg.maxBytes) throw tooLarge(cfg.maxBytes);
+  if (!request.body || request.declaredLength === 0) throw emptyFile();
+
+  const storage = objectStorage();
+  const key = newStorageKey(cfg.storage.prefix, principal.orgId, id);
+  const inspector = new ContentInspector(type);
+  const source = Readable.fromWeb(request.body as WebReadableStream<Uint8Array>);
+  let sourceError: unknown = null;
+  source.once("error", (error) => (sourceError = error));
+  const [piped, stored] = await Promise.allSettled([
+    pipeline(source, inspector),
+    storage.putStream(key, inspector, { contentType: DOCUMENT_TYPES[type].contentType, maxBytes: cfg.maxBytes }),
+  ]);
+  if (piped.status === "rejected" || stored.status === "rejected") {
+    const errors = [piped, stored].flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    throw uploadFailure(errors, sourceError, cfg.maxBytes);
+  }
+
+  const committed = await withTenant(principal, async (tx) => {
+    // Row lock: concurrent commits to one document apply one after the other.
+    const locked = await tx.$queryRaw<{ storage_key: string | null; status: string; chunk_count: number; index_stale: boolean }[]>`
+      SELECT storage_key, status, chunk_count, index_stale FROM documents WHERE id = ${id} FOR UPDATE`;
+    if (locked.length === 0) return null;
+    const previous = locked[0];
+    const hadIndex = previous.chunk_count > 0 || previous.status === "indexing" || previous.status === "indexed";
+    const row = await tx.document.update({
+      where: { id },
+      data: {
+        filename,
+        extension: type,
+        contentType: DOCUMENT_TYPES[type].contentType,
+        sizeBytes: BigInt(inspector.size),
+        checksumSha256: inspector.sha256,
+        storageKey: key,
+        status: "uploaded",
+        statusReason: null,
+        uploadedBy: principal.userId,
+        uploadedAt: new Date(),
+        indexStale: hadIndex || previous.index_stale,
+      },
+    });
+    return { row, previousKey: previous.storage_key };
+  });
+  if (!committed) {
+    // Deleted while the bytes were streaming: drop what was just stored.
+    await storage.delete(key).catch(() => undefined);
+    throw notFound("Document");
+  }
+  if (committed.previousKey && committed.previousKey !== key) {
+    await storage
+      .delete(committed.previousKey)
+      .catch((error: unknown) => log.warn("replaced document file was not removed", { documentId: id, error: String(error) }));
+  }
+  return toDocumentRecord(committed.row);
+}
+
+function tooLarge(maxBytes: number) {
+  return new ApiError(413, `The file is larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(0)} MiB)`);
+}
+
+function emptyFile() {
+  return unprocessable([{ loc: ["body"], msg: "The file is empty (0 bytes)", type: "empty_file" }]);
+}
+
+/** The caller's view of a failed upload: what was wrong with the file, or that the connection broke. */
+function uploadFailure(errors: unknown[], sourceError: unknown, maxBytes: number): unknown {
+  const mismatch = errors.find((e) => e instanceof ContentMismatchError);
+  if (mismatch) return new ApiError(415, (mismatch as Error).message);
+  if (errors.some((e) => e instanceof ObjectTooLargeError)) return tooLarge(maxBytes);
+  if (errors.some((e) => e instanceof EmptyContentError)) return emptyFile();
+  if (sourceError) return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");
+  return errors[0];
+}
