@@ -102,6 +102,23 @@ function lex(sql: string): SqlToken[] {
   return tokens;
 }
 
+/*
+ * Functions user SQL may not call. set_config would let a statement change the tenant
+ * setting that row-level security reads (app.org_id) in the middle of the statement;
+ * pg_sleep would hold the single PGlite connection. Matched as calls, quoted or not,
+ * schema-qualified or not.
+ */
+const FORBIDDEN_FUNCTIONS = new Set(["set_config", "pg_sleep", "pg_sleep_for", "pg_sleep_until"]);
+
+function checkForbiddenCalls(tokens: SqlToken[]): void {
+  tokens.forEach((t, i) => {
+    const next = tokens[i + 1];
+    if ((t.kind === "word" || t.kind === "quoted") && FORBIDDEN_FUNCTIONS.has(t.text.toLowerCase()) && next?.kind === "punct" && next.text === "(") {
+      throw new SqlTextError(`${t.text.toLowerCase()}() is not allowed in dashboard SQL`, t.at);
+    }
+  });
+}
+
 function checkParentheses(tokens: SqlToken[]): void {
   let depth = 0;
   for (const t of tokens) {
@@ -123,6 +140,7 @@ export function checkSqlFragment(fragment: string): void {
     if (t.kind === "param") throw new SqlTextError(`bind parameters such as ${t.text} are not allowed here; filters supply the values`, t.at);
     if (t.kind === "punct" && t.text === ";") throw new SqlTextError("';' is not allowed in an expression", t.at);
   }
+  checkForbiddenCalls(tokens);
   checkParentheses(tokens);
 }
 
@@ -146,6 +164,7 @@ export function checkSqlQuery(query: string): string {
   if (!["select", "with", "values", "table", "("].includes(verb)) {
     throw new SqlTextError(`only read queries are allowed (SELECT or WITH), not ${first.kind === "word" ? first.text.toUpperCase() : "this"}`, first.at);
   }
+  checkForbiddenCalls(body);
   checkParentheses(body);
   // Cut at the end of the last token we kept, so trailing semicolons and comments go away.
   const last = body[body.length - 1];

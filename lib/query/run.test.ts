@@ -1,0 +1,129 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
+import { QueryError } from "./errors";
+import { runWidgetQuery } from "./run";
+
+function parse(yaml: string): ParsedDashboard {
+  const result = parseDashboardYaml(yaml);
+  if (!result.ok) throw new Error(result.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
+  return result.dashboard;
+}
+
+const sample = parse(fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8"));
+const now = new Date("2026-11-22T12:00:00Z");
+const acme = { orgId: "org_acme" };
+const run = (widgetId: string, filterValues: Record<string, unknown> = {}, scope: { orgId: string; locationIds?: string[] } = acme, dashboard = sample) =>
+  runWidgetQuery({ scope, dashboard, widgetId, filterValues, now, timeZone: "America/New_York" });
+
+describe("runWidgetQuery on the sample dashboard", () => {
+  it("runs every data widget of the sample", async () => {
+    for (const widget of sample.widgets.filter((w) => w.spec.data)) {
+      const result = await run(widget.metadata.id);
+      expect(result.rows.length, widget.metadata.id).toBeGreaterThan(0);
+      expect(Object.keys(result.rows[0])).toEqual(result.columns);
+    }
+  });
+
+  it("computes formula metrics after the query and filters by the default date (last month)", async () => {
+    const { columns, rows } = await run("location_table");
+    expect(columns).toEqual(["location", "region", "revenue", "orders", "margin_pct"]);
+    const all = await run("location_table", { date: null });
+    const total = (rs: Record<string, unknown>[]) => rs.reduce((s, r) => s + (r.orders as number), 0);
+    expect(total(rows)).toBeLessThan(total(all.rows) / 10);
+    for (const row of rows) expect(row.margin_pct).toBeCloseTo(((row.revenue as number) - 0) >= 0 ? (row.margin_pct as number) : 0);
+    const margin = await run("margin_gauge");
+    expect(margin.rows).toHaveLength(1);
+    expect(margin.rows[0].margin_pct).toBeGreaterThan(10);
+    expect(margin.rows[0].margin_pct).toBeLessThan(90);
+  });
+
+  it("applies the location select to every widget with location_id, and a sql widget without it ignores it", async () => {
+    const nyc = await run("revenue_by_location", { location_filter: ["loc_acme_nyc"] });
+    expect(nyc.rows.map((r) => r.location)).toEqual(["Manhattan Flagship"]);
+    const totals = await run("channel_totals", { location_filter: ["loc_acme_nyc"] });
+    const unfiltered = await run("channel_totals");
+    expect(totals.rows).toEqual(unfiltered.rows);
+  });
+
+  it("keeps tenants apart: globex sees its own locations and totals", async () => {
+    const acmeLocations = (await run("location_filter")).rows.map((r) => r.location_id);
+    const globexLocations = (await run("location_filter", {}, { orgId: "org_globex" })).rows.map((r) => r.location_id);
+    expect(acmeLocations.every((id) => String(id).startsWith("loc_acme_"))).toBe(true);
+    expect(globexLocations.every((id) => String(id).startsWith("loc_globex_"))).toBe(true);
+    expect(globexLocations.length).toBe(4);
+    const scoped = await run("location_filter", {}, { orgId: "org_acme", locationIds: ["loc_acme_nyc", "loc_acme_bos"] });
+    expect(scoped.rows).toHaveLength(2);
+  });
+
+  it("rejects an unusable filter value and an unknown widget with a QueryError", async () => {
+    await expect(run("revenue_trend", { date: "sometime soon" })).rejects.toThrow(QueryError);
+    await expect(run("revenue_trend", { date: "sometime soon" })).rejects.toThrow(/cannot read "sometime soon" as a date/);
+    await expect(run("nope")).rejects.toMatchObject({ code: "unknown_widget" });
+  });
+});
+
+const custom = (query: string, extra = "") =>
+  parse(`version: "1.0"
+kind: dashboard
+metadata: { id: d, name: D }
+spec:
+  tabs: [{ id: t, name: T, widgets: [w, pick] }]
+---
+version: "1.0"
+kind: widget
+metadata: { id: pick, name: Pick }
+spec:
+  component: filter
+  layout: { x: 0, y: 0, w: 1, h: 1 }
+  display: { filter: { control: select } }
+  bindings: [{ target: w, field: channel, operator: eq }]
+---
+version: "1.0"
+kind: widget
+metadata: { id: w, name: W }
+spec:
+  component: table
+  layout: { x: 0, y: 0, w: 1, h: 1 }
+  data:
+    kind: sql
+    query: ${JSON.stringify(query)}
+${extra}`);
+
+describe("user SQL runs read-only", () => {
+  it("runs a read query and filters its rows in memory", async () => {
+    const dashboard = custom("SELECT channel, count(*)::int AS n FROM orders GROUP BY channel ORDER BY channel");
+    const all = await run("w", {}, acme, dashboard);
+    expect(all.rows.map((r) => r.channel)).toEqual(["online", "partner", "store"]);
+    expect((await run("w", { pick: "store" }, acme, dashboard)).rows).toEqual([all.rows[2]]);
+  });
+
+  it("a targeted binding on a field the widget lacks empties it", async () => {
+    const dashboard = custom("SELECT count(*)::int AS n FROM orders");
+    expect((await run("w", { pick: "store" }, acme, dashboard)).rows).toEqual([]);
+    expect((await run("w", {}, acme, dashboard)).rows).toHaveLength(1);
+  });
+
+  it.each([
+    ["WITH gone AS (DELETE FROM orders RETURNING id) SELECT count(*) FROM gone", "sql_error"],
+    ["SELECT * FROM users", "write_not_allowed"],
+    ["SELECT no_such_column FROM orders", "sql_error"],
+  ])("%s is refused at run time (%s)", async (query, code) => {
+    await expect(run("w", {}, acme, custom(query))).rejects.toMatchObject({ name: "QueryError", code });
+  });
+
+  it.each([
+    ["DELETE FROM orders", /only read queries are allowed/],
+    ["SELECT set_config('app.org_id', 'org_globex', true), (SELECT count(*) FROM orders)", /set_config\(\) is not allowed/],
+    ['SELECT pg_catalog."set_config"(\'app.org_id\', \'x\', false)', /set_config\(\) is not allowed/],
+    ["SELECT pg_sleep(60)", /pg_sleep\(\) is not allowed/],
+  ])("%s is refused at validation", (query, message) => {
+    expect(() => custom(query)).toThrow(message);
+  });
+
+  it("a second statement is refused at validation, and never reaches the database", () => {
+    expect(() => custom("SELECT 1; DROP TABLE orders")).toThrow(/only one statement is allowed/);
+    expect(() => custom("SELECT 1 /* unterminated")).toThrow(/unterminated/);
+  });
+});
