@@ -1,0 +1,246 @@
+"use client";
+
+import { useCallback, useEffect, useRef, useState, type DragEvent, type ReactNode } from "react";
+import type { z } from "zod";
+import type { DocumentList, DocumentRecord, DocumentStatus, UploadConstraints } from "@/lib/documents/contract";
+import { formatBytes } from "./format";
+import { createRecord, deleteRecord, precheckFile, requestDownloadUrl, sendFile } from "./upload-file";
+import styles from "./documents.module.css";
+
+type List = z.infer<typeof DocumentList>;
+type Constraints = z.infer<typeof UploadConstraints>;
+
+interface UploadItem {
+  key: string;
+  name: string;
+  size: number;
+  progress: number;
+  state: "queued" | "uploading" | "done" | "error";
+  error?: string;
+}
+
+const POLL_MS = 4000;
+/** Files sent at the same time; more only compete for the same upload bandwidth. */
+const PARALLEL_UPLOADS = 2;
+
+const STATUS_TONE: Record<DocumentStatus, string> = { created: "", uploaded: "good", indexing: "warn", indexed: "good", failed: "bad" };
+
+export interface DocumentsClientProps {
+  initial: List;
+  constraints: Constraints;
+  /** Admins upload and delete; everyone else reads. */
+  canManage: boolean;
+  pageSize: number;
+  /** Where the document search panel (issue 7) renders. */
+  searchPanel?: ReactNode;
+}
+
+export function DocumentsClient({ initial, constraints, canManage, pageSize, searchPanel }: DocumentsClientProps) {
+  const [list, setList] = useState<List>(initial);
+  const [query, setQuery] = useState("");
+  const [status, setStatus] = useState<"" | DocumentStatus>("");
+  const [uploads, setUploads] = useState<UploadItem[]>([]);
+  const [dragging, setDragging] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+  const inputRef = useRef<HTMLInputElement>(null);
+
+  // The poller reads the current filters from here, so it never restarts when they change.
+  const filters = useRef<{ query: string; status: "" | DocumentStatus }>({ query: "", status: "" });
+
+  const refresh = useCallback(async () => {
+    const params = new URLSearchParams({ limit: String(pageSize) });
+    if (filters.current.query.trim()) params.set("q", filters.current.query.trim());
+    if (filters.current.status) params.set("status", filters.current.status);
+    const res = await fetch(`/api/v1/documents?${params}`, { cache: "no-store" });
+    if (res.ok) setList((await res.json()) as List);
+  }, [pageSize]);
+
+  // Status chips follow indexing and other admins' uploads: poll while the tab is visible.
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === "visible") void refresh();
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [refresh]);
+
+  function setFilter(change: Partial<typeof filters.current>) {
+    filters.current = { ...filters.current, ...change };
+    if (change.query !== undefined) setQuery(change.query);
+    if (change.status !== undefined) setStatus(change.status);
+    void refresh();
+  }
+
+  const update = (key: string, change: Partial<UploadItem>) => setUploads((items) => items.map((u) => (u.key === key ? { ...u, ...change } : u)));
+
+  async function uploadOne(item: UploadItem, file: File) {
+    update(item.key, { state: "uploading" });
+    let created: DocumentRecord | null = null;
+    try {
+      created = await createRecord(file);
+      await sendFile(created.id, file, (progress) => update(item.key, { progress }));
+      update(item.key, { state: "done", progress: 1 });
+    } catch (error) {
+      update(item.key, { state: "error", error: (error as Error).message });
+      // A record whose file never arrived is only clutter; the user retries by dropping the file again.
+      if (created) await deleteRecord(created.id).catch(() => undefined);
+    }
+    await refresh();
+  }
+
+  async function addFiles(files: File[]) {
+    const accepted: [UploadItem, File][] = [];
+    const items = files.map((file, index) => {
+      const problem = precheckFile(file, constraints);
+      const item: UploadItem = { key: `${Date.now()}-${index}-${file.name}`, name: file.name, size: file.size, progress: 0, state: problem ? "error" : "queued", error: problem ?? undefined };
+      if (!problem) accepted.push([item, file]);
+      return item;
+    });
+    setUploads((current) => [...items, ...current.filter((u) => u.state !== "done")]);
+    const queue = [...accepted];
+    const worker = async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await uploadOne(...next);
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_UPLOADS, queue.length) }, worker));
+  }
+
+  function onDrop(event: DragEvent<HTMLDivElement>) {
+    event.preventDefault();
+    setDragging(false);
+    void addFiles(Array.from(event.dataTransfer.files));
+  }
+
+  async function download(doc: DocumentRecord) {
+    setMessage(null);
+    try {
+      const url = await requestDownloadUrl(doc.id);
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = doc.filename;
+      link.rel = "noopener";
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+    } catch (error) {
+      setMessage((error as Error).message);
+    }
+  }
+
+  async function remove(doc: DocumentRecord) {
+    if (!window.confirm(`Delete “${doc.title}”? Its file and search index are removed too.`)) return;
+    setMessage(null);
+    try {
+      await deleteRecord(doc.id);
+      setList((current) => ({ ...current, items: current.items.filter((d) => d.id !== doc.id), total: current.total - 1 }));
+    } catch (error) {
+      setMessage((error as Error).message);
+    }
+  }
+
+  return (
+    <div className={styles.layout}>
+      {canManage && (
+        <section aria-label="Upload documents" className="card">
+          <div
+            className={`${styles.dropzone} ${dragging ? styles.dragging : ""}`}
+            data-testid="document-dropzone"
+            onDragOver={(event) => {
+              event.preventDefault();
+              setDragging(true);
+            }}
+            onDragLeave={() => setDragging(false)}
+            onDrop={onDrop}
+          >
+            <p>
+              Drop files here or{" "}
+              <button type="button" className="link-button" onClick={() => inputRef.current?.click()}>
+                choose files
+              </button>
+            </p>
+            <p className="muted">
+              {constraints.types.map((t) => t.label).join(", ")} · up to {formatBytes(constraints.max_bytes)} each
+            </p>
+            <input
+              ref={inputRef}
+              type="file"
+              multiple
+              hidden
+              accept={constraints.accept}
+              data-testid="document-file-input"
+              onChange={(event) => {
+                void addFiles(Array.from(event.target.files ?? []));
+                event.target.value = "";
+              }}
+            />
+          </div>
+          {uploads.length > 0 && (
+            <ul className={styles.uploads} aria-label="Uploads">
+              {uploads.map((u) => (
+                <li key={u.key} className={styles.upload} data-testid="upload-item" data-state={u.state}>
+                  <span className={styles.uploadName}>{u.name}</span>
+                  <span className="muted">{formatBytes(u.size)}</span>
+                  {u.state === "error" ? (
+                    <span className={styles.uploadError} role="alert">{u.error}</span>
+                  ) : (
+                    <progress className={styles.progress} max={1} value={u.progress} aria-label={`Upload progress of ${u.name}`}>
+                      {Math.round(u.progress * 100)}%
+                    </progress>
+                  )}
+                  <span className={styles.uploadState}>{u.state === "uploading" ? `${Math.round(u.progress * 100)}%` : u.state === "done" ? "Done" : u.state === "queued" ? "Waiting" : ""}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
+
+      {searchPanel}
+
+      <section aria-label="Documents">
+        <div className={styles.toolbar}>
+          <input type="search" placeholder="Filter by title or file name" value={query} onChange={(e) => setFilter({ query: e.target.value })} aria-label="Filter documents" />
+          <select value={status} onChange={(e) => setFilter({ status: e.target.value as "" | DocumentStatus })} aria-label="Status">
+            <option value="">Any status</option>
+            {(["created", "uploaded", "indexing", "indexed", "failed"] as const).map((s) => (
+              <option key={s} value={s}>{s}</option>
+            ))}
+          </select>
+          <span className="muted">{list.total} document{list.total === 1 ? "" : "s"}</span>
+        </div>
+        {message && <div className="error-box" role="alert">{message}</div>}
+        {list.items.length === 0 ? (
+          <p className="empty-state">{canManage ? "No documents yet. Drop a file above to add one." : "No documents yet."}</p>
+        ) : (
+          <table className="grid-table" data-testid="documents-table">
+            <thead>
+              <tr><th>Title</th><th>File</th><th>Size</th><th>Status</th><th>Uploaded</th><th aria-label="Actions" /></tr>
+            </thead>
+            <tbody>
+              {list.items.map((doc) => (
+                <tr key={doc.id} data-testid="document-row" data-document-id={doc.id} data-filename={doc.filename} data-status={doc.status}>
+                  <td>
+                    <strong>{doc.title}</strong>
+                    {doc.tags.length > 0 && <div className={styles.tags}>{doc.tags.map((t) => <span key={t} className={styles.tag}>{t}</span>)}</div>}
+                  </td>
+                  <td className={styles.filename}>{doc.filename}</td>
+                  <td>{formatBytes(doc.size_bytes)}</td>
+                  <td>
+                    <span className={`chip ${STATUS_TONE[doc.status]}`} data-testid="status-chip" title={doc.status_reason ?? undefined}>{doc.status}</span>
+                    {doc.status === "indexing" && doc.index_progress_total > 0 && (
+                      <span className="muted"> {doc.index_progress_done}/{doc.index_progress_total}</span>
+                    )}
+                    {doc.index_stale && <span className="chip warn" title="The file changed after indexing; re-index it"> stale index</span>}
+                  </td>
+                  <td>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
+                  <td className={styles.actions}>
+                    <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>
+                    {canManage && <button type="button" className="button danger" onClick={() => void remove(doc)}>Delete</button>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </div>
+  );
+}
