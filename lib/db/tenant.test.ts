@@ -45,3 +45,20 @@ describe("withTenant (row-level security)", () => {
     expect(row.org).toBeNull();
   });
 });
+
+describe("tenant settings cannot be changed from inside a tenant transaction", () => {
+  it.each(["app", "reader"] as const)("set_config is refused to the %s role", async (role) => {
+    await expect(
+      withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe("SELECT set_config('app.org_id', 'org_globex', true)"), { role }),
+    ).rejects.toThrow(/permission denied/);
+  });
+
+  it("keeps the time zone and statement timeout settings working", async () => {
+    const [row] = await withTenant(
+      { orgId: "org_acme" },
+      (tx) => tx.$queryRawUnsafe<{ tz: string; timeout: string }[]>("SELECT current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS timeout"),
+      { role: "reader", readOnly: true, timeZone: "Europe/Berlin", statementTimeoutMs: 1500 },
+    );
+    expect(row).toEqual({ tz: "Europe/Berlin", timeout: "1500ms" });
+  });
+});

@@ -20,6 +20,8 @@ export interface TenantOptions {
   statementTimeoutMs?: number;
   /** Upper bound on the whole transaction (Prisma's interactive transaction timeout). */
   timeoutMs?: number;
+  /** IANA time zone for the transaction (how `date` values meet `timestamptz` bounds). */
+  timeZone?: string;
 }
 
 const ROLE_NAMES = { app: "quarry_app", reader: "quarry_reader" } as const;
@@ -35,12 +37,15 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   return prisma.$transaction(
     async (tx) => {
       if (options.readOnly) await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
-      await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[options.role ?? "app"]}`);
+      // Settings first, role second: the tenant roles may not call set_config (migration 0007),
+      // so nothing running as them can move the transaction to another tenant.
       const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
       await tx.$queryRaw`SELECT set_config('app.org_id', ${scope.orgId}, true), set_config('app.location_ids', ${locations}, true)`;
       if (options.statementTimeoutMs) {
         await tx.$queryRaw`SELECT set_config('statement_timeout', ${String(Math.ceil(options.statementTimeoutMs))}, true)`;
       }
+      if (options.timeZone) await tx.$queryRaw`SELECT set_config('TimeZone', ${options.timeZone}, true)`;
+      await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[options.role ?? "app"]}`);
       return work(tx);
     },
     { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },

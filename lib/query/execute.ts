@@ -25,11 +25,10 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
     return await withTenant(
       scope,
       async (tx) => {
-        await tx.$queryRaw`SELECT set_config('TimeZone', ${options.timeZone}, true)`;
         const rows = await tx.$queryRawUnsafe<{ row: Record<string, unknown> }[]>(text, ...values);
         return rows.map((r) => r.row);
       },
-      { role: "reader", readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000 },
+      { role: "reader", readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000, timeZone: options.timeZone },
     );
   } catch (error) {
     throw toQueryError(error, timeoutMs);
