@@ -6,6 +6,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
 import { withTenant } from "@/lib/db/tenant";
 import { log } from "@/lib/log";
+import { QueryError } from "@/lib/query/errors";
 import { runWidgetQuery } from "@/lib/query/run";
 import type { QueryBody } from "./contract";
 import type { EmbedGrant } from "./embed";
@@ -75,8 +76,9 @@ async function runWidgets(input: RunInput) {
       putCachedResult(key, result);
       widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false };
     } catch (error) {
-      const detail = error instanceof Error && error.name !== "Error" ? error.message : "This widget's query failed";
-      if (!(error instanceof Error) || error.name === "Error") log.warn("widget query failed", { widgetId, error: String(error) });
+      // QueryError messages are written for viewers; anything else is ours to log, not to show.
+      if (!(error instanceof QueryError)) log.error("widget query failed", { widgetId, error: error instanceof Error ? error.stack : String(error) });
+      const detail = error instanceof QueryError ? error.message : "This widget's data could not be computed";
       widgets[widgetId] = { columns: [], rows: [], error: { detail }, cached: false };
     }
   }
