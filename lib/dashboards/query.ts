@@ -11,7 +11,7 @@ import { runWidgetQuery } from "@/lib/query/run";
 import type { QueryBody } from "./contract";
 import type { EmbedGrant } from "./embed";
 import { parseManifestCached, type ValidManifest } from "./manifest";
-import { findDashboardOr404, isEditor, publishedVersionOf, viewerMayOpen } from "./records";
+import { findDashboardOr404, isEditor, viewerMayOpen } from "./records";
 import { getCachedResult, putCachedResult, resultKey } from "./result-cache";
 
 export interface WidgetResult {
