@@ -1,6 +1,7 @@
 import "server-only";
 import { config } from "@/lib/config";
 import { notificationsConfig } from "@/lib/config/notifications";
+import { documentStorageConfig } from "@/lib/config/storage";
 import { getDb } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/notifications/worker";
@@ -12,8 +13,9 @@ import { startNotificationWorker } from "@/lib/notifications/worker";
 export async function boot(): Promise<void> {
   const cfg = config();
   const notifications = notificationsConfig();
+  const documents = documentStorageConfig();
   const started = Date.now();
   const db = await getDb();
   if (notifications.in_process_worker) await startNotificationWorker();
-  log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, ms: Date.now() - started });
+  log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, ms: Date.now() - started });
 }
