@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import type { z } from "zod";
 import { ApiError, conflict, notFound } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
+import { config } from "@/lib/config";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import { verifyLocalDownload } from "@/lib/storage/local-signed-url";
@@ -10,13 +11,15 @@ import { ObjectNotFoundError, attachmentDisposition } from "@/lib/storage/object
 import { objectStorage } from "@/lib/storage/provider";
 import type { SignedFileQuery } from "./contract";
 
-/** A signed URL for the document's current file, valid for DOCUMENT_DOWNLOAD_URL_TTL_SECONDS. */
-export async function createDownloadLink(principal: Principal, id: string, appOrigin: string) {
+/** A signed URL for the document's current file, valid for DOCUMENT_DOWNLOAD_URL_TTL_SECONDS (local URLs start with QUARRY_PUBLIC_URL). */
+export async function createDownloadLink(principal: Principal, id: string) {
   const row = await withTenant(principal, (tx) => tx.document.findUnique({ where: { id } }));
   if (!row) throw notFound("Document");
   if (!row.storageKey || row.sizeBytes === null || !row.checksumSha256) throw conflict("No file has been uploaded for this document yet");
   const ttl = documentStorageConfig().downloadUrlTtlSeconds;
   const expiresAt = new Date(Date.now() + ttl * 1000);
+  // The configured public URL, not the request's origin: Next reports 127.0.0.1 as localhost, and proxies rewrite hosts.
+  const appOrigin = config().publicUrl.replace(/\/+$/, "");
   const url = await objectStorage().signedDownloadUrl(row.storageKey, { filename: row.filename, contentType: row.contentType, expiresInSeconds: ttl, appOrigin });
   return { url, expires_at: expiresAt, filename: row.filename, content_type: row.contentType, size_bytes: Number(row.sizeBytes), checksum_sha256: row.checksumSha256 };
 }

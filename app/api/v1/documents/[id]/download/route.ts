@@ -2,4 +2,4 @@ import { route } from "@/lib/api/route";
 import { downloadDocument } from "@/lib/documents/contract";
 import { createDownloadLink } from "@/lib/documents/download";
 
-export const GET = route(downloadDocument, ({ req, principal, params }) => createDownloadLink(principal, params.id, req.nextUrl.origin));
+export const GET = route(downloadDocument, ({ principal, params }) => createDownloadLink(principal, params.id));
