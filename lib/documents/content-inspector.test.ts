@@ -54,3 +54,16 @@ describe("content inspection", () => {
     expect(readZipDirectory(Buffer.from("not a zip at all, just text"), 27)).toMatchObject({ ok: false });
   });
 });
+
+describe("declared length", () => {
+  it("fails a body that ends short of its Content-Length, or runs past it", async () => {
+    const data = Buffer.from("region,revenue\nNorth,120\n");
+    const short = new ContentInspector("csv", data.length + 10);
+    await expect(pipeline(Readable.from([data]), short, new Writable({ write: (_c, _e, cb) => cb() }))).rejects.toThrow(/Received 25 of 35 declared bytes/);
+    const long = new ContentInspector("csv", 5);
+    await expect(pipeline(Readable.from([data]), long, new Writable({ write: (_c, _e, cb) => cb() }))).rejects.toThrow(/declared bytes/);
+    const exact = new ContentInspector("csv", data.length);
+    await pipeline(Readable.from([data]), exact, new Writable({ write: (_c, _e, cb) => cb() }));
+    expect(exact.size).toBe(data.length);
+  });
+});

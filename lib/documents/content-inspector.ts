@@ -20,6 +20,14 @@ export class EmptyContentError extends Error {
   }
 }
 
+/** The body ended with a different byte count than its Content-Length: a dropped or broken upload. */
+export class IncompleteBodyError extends Error {
+  constructor(readonly expected: number, readonly received: number) {
+    super(`Received ${received} of ${expected} declared bytes`);
+    this.name = "IncompleteBodyError";
+  }
+}
+
 /** Enough for file-type's signatures and for a PDF header after leading junk. */
 const HEAD_BYTES = 4100;
 /** The end of a .docx kept to read its ZIP directory; thousands of entries fit. */
@@ -42,12 +50,20 @@ export class ContentInspector extends Transform {
   size = 0;
   sha256 = "";
 
-  constructor(private readonly type: DocumentType) {
+  constructor(
+    private readonly type: DocumentType,
+    /** Content-Length, when declared: a body that ends short (or runs long) of it fails. */
+    private readonly expectedSize: number | null = null,
+  ) {
     super();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.size += chunk.length;
+    if (this.expectedSize !== null && this.size > this.expectedSize) {
+      callback(new IncompleteBodyError(this.expectedSize, this.size));
+      return;
+    }
     this.hash.update(chunk);
     if (this.type === "docx") this.keepTail(chunk);
     if ((this.type === "txt" || this.type === "csv") && hasBinaryBytes(chunk)) {
@@ -67,6 +83,8 @@ export class ContentInspector extends Transform {
   override _flush(callback: TransformCallback): void {
     void (async () => {
       if (this.size === 0) throw new EmptyContentError();
+      // Some servers end a request body quietly when the client disconnects; the declared length tells.
+      if (this.expectedSize !== null && this.size !== this.expectedSize) throw new IncompleteBodyError(this.expectedSize, this.size);
       if (!this.headChecked) await this.checkHead();
       if (this.type === "docx") this.checkWordDirectory();
       this.sha256 = this.hash.digest("hex");

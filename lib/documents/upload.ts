@@ -9,7 +9,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { log } from "@/lib/log";
 import { ObjectTooLargeError } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
-import { ContentInspector, ContentMismatchError, EmptyContentError } from "./content-inspector";
+import { ContentInspector, ContentMismatchError, EmptyContentError, IncompleteBodyError } from "./content-inspector";
 import { resolveFileName } from "./documents";
 import { DOCUMENT_TYPES } from "./file-types";
 import { newStorageKey, toDocumentRecord } from "./record";
@@ -42,7 +42,7 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
 
   const storage = objectStorage();
   const key = newStorageKey(cfg.storage.prefix, principal.orgId, id);
-  const inspector = new ContentInspector(type);
+  const inspector = new ContentInspector(type, request.declaredLength);
   const source = Readable.fromWeb(request.body as WebReadableStream<Uint8Array>);
   let sourceError: unknown = null;
   source.once("error", (error) => (sourceError = error));
@@ -107,6 +107,6 @@ function uploadFailure(errors: unknown[], sourceError: unknown, maxBytes: number
   if (mismatch) return new ApiError(415, (mismatch as Error).message);
   if (errors.some((e) => e instanceof ObjectTooLargeError)) return tooLarge(maxBytes);
   if (errors.some((e) => e instanceof EmptyContentError)) return emptyFile();
-  if (sourceError) return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");
+  if (sourceError || errors.some((e) => e instanceof IncompleteBodyError)) return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");
   return errors[0];
 }

@@ -182,6 +182,9 @@ describe("documents API", () => {
     const res = await put(id, dropping);
     expect(res.status).toBe(400);
     expect(res.json.detail).toMatch(/interrupted/);
+    // A body that ends quietly short of its Content-Length is a dropped upload too.
+    const short = await put(id, Buffer.alloc(1000, "c"), { headers: { "content-length": "5000" } });
+    expect(short.status).toBe(400);
     const record = await call(one.GET, "GET", `/api/v1/documents/${id}`, { token: admin, params: { id } });
     expect(record.json.checksum_sha256).toBe(sha256(files.txt));
     expect(storedObjects("org_acme", id)).toHaveLength(1);
