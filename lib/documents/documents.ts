@@ -67,12 +67,14 @@ export async function createDocumentFor(principal: Principal, body: z.output<typ
 }
 
 export async function listDocumentsFor(principal: Principal, query: z.output<typeof ListDocumentsQuery>) {
+  // Prisma passes `contains` into LIKE unescaped; a user's % or _ means the character itself.
+  const text = query.q?.replace(/[\\%_]/g, "\\$&");
   const where: Prisma.DocumentWhereInput = {
     ...(query.status ? { status: query.status } : {}),
     ...(query.type ? { extension: query.type } : {}),
     ...(query.tag ? { tags: { has: query.tag } } : {}),
-    ...(query.q
-      ? { OR: [{ title: { contains: query.q, mode: "insensitive" } }, { filename: { contains: query.q, mode: "insensitive" } }] }
+    ...(text
+      ? { OR: [{ title: { contains: text, mode: "insensitive" } }, { filename: { contains: text, mode: "insensitive" } }] }
       : {}),
   };
   const [rows, total] = await withTenant(principal, (tx) =>

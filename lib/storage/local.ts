@@ -34,10 +34,13 @@ export class LocalObjectStorage implements ObjectStorage {
     const temporary = path.join(this.root, ".tmp", `${crypto.randomUUID()}.part`);
     await fsp.mkdir(path.dirname(temporary), { recursive: true });
     await fsp.mkdir(path.dirname(target), { recursive: true });
+    const file = fs.createWriteStream(temporary, { flags: "wx", mode: 0o600 });
     try {
-      await pipeline(guardedBody(body, options), fs.createWriteStream(temporary, { flags: "wx", mode: 0o600 }));
+      await pipeline(guardedBody(body, options), file);
       await fsp.rename(temporary, target);
     } catch (error) {
+      // A write stream destroyed while still opening creates its file afterwards: wait for it to close first.
+      if (!file.closed) await new Promise<void>((resolve) => file.once("close", () => resolve()));
       await fsp.rm(temporary, { force: true });
       throw error;
     }

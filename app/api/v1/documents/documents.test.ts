@@ -226,6 +226,9 @@ describe("documents API", () => {
     expect(all.total).toBeGreaterThan(5);
     expect((await list("?limit=2&offset=2")).items[0].id).not.toBe(all.items[0].id);
     expect((await list("?q=handBOOK")).items.map((d: { id: string }) => d.id)).toEqual([created.json.id]);
+    // LIKE wildcards in q are literal characters.
+    expect((await list("?q=%25")).total).toBe(0);
+    expect((await list("?q=_")).total).toBe(0);
     expect((await list("?tag=HR")).items.map((d: { id: string }) => d.id)).toContain(created.json.id);
     expect((await list("?status=created&type=txt")).items.every((d: { status: string; extension: string }) => d.status === "created" && d.extension === "txt")).toBe(true);
     expect((await call(collection.GET, "GET", "/api/v1/documents?status=lost&limit=0", { token: admin })).status).toBe(422);
