@@ -1,6 +1,5 @@
 import "server-only";
 import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { ApiError, notFound, unprocessable } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
@@ -45,14 +44,21 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
   const inspector = new ContentInspector(type, request.declaredLength);
   const source = Readable.fromWeb(request.body as WebReadableStream<Uint8Array>);
   let sourceError: unknown = null;
-  source.once("error", (error) => (sourceError = error));
-  const [piped, stored] = await Promise.allSettled([
-    pipeline(source, inspector),
-    storage.putStream(key, inspector, { contentType: DOCUMENT_TYPES[type].contentType, maxBytes: cfg.maxBytes }),
-  ]);
-  if (piped.status === "rejected" || stored.status === "rejected") {
-    const errors = [piped, stored].flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
-    throw uploadFailure(errors, sourceError, cfg.maxBytes);
+  source.on("error", (error) => {
+    sourceError = error;
+    inspector.destroy(error);
+  });
+  // The storage write reports the inspector's errors; this listener only keeps a late duplicate from being "unhandled".
+  inspector.on("error", () => undefined);
+  // pipe, not pipeline: a refused file must not tear down the request (see drainRefusedBody).
+  source.pipe(inspector);
+  try {
+    await storage.putStream(key, inspector, { contentType: DOCUMENT_TYPES[type].contentType, maxBytes: cfg.maxBytes });
+  } catch (error) {
+    const failure = uploadFailure(error, sourceError, cfg.maxBytes);
+    if (failure instanceof ApiError && failure.status === 413) source.destroy();
+    else if (!sourceError) drainRefusedBody(source, cfg.maxBytes);
+    throw failure;
   }
 
   const committed = await withTenant(principal, async (tx) => {
@@ -102,11 +108,27 @@ function emptyFile() {
 }
 
 /** The caller's view of a failed upload: what was wrong with the file, or that the connection broke. */
-function uploadFailure(errors: unknown[], sourceError: unknown, maxBytes: number): unknown {
-  const mismatch = errors.find((e) => e instanceof ContentMismatchError);
-  if (mismatch) return new ApiError(415, (mismatch as Error).message);
-  if (errors.some((e) => e instanceof ObjectTooLargeError)) return tooLarge(maxBytes);
-  if (errors.some((e) => e instanceof EmptyContentError)) return emptyFile();
-  if (sourceError || errors.some((e) => e instanceof IncompleteBodyError)) return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");
-  return errors[0];
+function uploadFailure(error: unknown, sourceError: unknown, maxBytes: number): unknown {
+  if (error instanceof ContentMismatchError) return new ApiError(415, error.message);
+  if (error instanceof ObjectTooLargeError) return tooLarge(maxBytes);
+  if (error instanceof EmptyContentError) return emptyFile();
+  if (sourceError || error instanceof IncompleteBodyError) {
+    return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");
+  }
+  return error;
+}
+
+/**
+ * Reads and discards the rest of a refused upload (at most the size limit), so
+ * the client, still sending, gets the error response instead of a reset
+ * connection. Oversized uploads are cut off instead.
+ */
+function drainRefusedBody(source: Readable, maxBytes: number) {
+  let drained = 0;
+  source.unpipe();
+  source.on("data", (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > maxBytes) source.destroy();
+  });
+  source.resume();
 }

@@ -1,6 +1,9 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
+import { Readable } from "node:stream";
+import { NextRequest } from "next/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, tokenFor } from "@/test/helpers";
 import { withTenant } from "@/lib/db/tenant";
@@ -140,6 +143,42 @@ describe("documents API", () => {
       expect(record.json).toMatchObject({ status: "created", size_bytes: null, checksum_sha256: null });
       expect(storedObjects("org_acme", id)).toEqual([]);
     }
+  });
+
+  it("answers a refused upload over a real socket while the client is still sending", async () => {
+    const id = (await create("socket.pdf")).json.id as string;
+    // A minimal HTTP server handing the request stream to the route, as Next does.
+    const server = http.createServer(async (req, res) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
+      const body = Readable.toWeb(req) as unknown as BodyInit;
+      const request = new NextRequest(new URL(req.url!, "http://127.0.0.1"), { method: "POST", headers, body, duplex: "half" } as RequestInit & { duplex: "half" });
+      const response = await upload.POST(request, { params: Promise.resolve({ id }) });
+      res.writeHead(response.status, { "content-type": "application/json" });
+      res.end(await response.text());
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    const lying = Buffer.concat([Buffer.from("PK\x03\x04"), Buffer.alloc(200 * 1024, 1)]);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port, method: "POST", path: `/api/v1/documents/${id}/upload`, headers: { authorization: `Bearer ${admin}`, "content-type": "application/pdf", "content-length": lying.length } }, (res) => {
+        let body = "";
+        res.on("data", (c) => (body += c));
+        res.on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on("error", reject);
+      // Send slowly so the refusal comes mid-upload.
+      let at = 0;
+      const next = () => {
+        if (at >= lying.length) return void req.end();
+        req.write(lying.subarray(at, (at += 16 * 1024)));
+        setTimeout(next, 2);
+      };
+      next();
+    });
+    server.close();
+    expect(answer.status).toBe(415);
+    expect(JSON.parse(answer.body).detail).toMatch(/not a PDF/);
   });
 
   it("refuses empty and oversized files (declared or streamed) without storing anything", async () => {
