@@ -152,7 +152,7 @@ describe("documents API", () => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
       const body = Readable.toWeb(req) as unknown as BodyInit;
-      const request = new NextRequest(new URL(req.url!, "http://127.0.0.1"), { method: "POST", headers, body, duplex: "half" } as RequestInit & { duplex: "half" });
+      const request = new NextRequest(new URL(req.url!, "http://127.0.0.1"), { method: "POST", headers, body, duplex: "half" } as ConstructorParameters<typeof NextRequest>[1]);
       const response = await upload.POST(request, { params: Promise.resolve({ id }) });
       res.writeHead(response.status, { "content-type": "application/json" });
       res.end(await response.text());
