@@ -263,6 +263,123 @@ export const deleteGroupSubscriptionEndpoint = defineEndpoint({
   status: 204,
 });
 
+/* ---------- unsubscribes ---------- */
+
+export const CreateUnsubscribeBody = z
+  .object({
+    user_id: z.string().min(1).max(100).optional().describe("A user of the organization: stops both their in-app and email deliveries"),
+    address: z
+      .email()
+      .transform((e) => e.toLowerCase())
+      .optional()
+      .describe("An email address (e.g. a group member who is not a user)"),
+    rule_key: z.string().min(1).max(120).optional().describe("Opt out of this rule only"),
+    group_subscription_id: z.string().min(1).max(100).optional().describe("Opt out of this email group only (other groups and admin mail still reach the address)"),
+  })
+  .refine((b) => (b.user_id === undefined) !== (b.address === undefined), { message: "Give exactly one of user_id and address", path: ["user_id"] })
+  .refine((b) => b.rule_key === undefined || b.group_subscription_id === undefined, { message: "Give at most one of rule_key and group_subscription_id (neither: every rule)", path: ["rule_key"] })
+  .meta({ id: "UnsubscribeInput" });
+export type CreateUnsubscribeBody = z.output<typeof CreateUnsubscribeBody>;
+
+export const UnsubscribeView = z
+  .object({
+    id: z.string(),
+    user_id: z.string().nullable(),
+    address: z.string().nullable(),
+    scope: z.enum(["all", "rule", "group"]),
+    rule_id: z.string().nullable(),
+    rule_key: z.string().nullable(),
+    group_subscription_id: z.string().nullable(),
+    group_name: z.string().nullable(),
+    created_at: ts,
+  })
+  .meta({ id: "Unsubscribe" });
+
+export const createUnsubscribeEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/notifications/admin/unsubscribes",
+  summary: "Unsubscribe a user or an email address from a rule, an email group, or everything",
+  description: "Deliveries that would reach the recipient are recorded as skipped with the reason `recipient unsubscribed …`.",
+  tags,
+  access: "admin",
+  body: CreateUnsubscribeBody,
+  response: UnsubscribeView,
+  status: 201,
+  errors: [409],
+});
+
+export const listUnsubscribesEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/unsubscribes",
+  summary: "List unsubscribes",
+  tags,
+  access: "admin",
+  response: z.object({ items: z.array(UnsubscribeView) }),
+});
+
+export const deleteUnsubscribeEndpoint = defineEndpoint({
+  method: "delete",
+  path: "/api/v1/notifications/admin/unsubscribes/{id}",
+  summary: "Remove an unsubscribe (subscribe again)",
+  tags,
+  access: "admin",
+  params: Id,
+  status: 204,
+});
+
+/* ---------- quiet hours ---------- */
+
+const WallTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "Must be a 24-hour time HH:MM");
+
+export const QuietWindow = z
+  .object({
+    start: WallTime.describe("Local time (organization time zone) the quiet period starts, inclusive"),
+    end: WallTime.describe("Local time it ends, exclusive; before `start` means it runs past midnight"),
+    action: z.enum(["defer", "skip"]).describe("defer: hold deliveries until the end; skip: record them as skipped"),
+  })
+  .refine((w) => w.start !== w.end, { message: "start and end must differ", path: ["end"] })
+  .meta({ id: "QuietWindow" });
+export type QuietWindow = z.output<typeof QuietWindow>;
+
+export const QuietHoursBody = z
+  .object({
+    org: QuietWindow.nullable().default(null).describe("Quiet hours for every channel; null for none"),
+    channels: z
+      .partialRecord(ChannelKind, QuietWindow.nullable())
+      .default({})
+      .describe("Per-channel windows, overriding `org` for that channel"),
+  })
+  .meta({ id: "QuietHoursInput" });
+export type QuietHoursBody = z.output<typeof QuietHoursBody>;
+
+export const QuietHoursView = z
+  .object({
+    time_zone: z.string().describe("The organization's time zone the windows are read in"),
+    org: QuietWindow.nullable(),
+    channels: z.record(ChannelKind, QuietWindow.nullable()),
+  })
+  .meta({ id: "QuietHours" });
+
+export const getQuietHoursEndpoint = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/quiet-hours",
+  summary: "The organization's quiet hours",
+  tags,
+  access: "admin",
+  response: QuietHoursView,
+});
+
+export const putQuietHoursEndpoint = defineEndpoint({
+  method: "put",
+  path: "/api/v1/notifications/admin/quiet-hours",
+  summary: "Set quiet hours for the organization and per channel",
+  description: "Replaces every window. Deliveries created inside a window are deferred to its end or skipped, with the reason recorded.",
+  tags,
+  access: "admin",
+  body: QuietHoursBody,
+  response: QuietHoursView,
+});
+
 /* ---------- deliveries, dead letters, health ---------- */
 
 export const DeliveryStatus = z.enum(["pending", "sending", "retrying", "delivered", "skipped", "dead"]);
@@ -386,6 +503,11 @@ export const NOTIFICATION_ENDPOINTS = [
   createGroupSubscriptionEndpoint,
   listGroupSubscriptionsEndpoint,
   deleteGroupSubscriptionEndpoint,
+  createUnsubscribeEndpoint,
+  listUnsubscribesEndpoint,
+  deleteUnsubscribeEndpoint,
+  getQuietHoursEndpoint,
+  putQuietHoursEndpoint,
   listDeadLettersEndpoint,
   requeueDeadLetterEndpoint,
   deliveryHealthEndpoint,

@@ -13,8 +13,10 @@ import { deliveryView } from "./health";
 import type { Clock } from "./clock";
 import { latestDue } from "./cron";
 import { newId } from "./ids";
+import { loadQuietHours, quietUntil, windowFor, type QuietHoursPolicy } from "./quiet-hours";
 import { DELIVER_EXPIRE_SECONDS, QUEUES, type JobQueue } from "./queue";
 import { SendError, sendExternal } from "./transports";
+import { loadOptOuts, type OptOuts } from "./unsubscribes";
 
 /** The pipeline's outside world: a clock and a queue, both injectable. */
 export interface Runtime {
@@ -122,7 +124,7 @@ interface Target {
 }
 
 async function targetsFor(tx: TenantTx, rule: NotificationRule): Promise<Target[]> {
-  const usable = await usableKinds(tx);
+  const [usable, optOuts] = await Promise.all([usableKinds(tx), loadOptOuts(tx)]);
   const targets: Target[] = [];
   const admins = await tx.user.findMany({ where: { role: "admin" }, select: { id: true, email: true }, orderBy: { id: "asc" } });
   for (const channel of rule.defaultChannels.map((c) => ChannelKind.parse(c))) {
@@ -130,12 +132,10 @@ async function targetsFor(tx: TenantTx, rule: NotificationRule): Promise<Target[
       targets.push({ channel, recipient: "-", skipReason: "channel not configured or disabled" });
       continue;
     }
-    if (channel === "in_app") for (const a of admins) targets.push({ channel, recipient: a.id });
-    if (channel === "email") {
-      const groups = await tx.notificationGroupSubscription.findMany({ where: { ruleId: rule.id } });
-      const emails = new Set([...admins.map((a) => a.email.toLowerCase()), ...groups.flatMap((g) => g.members)]);
-      for (const email of [...emails].sort()) targets.push({ channel, recipient: email });
+    if (channel === "in_app") {
+      for (const a of admins) targets.push({ channel, recipient: a.id, skipReason: optOuts.fromRule(rule.id, { userId: a.id, address: a.email }) ?? undefined });
     }
+    if (channel === "email") targets.push(...(await emailTargets(tx, rule, admins, optOuts)));
     if (channel === "slack") {
       const resolved = await resolveChannel(tx, rule.orgId, "slack");
       targets.push({ channel, recipient: resolved?.settings.mode === "bot" ? String(resolved.settings.channel) : "slack-webhook" });
@@ -146,6 +146,43 @@ async function targetsFor(tx: TenantTx, rule: NotificationRule): Promise<Target[
     }
   }
   return targets;
+}
+
+/**
+ * Email recipients: the admins and the members of the rule's groups, once per
+ * address. An address opted out of the rule (or of everything) is skipped; one
+ * that left a group still hears through its other groups or as an admin.
+ */
+async function emailTargets(tx: TenantTx, rule: NotificationRule, admins: { id: string; email: string }[], optOuts: OptOuts): Promise<Target[]> {
+  const groups = await tx.notificationGroupSubscription.findMany({ where: { ruleId: rule.id }, orderBy: { groupName: "asc" } });
+  const sources = new Map<string, { userId?: string; groups: { id: string; name: string }[] }>();
+  for (const a of admins) sources.set(a.email.toLowerCase(), { userId: a.id, groups: [] });
+  for (const g of groups) {
+    for (const member of g.members) {
+      const entry = sources.get(member) ?? { groups: [] };
+      entry.groups.push({ id: g.id, name: g.groupName });
+      sources.set(member, entry);
+    }
+  }
+  return [...sources.keys()].sort().map((address) => {
+    const source = sources.get(address) ?? { groups: [] };
+    const optedOut = optOuts.fromRule(rule.id, { userId: source.userId, address });
+    if (optedOut) return { channel: "email" as const, recipient: address, skipReason: optedOut };
+    const left = source.groups.filter((g) => optOuts.leftGroup(g.id, address));
+    if (!source.userId && left.length === source.groups.length) {
+      return { channel: "email" as const, recipient: address, skipReason: `recipient unsubscribed from group ${left.map((g) => `'${g.name}'`).join(", ")}` };
+    }
+    return { channel: "email" as const, recipient: address };
+  });
+}
+
+/** What quiet hours make of a delivery created at `now`: nothing, a later start, or a skip. */
+function quietOutcome(policy: QuietHoursPolicy, channel: ChannelKind, now: Date): { skip: string } | { deferTo: Date; reason: string } | null {
+  const window = windowFor(policy, channel);
+  const until = window ? quietUntil(window, now, policy.timeZone) : null;
+  if (!window || !until) return null;
+  const label = `quiet hours ${window.start}–${window.end} ${policy.timeZone}`;
+  return window.action === "skip" ? { skip: label } : { deferTo: until, reason: `deferred by ${label}; sends at ${until.toISOString()}` };
 }
 
 /**
@@ -193,9 +230,12 @@ export async function evaluateRun(rt: Runtime, job: EvaluateJob): Promise<void> 
       select: { channel: true, recipient: true },
     });
     const seen = new Set(recent.map((d) => `${d.channel} ${d.recipient}`));
+    const quiet = await loadQuietHours(tx);
     const rows = (await targetsFor(tx, rule)).map((t) => {
       const duplicate = !t.skipReason && seen.has(`${t.channel} ${t.recipient}`);
-      const reason = t.skipReason ?? (duplicate ? `deduplicated: the same finding was sent within ${cfg.dedupe_window_minutes} min` : "queued");
+      const quietly = t.skipReason || duplicate ? null : quietOutcome(quiet, t.channel, now);
+      const skipReason = t.skipReason ?? (duplicate ? `deduplicated: the same finding was sent within ${cfg.dedupe_window_minutes} min` : quietly && "skip" in quietly ? quietly.skip : undefined);
+      const deferTo = quietly && "deferTo" in quietly ? quietly : null;
       return {
         id: newId("ndl"),
         orgId: rule.orgId,
@@ -203,22 +243,25 @@ export async function evaluateRun(rt: Runtime, job: EvaluateJob): Promise<void> 
         ruleId: rule.id,
         channel: t.channel,
         recipient: t.recipient,
-        status: t.skipReason || duplicate ? "skipped" : "pending",
-        reason,
+        status: skipReason ? "skipped" : "pending",
+        reason: skipReason ?? deferTo?.reason ?? "queued",
         subject: finding.subject,
         body: finding.body,
         severity: rule.severity,
         dedupeKey,
         maxAttempts: cfg.max_attempts,
-        nextAttemptAt: t.skipReason || duplicate ? null : now,
+        nextAttemptAt: skipReason ? null : (deferTo?.deferTo ?? now),
         createdAt: now,
         updatedAt: now,
       };
     });
     await tx.notificationDelivery.createMany({ data: rows, skipDuplicates: true });
-    return rows.filter((r) => r.status === "pending").map((r) => r.id);
+    return rows.filter((r) => r.status === "pending").map((r) => ({ id: r.id, startAfter: r.nextAttemptAt }));
   });
-  for (const deliveryId of pending) await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId, attempt: 1 } satisfies DeliverJob);
+  for (const d of pending) {
+    const later = d.startAfter && d.startAfter > now ? { startAfter: d.startAfter } : undefined;
+    await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob, later);
+  }
 }
 
 export function backoffMs(failedAttempts: number): number {

@@ -1,0 +1,90 @@
+import "server-only";
+import type { Principal } from "@/lib/auth/roles";
+import { conflict, notFound, unprocessable, type ValidationItem } from "@/lib/api/errors";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import type { NotificationUnsubscribe } from "@/lib/db/generated/client";
+import type { CreateUnsubscribeBody } from "./contract";
+import { newId } from "./ids";
+
+type Names = { rules: Map<string, string>; groups: Map<string, string> };
+
+function view(u: NotificationUnsubscribe, names: Names) {
+  return {
+    id: u.id,
+    user_id: u.userId,
+    address: u.address,
+    scope: u.ruleId ? ("rule" as const) : u.groupSubscriptionId ? ("group" as const) : ("all" as const),
+    rule_id: u.ruleId,
+    rule_key: u.ruleId ? (names.rules.get(u.ruleId) ?? null) : null,
+    group_subscription_id: u.groupSubscriptionId,
+    group_name: u.groupSubscriptionId ? (names.groups.get(u.groupSubscriptionId) ?? null) : null,
+    created_at: u.createdAt,
+  };
+}
+
+async function names(tx: TenantTx): Promise<Names> {
+  const [rules, groups] = await Promise.all([
+    tx.notificationRule.findMany({ select: { id: true, key: true } }),
+    tx.notificationGroupSubscription.findMany({ select: { id: true, groupName: true } }),
+  ]);
+  return { rules: new Map(rules.map((r) => [r.id, r.key])), groups: new Map(groups.map((g) => [g.id, g.groupName])) };
+}
+
+/** Records an opt-out. Ids and keys of another organization are unknown here (RLS), so they fail as 422 like any unknown reference. */
+export async function createUnsubscribe(principal: Principal, body: CreateUnsubscribeBody, now: Date) {
+  return withTenant(principal, async (tx) => {
+    const problems: ValidationItem[] = [];
+    if (body.user_id && !(await tx.user.findUnique({ where: { id: body.user_id }, select: { id: true } }))) {
+      problems.push({ loc: ["body", "user_id"], msg: "No user with this id in your organization", type: "unknown_user" });
+    }
+    const rule = body.rule_key ? await tx.notificationRule.findUnique({ where: { orgId_key: { orgId: principal.orgId, key: body.rule_key } }, select: { id: true } }) : null;
+    if (body.rule_key && !rule) problems.push({ loc: ["body", "rule_key"], msg: `No custom rule with key '${body.rule_key}'`, type: "unknown_rule" });
+    const group = body.group_subscription_id ? await tx.notificationGroupSubscription.findUnique({ where: { id: body.group_subscription_id }, select: { id: true } }) : null;
+    if (body.group_subscription_id && !group) problems.push({ loc: ["body", "group_subscription_id"], msg: "No group subscription with this id", type: "unknown_group" });
+    if (problems.length > 0) throw unprocessable(problems);
+    const data = { userId: body.user_id ?? null, address: body.address ?? null, ruleId: rule?.id ?? null, groupSubscriptionId: group?.id ?? null };
+    if (await tx.notificationUnsubscribe.findFirst({ where: data })) throw conflict("This recipient is already unsubscribed from that");
+    const row = await tx.notificationUnsubscribe.create({ data: { id: newId("nus"), orgId: principal.orgId, ...data, createdBy: principal.userId, createdAt: now } });
+    return view(row, await names(tx));
+  });
+}
+
+export async function listUnsubscribes(principal: Principal) {
+  return withTenant(principal, async (tx) => {
+    const rows = await tx.notificationUnsubscribe.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    const n = await names(tx);
+    return { items: rows.map((r) => view(r, n)) };
+  });
+}
+
+export async function deleteUnsubscribe(principal: Principal, id: string) {
+  const { count } = await withTenant(principal, (tx) => tx.notificationUnsubscribe.deleteMany({ where: { id } }));
+  if (count === 0) throw notFound("Unsubscribe");
+}
+
+/**
+ * Who opted out of what, as the fan-out asks it: why `recipient` (a user, and
+ * the address they or a group receive mail at) must not hear about `ruleId`,
+ * or null. Group opt-outs are answered by `leftGroup`.
+ */
+export interface OptOuts {
+  fromRule(ruleId: string, who: { userId?: string; address?: string }): string | null;
+  leftGroup(groupId: string, address: string): boolean;
+}
+
+export async function loadOptOuts(tx: TenantTx): Promise<OptOuts> {
+  const rows = await tx.notificationUnsubscribe.findMany();
+  const userIds = [...new Set(rows.flatMap((r) => (r.userId ? [r.userId] : [])))];
+  const emails = new Map((await tx.user.findMany({ where: { id: { in: userIds } }, select: { id: true, email: true } })).map((u) => [u.id, u.email.toLowerCase()]));
+  const addressOf = (r: NotificationUnsubscribe) => r.address ?? (r.userId ? emails.get(r.userId) : undefined);
+  const matches = (r: NotificationUnsubscribe, who: { userId?: string; address?: string }) =>
+    (who.userId !== undefined && r.userId === who.userId) || (who.address !== undefined && addressOf(r) === who.address.toLowerCase());
+  return {
+    fromRule(ruleId, who) {
+      const hit = rows.find((r) => !r.groupSubscriptionId && (r.ruleId === null || r.ruleId === ruleId) && matches(r, who));
+      if (!hit) return null;
+      return hit.ruleId ? "recipient unsubscribed from this rule" : "recipient unsubscribed from all notifications";
+    },
+    leftGroup: (groupId, address) => rows.some((r) => r.groupSubscriptionId === groupId && addressOf(r) === address.toLowerCase()),
+  };
+}
