@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import styles from "./notifications.module.css";
 
 interface InboxItem {
@@ -17,23 +17,40 @@ interface Props {
   refreshSeconds?: number;
 }
 
+const SEVERITY_TONE: Record<string, string> = { critical: "bad", warning: "warn", info: "" };
+
+function BellIcon() {
+  return (
+    <svg width="20" height="20" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" aria-hidden="true">
+      <path d="M6 8a6 6 0 0 1 12 0c0 7 3 9 3 9H3s3-2 3-9" />
+      <path d="M10.3 21a1.94 1.94 0 0 0 3.4 0" />
+    </svg>
+  );
+}
+
 /**
  * The signed-in user's in-app notifications: a bell with the unread count and
- * a panel listing the latest items; opening an item marks it read. Mount it in
- * the layout for signed-in users (it calls /api/v1/notifications/inbox with
- * the session cookie).
+ * a panel listing the latest items; opening an item marks it read. It reloads
+ * when opened and every `refreshSeconds`; Escape or a click outside closes it.
  */
 export function InboxBell({ refreshSeconds = 60 }: Props) {
   const [items, setItems] = useState<InboxItem[]>([]);
   const [unread, setUnread] = useState(0);
   const [open, setOpen] = useState(false);
+  const [failed, setFailed] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
 
   const load = useCallback(async () => {
-    const res = await fetch("/api/v1/notifications/inbox?limit=20", { cache: "no-store" });
-    if (!res.ok) return;
-    const body = (await res.json()) as { items: InboxItem[]; unread: number };
-    setItems(body.items);
-    setUnread(body.unread);
+    try {
+      const res = await fetch("/api/v1/notifications/inbox?limit=20", { cache: "no-store" });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const body = (await res.json()) as { items: InboxItem[]; unread: number };
+      setItems(body.items);
+      setUnread(body.unread);
+      setFailed(false);
+    } catch {
+      setFailed(true);
+    }
   }, []);
 
   useEffect(() => {
@@ -45,6 +62,27 @@ export function InboxBell({ refreshSeconds = 60 }: Props) {
     };
   }, [load, refreshSeconds]);
 
+  useEffect(() => {
+    if (!open) return;
+    const onClick = (e: MouseEvent) => {
+      if (root.current && !root.current.contains(e.target as Node)) setOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") setOpen(false);
+    };
+    document.addEventListener("mousedown", onClick);
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("mousedown", onClick);
+      document.removeEventListener("keydown", onKey);
+    };
+  }, [open]);
+
+  function toggle() {
+    if (!open) void load();
+    setOpen((o) => !o);
+  }
+
   async function markRead(item: InboxItem) {
     if (item.read_at) return;
     const res = await fetch(`/api/v1/notifications/inbox/${item.id}/read`, { method: "POST" });
@@ -55,19 +93,35 @@ export function InboxBell({ refreshSeconds = 60 }: Props) {
   }
 
   return (
-    <div className={styles.bell}>
-      <button className="link-button" type="button" aria-label={`Notifications, ${unread} unread`} aria-expanded={open} onClick={() => setOpen((o) => !o)}>
-        🔔{unread > 0 && <span className={styles.badge}>{unread > 99 ? "99+" : unread}</span>}
+    <div className={styles.bell} ref={root}>
+      <button className={styles.bellButton} type="button" aria-label={`Notifications, ${unread} unread`} aria-expanded={open} aria-haspopup="dialog" onClick={toggle}>
+        <BellIcon />
+        {unread > 0 && <span className={styles.badge} data-testid="inbox-unread">{unread > 99 ? "99+" : unread}</span>}
       </button>
       {open && (
         <div className={styles.panel} role="dialog" aria-label="Notifications">
-          {items.length === 0 ? <p className="muted">No notifications.</p> : items.map((item) => (
-            <div key={item.id} className={`${styles.item} ${item.read_at ? "" : styles.unread}`} onClick={() => void markRead(item)}>
-              <div><span className="chip">{item.severity}</span> {item.title}</div>
-              <div className="muted">{new Date(item.created_at).toLocaleString()}</div>
-              <div className={styles.body}>{item.body}</div>
-            </div>
-          ))}
+          <div className={styles.panelHead}>
+            <span>Notifications</span>
+            <span className="muted">{unread} unread</span>
+          </div>
+          {failed && items.length === 0 ? (
+            <p className={styles.panelEmpty} role="alert">Notifications could not be loaded; try again in a moment.</p>
+          ) : items.length === 0 ? (
+            <p className={styles.panelEmpty}>You&apos;re all caught up.</p>
+          ) : (
+            items.map((item) => (
+              <button key={item.id} type="button" className={`${styles.item} ${item.read_at ? "" : styles.unread}`} onClick={() => void markRead(item)}>
+                <div className={styles.itemTitle}>
+                  <span>{item.title}</span>
+                </div>
+                <div className={styles.itemMeta}>
+                  <span className={`chip ${SEVERITY_TONE[item.severity] ?? ""}`}>{item.severity}</span> {new Date(item.created_at).toLocaleString()}
+                  {item.read_at ? "" : " · click to mark read"}
+                </div>
+                <div className={styles.body}>{item.body}</div>
+              </button>
+            ))
+          )}
         </div>
       )}
     </div>

@@ -1,9 +1,14 @@
 "use client";
 
-import { useState } from "react";
-import ReactECharts from "echarts-for-react";
+import { useState, useTransition } from "react";
+import { useRouter } from "next/navigation";
 import type { z } from "zod";
-import type { ChannelConfigView, DeliveryHealth, DeliveryView, GroupSubscriptionView, RuleView } from "@/lib/notifications/contract";
+import type { ChannelConfigView, DeliveryHealth, DeliveryView, GroupSubscriptionView, RuleView, UnsubscribeView } from "@/lib/notifications/contract";
+import { api, when } from "./api";
+import { ChannelEditor } from "./channel-editor";
+import { HealthChart } from "./health-chart";
+import { QuietHoursEditor, type QuietHours } from "./quiet-hours-editor";
+import { RuleForm, type BaseRule } from "./rule-form";
 import styles from "./notifications.module.css";
 
 type Channel = z.output<typeof ChannelConfigView>;
@@ -11,110 +16,134 @@ type Rule = z.output<typeof RuleView>;
 type Group = z.output<typeof GroupSubscriptionView>;
 type Health = z.output<typeof DeliveryHealth>;
 type Delivery = z.output<typeof DeliveryView>;
+type Unsubscribe = z.output<typeof UnsubscribeView>;
 
 interface Props {
   channels: Channel[];
   rules: Rule[];
+  baseRules: BaseRule[];
   groups: Group[];
+  unsubscribes: Unsubscribe[];
+  quietHours: QuietHours;
   health: Health;
+  healthHours: number;
   deadLetters: Delivery[];
   deadLetterTotal: number;
 }
 
-/** Reads `{"detail": ...}` from a failed API answer into one line. */
-async function problem(res: Response): Promise<string> {
-  const body = (await res.json().catch(() => null)) as { detail?: unknown } | null;
-  const detail = body?.detail;
-  if (Array.isArray(detail)) return detail.map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg}`).join("; ");
-  return typeof detail === "string" ? detail : `HTTP ${res.status}`;
+const STATUS_TONE: Record<string, string> = { delivered: "good", dead: "bad", retrying: "warn", skipped: "", pending: "", sending: "" };
+
+function StatusChip({ status }: { status: string }) {
+  return <span className={`chip ${STATUS_TONE[status] ?? ""}`}>{status}</span>;
 }
 
-const fmt = (iso: string | null) => (iso ? new Date(iso).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "—");
+type Flash = { ok: boolean; text: string } | null;
 
-export function NotificationsAdmin({ channels, rules, groups, health, deadLetters, deadLetterTotal }: Props) {
-  const [tests, setTests] = useState<Record<string, { ok: boolean; text: string }>>({});
-  const [dead, setDead] = useState(deadLetters);
-  const [message, setMessage] = useState<string | null>(null);
+function Result({ value }: { value: Flash }) {
+  if (!value) return null;
+  return <span role="status" className={`${styles.result} ${value.ok ? styles.ok : styles.failed}`}>{value.text}</span>;
+}
 
-  async function sendTest(kind: string) {
-    setTests((t) => ({ ...t, [kind]: { ok: true, text: "Sending…" } }));
-    const res = await fetch(`/api/v1/notifications/admin/channel-configs/${kind}/test`, { method: "POST" });
-    if (!res.ok) {
-      const text = await problem(res);
-      setTests((t) => ({ ...t, [kind]: { ok: false, text } }));
-      return;
-    }
-    const body = (await res.json()) as { ok: boolean; recipient: string; detail: string };
-    setTests((t) => ({ ...t, [kind]: { ok: body.ok, text: `${body.detail} (${body.recipient})` } }));
+export function NotificationsAdmin(props: Props) {
+  const { channels, rules, baseRules, groups, unsubscribes, quietHours, health, healthHours, deadLetters, deadLetterTotal } = props;
+  const router = useRouter();
+  const [, startRefresh] = useTransition();
+  const refresh = () => startRefresh(() => router.refresh());
+  const [editing, setEditing] = useState<string | null>(null);
+  const [creatingRule, setCreatingRule] = useState(false);
+  const [flash, setFlash] = useState<Record<string, Flash>>({});
+  const note = (key: string, value: Flash) => setFlash((f) => ({ ...f, [key]: value }));
+
+  const usable = channels.filter((c) => c.configured && c.enabled).map((c) => c.kind);
+  const emailRules = rules.filter((r) => r.default_channels.includes("email"));
+
+  async function act(key: string, method: string, url: string, done: string, body?: unknown) {
+    note(key, { ok: true, text: "Working…" });
+    const res = await api<{ detail?: string; ok?: boolean; recipient?: string }>(method, url, body);
+    if (!res.ok) return note(key, { ok: false, text: res.error });
+    if (res.data && res.data.ok === false) return note(key, { ok: false, text: `Test failed: ${res.data.detail}` });
+    note(key, { ok: true, text: done });
+    refresh();
   }
-
-  async function requeue(id: string) {
-    const res = await fetch(`/api/v1/notifications/admin/dead-letters/${id}/requeue`, { method: "POST" });
-    if (!res.ok) {
-      setMessage(await problem(res));
-      return;
-    }
-    setDead((list) => list.filter((d) => d.id !== id));
-    setMessage("Requeued: a fresh round of attempts has started.");
-  }
-
-  const chart = {
-    tooltip: { trigger: "axis" },
-    legend: { data: ["delivered", "dead", "skipped", "in flight"] },
-    grid: { left: 40, right: 16, top: 32, bottom: 32 },
-    xAxis: { type: "time" },
-    yAxis: { type: "value", minInterval: 1 },
-    series: [
-      { name: "delivered", type: "bar", stack: "d", data: health.series.map((s) => [s.bucket, s.delivered]) },
-      { name: "dead", type: "bar", stack: "d", data: health.series.map((s) => [s.bucket, s.dead]) },
-      { name: "skipped", type: "bar", stack: "d", data: health.series.map((s) => [s.bucket, s.skipped]) },
-      { name: "in flight", type: "bar", stack: "d", data: health.series.map((s) => [s.bucket, s.in_flight]) },
-    ],
-  };
 
   return (
     <>
-      {message && <p className="muted" role="status">{message}</p>}
+      <div className={styles.summary}>
+        <div className="card"><h2>{usable.length} of {channels.length}</h2><p>channels ready</p></div>
+        <div className="card"><h2>{rules.filter((r) => r.enabled).length}</h2><p>active rules</p></div>
+        <div className="card">
+          <h2>{summaryRate(health)}</h2>
+          <p>delivered, last {healthHours} h</p>
+        </div>
+        <div className="card"><h2 className={deadLetterTotal > 0 ? styles.failed : undefined}>{deadLetterTotal}</h2><p>dead letters</p></div>
+      </div>
 
-      <section className={styles.section}>
-        <h2>Channels</h2>
+      <section className={styles.section} aria-labelledby="channels-h">
+        <h2 id="channels-h">Channels</h2>
         <table className="grid-table">
-          <thead><tr><th>Kind</th><th>Status</th><th>Settings</th><th>Updated</th><th /></tr></thead>
+          <thead><tr><th>Channel</th><th>Status</th><th>Settings</th><th>Updated</th><th>Actions</th></tr></thead>
           <tbody>
             {channels.map((c) => (
-              <tr key={c.kind}>
-                <td>{c.kind}</td>
-                <td><span className="chip">{!c.configured ? "not configured" : c.enabled ? "enabled" : "disabled"}</span></td>
-                <td className={styles.mono}>{Object.entries(c.config).map(([k, v]) => `${k}: ${String(v)}`).join(", ") || "—"}</td>
-                <td>{fmt(c.updated_at)}</td>
-                <td>
-                  <div className={styles.row}>
-                    <button className="button" type="button" disabled={!c.configured} onClick={() => void sendTest(c.kind)}>Send test</button>
-                    {tests[c.kind] && <span className={`${styles.result} ${tests[c.kind].ok ? styles.ok : styles.failed}`}>{tests[c.kind].text}</span>}
-                  </div>
-                </td>
-              </tr>
+              <ChannelRow
+                key={c.kind}
+                channel={c}
+                editing={editing === c.kind}
+                flash={flash[`test:${c.kind}`] ?? null}
+                onEdit={() => setEditing(editing === c.kind ? null : c.kind)}
+                onTest={() => void act(`test:${c.kind}`, "POST", `/api/v1/notifications/admin/channel-configs/${c.kind}/test`, "Test message sent.")}
+                onSaved={() => {
+                  setEditing(null);
+                  refresh();
+                }}
+              />
             ))}
           </tbody>
         </table>
-        <p className="muted">Set providers with <code>PUT /api/v1/notifications/admin/channel-configs/&#123;kind&#125;</code>; secrets are stored encrypted and shown masked.</p>
+        <p className="muted">Secrets are stored encrypted and shown masked. Webhook and SMTP targets must be public addresses unless the server allow-lists them.</p>
       </section>
 
-      <section className={styles.section}>
-        <h2>Rules</h2>
-        {rules.length === 0 ? <p className="empty-state">No custom rules yet.</p> : (
+      <section className={styles.section} aria-labelledby="rules-h">
+        <div className={styles.heading}>
+          <h2 id="rules-h">Rules</h2>
+          {!creatingRule && <button className="button primary" type="button" onClick={() => setCreatingRule(true)}>New rule</button>}
+        </div>
+        {creatingRule && (
+          <RuleForm
+            baseRules={baseRules}
+            usableChannels={usable}
+            onCancel={() => setCreatingRule(false)}
+            onCreated={(key) => {
+              setCreatingRule(false);
+              note("rules", { ok: true, text: `Rule ${key} created.` });
+              refresh();
+            }}
+          />
+        )}
+        <Result value={flash.rules ?? null} />
+        {rules.length === 0 ? (
+          !creatingRule && <p className="empty-state">No custom rules yet. Clone a base rule with “New rule” to start alerting.</p>
+        ) : (
           <table className="grid-table">
-            <thead><tr><th>Key</th><th>Base rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence</th><th>Next runs</th></tr></thead>
+            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence</th><th>Next runs (UTC cron)</th><th>Actions</th></tr></thead>
             <tbody>
               {rules.map((r) => (
-                <tr key={r.id}>
-                  <td title={r.description}>{r.key}{!r.enabled && <span className="chip"> disabled</span>}</td>
-                  <td>{r.base_rule_key}</td>
-                  <td className={styles.mono}>{Object.entries(r.thresholds).map(([k, v]) => `${k}=${v}`).join(", ")}</td>
-                  <td><span className="chip">{r.severity}</span></td>
-                  <td>{r.default_channels.join(", ")}</td>
+                <tr key={r.id} data-rule={r.key}>
+                  <td>
+                    <strong>{r.name}</strong>
+                    <div className={`${styles.mono} muted`}>{r.key} ← {r.base_rule_key}</div>
+                  </td>
+                  <td className={styles.mono}>{Object.entries(r.thresholds).map(([k, v]) => `${k} = ${v}`).join(", ") || "—"}</td>
+                  <td><span className={`chip ${r.severity === "critical" ? "bad" : r.severity === "warning" ? "warn" : ""}`}>{r.severity}</span></td>
+                  <td>{r.default_channels.join(", ")}{r.group_subscriptions > 0 && <div className="muted">+{r.group_subscriptions} email group(s)</div>}</td>
                   <td className={styles.mono}>{r.cadence_cron}</td>
-                  <td>{r.next_runs.slice(0, 3).map(fmt).join(" · ") || "—"}</td>
+                  <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
+                  <td>
+                    <div className={styles.row}>
+                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, "POST", `/api/v1/notifications/admin/custom-rules/${r.id}/trigger`, "Queued: deliveries appear below shortly.")}>Run now</button>
+                      <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, "PATCH", `/api/v1/notifications/admin/custom-rules/${r.id}`, r.enabled ? "Disabled." : "Enabled.", { enabled: !r.enabled })}>{r.enabled ? "Disable" : "Enable"}</button>
+                    </div>
+                    <Result value={flash[`rule:${r.id}`] ?? null} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -122,53 +151,231 @@ export function NotificationsAdmin({ channels, rules, groups, health, deadLetter
         )}
       </section>
 
-      <section className={styles.section}>
-        <h2>Email groups</h2>
-        {groups.length === 0 ? <p className="empty-state">No group subscriptions.</p> : (
+      <section className={styles.section} aria-labelledby="groups-h">
+        <h2 id="groups-h">Email groups</h2>
+        <p className="muted">A group fans a rule&apos;s email out to its members, besides the organization&apos;s admins.</p>
+        <GroupForm rules={emailRules} onDone={refresh} />
+        {groups.length === 0 ? (
+          <p className="empty-state">No email groups yet.</p>
+        ) : (
           <table className="grid-table">
-            <thead><tr><th>Group</th><th>Rule</th><th>Members</th></tr></thead>
-            <tbody>{groups.map((g) => <tr key={g.id}><td>{g.group_name}</td><td>{g.rule_key}</td><td>{g.members.join(", ")}</td></tr>)}</tbody>
+            <thead><tr><th>Group</th><th>Rule</th><th>Members</th><th>Created</th><th /></tr></thead>
+            <tbody>
+              {groups.map((g) => (
+                <tr key={g.id}>
+                  <td>{g.group_name}</td>
+                  <td className={styles.mono}>{g.rule_key}</td>
+                  <td>{g.members.join(", ")}</td>
+                  <td>{when(g.created_at)}</td>
+                  <td>
+                    <button className="button danger" type="button" onClick={() => void act(`group:${g.id}`, "DELETE", `/api/v1/notifications/admin/group-subscriptions/${g.id}`, "Removed.")}>Remove</button>
+                    <Result value={flash[`group:${g.id}`] ?? null} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         )}
       </section>
 
-      <section className={styles.section}>
-        <h2>Delivery health</h2>
-        <div className={styles.row}>
+      <section className={styles.section} aria-labelledby="unsub-h">
+        <h2 id="unsub-h">Unsubscribes</h2>
+        <p className="muted">Deliveries to an unsubscribed address are recorded as skipped, with the reason, in delivery health.</p>
+        <UnsubscribeForm rules={rules} groups={groups} onDone={refresh} />
+        {unsubscribes.length === 0 ? (
+          <p className="empty-state">Nobody has unsubscribed.</p>
+        ) : (
+          <table className="grid-table">
+            <thead><tr><th>Recipient</th><th>From</th><th>Since</th><th /></tr></thead>
+            <tbody>
+              {unsubscribes.map((u) => (
+                <tr key={u.id}>
+                  <td>{u.address ?? u.user_id}</td>
+                  <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? `rule ${u.rule_key}` : `group ${u.group_name}`}</td>
+                  <td>{when(u.created_at)}</td>
+                  <td>
+                    <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, "DELETE", `/api/v1/notifications/admin/unsubscribes/${u.id}`, "Subscribed again.")}>Resubscribe</button>
+                    <Result value={flash[`unsub:${u.id}`] ?? null} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section className={styles.section} aria-labelledby="quiet-h">
+        <h2 id="quiet-h">Quiet hours</h2>
+        <QuietHoursEditor initial={quietHours} onSaved={refresh} />
+      </section>
+
+      <section className={styles.section} aria-labelledby="health-h">
+        <h2 id="health-h">Delivery health <span className="muted">· last {healthHours} hours</span></h2>
+        <div className={styles.rates}>
           {health.channels.map((c) => (
-            <span key={c.channel} className="chip">
-              {c.channel}: {c.success_rate === null ? "no finished deliveries" : `${Math.round(c.success_rate * 100)}% delivered`} ({c.delivered} ok, {c.dead} dead, {c.skipped} skipped)
-            </span>
+            <div key={c.channel} className={styles.rate} data-channel={c.channel}>
+              <div className={styles.rateKind}>{c.channel}</div>
+              <div className={styles.rateValue}>{c.success_rate === null ? "—" : `${Math.round(c.success_rate * 100)}%`}</div>
+              <div className="muted">{c.delivered} delivered · {c.dead} dead · {c.skipped} skipped{c.in_flight > 0 ? ` · ${c.in_flight} in flight` : ""}</div>
+            </div>
           ))}
         </div>
-        <ReactECharts className={styles.chart} option={chart} notMerge />
-        <table className="grid-table">
-          <thead><tr><th>When</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Status</th><th>Why</th></tr></thead>
-          <tbody>
-            {health.recent.map((d) => (
-              <tr key={d.id}><td>{fmt(d.created_at)}</td><td>{d.rule_key}</td><td>{d.channel}</td><td>{d.recipient}</td><td><span className="chip">{d.status}</span></td><td>{d.reason}{d.last_error ? ` — ${d.last_error}` : ""}</td></tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
-
-      <section className={styles.section}>
-        <h2>Dead letters ({deadLetterTotal})</h2>
-        {dead.length === 0 ? <p className="empty-state">Nothing failed permanently.</p> : (
-          <table className="grid-table">
-            <thead><tr><th>Failed</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Attempts</th><th>Last error</th><th /></tr></thead>
+        <HealthChart series={health.series} from={health.from} to={health.to} />
+        <h3>Recent deliveries</h3>
+        {health.recent.length === 0 ? (
+          <p className="empty-state">No deliveries yet.</p>
+        ) : (
+          <table className="grid-table" aria-label="Recent deliveries">
+            <thead><tr><th>When</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Status</th><th>Why</th></tr></thead>
             <tbody>
-              {dead.map((d) => (
+              {health.recent.map((d) => (
                 <tr key={d.id}>
-                  <td>{fmt(d.created_at)}</td><td>{d.rule_key}</td><td>{d.channel}</td><td>{d.recipient}</td><td>{d.attempts}/{d.max_attempts}</td>
-                  <td className={styles.mono}>{d.last_error ?? d.reason}</td>
-                  <td><button className="button" type="button" onClick={() => void requeue(d.id)}>Requeue</button></td>
+                  <td>{when(d.created_at)}</td>
+                  <td className={styles.mono}>{d.rule_key}</td>
+                  <td>{d.channel}</td>
+                  <td>{d.recipient}</td>
+                  <td><StatusChip status={d.status} /></td>
+                  <td>{d.reason}{d.last_error && <div className={`${styles.mono} ${styles.failed}`}>{d.last_error}</div>}</td>
                 </tr>
               ))}
             </tbody>
           </table>
+        )}
+      </section>
+
+      <section className={styles.section} aria-labelledby="dead-h">
+        <h2 id="dead-h">Dead letters ({deadLetterTotal})</h2>
+        {deadLetters.length === 0 ? (
+          <p className="empty-state">Nothing failed permanently.</p>
+        ) : (
+          <>
+            <table className="grid-table">
+              <thead><tr><th>Created</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Attempts</th><th>Last error</th><th /></tr></thead>
+              <tbody>
+                {deadLetters.map((d) => (
+                  <tr key={d.id}>
+                    <td>{when(d.created_at)}</td>
+                    <td className={styles.mono}>{d.rule_key}</td>
+                    <td>{d.channel}</td>
+                    <td>{d.recipient}</td>
+                    <td>{d.attempts}/{d.max_attempts}</td>
+                    <td className={styles.mono}>{d.last_error ?? d.reason}</td>
+                    <td>
+                      <button className="button" type="button" onClick={() => void act(`dead:${d.id}`, "POST", `/api/v1/notifications/admin/dead-letters/${d.id}/requeue`, "Requeued for a fresh round of attempts.")}>Requeue</button>
+                      <Result value={flash[`dead:${d.id}`] ?? null} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {deadLetterTotal > deadLetters.length && <p className="muted">Showing the latest {deadLetters.length} of {deadLetterTotal}; the API pages through all of them.</p>}
+          </>
         )}
       </section>
     </>
+  );
+}
+
+function summaryRate(health: Health): string {
+  const delivered = health.channels.reduce((n, c) => n + c.delivered, 0);
+  const dead = health.channels.reduce((n, c) => n + c.dead, 0);
+  return delivered + dead === 0 ? "—" : `${Math.round((delivered / (delivered + dead)) * 100)}%`;
+}
+
+interface ChannelRowProps {
+  channel: Channel;
+  editing: boolean;
+  flash: Flash;
+  onEdit: () => void;
+  onTest: () => void;
+  onSaved: () => void;
+}
+
+function ChannelRow({ channel: c, editing, flash, onEdit, onTest, onSaved }: ChannelRowProps) {
+  const settings = Object.entries(c.config).map(([k, v]) => `${k}: ${String(v)}`).join(" · ");
+  return (
+    <>
+      <tr data-channel={c.kind}>
+        <td><strong>{c.kind === "in_app" ? "In-app" : c.kind}</strong></td>
+        <td>{!c.configured ? <span className="chip warn">not configured</span> : c.enabled ? <span className="chip good">enabled</span> : <span className="chip">disabled</span>}</td>
+        <td className={styles.mono}>{settings || (c.kind === "in_app" ? "bell of every admin" : "—")}</td>
+        <td>{when(c.updated_at)}</td>
+        <td>
+          <div className={styles.row}>
+            <button className="button" type="button" onClick={onEdit} aria-expanded={editing}>{c.configured && c.kind !== "in_app" ? "Edit" : "Configure"}</button>
+            <button className="button" type="button" disabled={!c.configured || !c.enabled} onClick={onTest}>Send test</button>
+          </div>
+          <Result value={flash} />
+        </td>
+      </tr>
+      {editing && (
+        <tr>
+          <td colSpan={5}>
+            <ChannelEditor kind={c.kind} enabled={c.enabled} configured={c.configured} config={c.config} onSaved={onSaved} onCancel={onEdit} />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function GroupForm({ rules, onDone }: { rules: Rule[]; onDone: () => void }) {
+  const [ruleKey, setRuleKey] = useState("");
+  const [name, setName] = useState("");
+  const [members, setMembers] = useState("");
+  const [status, setStatus] = useState<Flash>(null);
+  if (rules.length === 0) return <p className="muted">To add a group, first create a rule that delivers by email.</p>;
+
+  async function submit(event: React.FormEvent) {
+    event.preventDefault();
+    const list = members.split(/[\s,;]+/).filter(Boolean);
+    const res = await api("POST", "/api/v1/notifications/admin/group-subscriptions", { rule_key: ruleKey || rules[0].key, group_name: name, members: list });
+    if (!res.ok) return setStatus({ ok: false, text: res.error });
+    setStatus({ ok: true, text: `Group ${name} added.` });
+    setName("");
+    setMembers("");
+    onDone();
+  }
+
+  return (
+    <form className={styles.inline} onSubmit={(e) => void submit(e)} aria-label="Add email group">
+      <select aria-label="Rule" value={ruleKey || rules[0].key} onChange={(e) => setRuleKey(e.target.value)}>
+        {rules.map((r) => <option key={r.id} value={r.key}>{r.key}</option>)}
+      </select>
+      <input aria-label="Group name" placeholder="Group name" value={name} onChange={(e) => setName(e.target.value)} required />
+      <input aria-label="Members" className={styles.grow} placeholder="Member emails, comma separated" value={members} onChange={(e) => setMembers(e.target.value)} required />
+      <button className="button" type="submit">Add group</button>
+      <Result value={status} />
+    </form>
+  );
+}
+
+function UnsubscribeForm({ rules, groups, onDone }: { rules: Rule[]; groups: Group[]; onDone: () => void }) {
+  const [address, setAddress] = useState("");
+  const [scope, setScope] = useState("all");
+  const [status, setStatus] = useState<Flash>(null);
+
+  async function submit(event: React.FormEvent) {
+    event.preventDefault();
+    const [kind, value] = scope.split(":");
+    const body = { address, ...(kind === "rule" ? { rule_key: value } : kind === "group" ? { group_subscription_id: value } : {}) };
+    const res = await api("POST", "/api/v1/notifications/admin/unsubscribes", body);
+    if (!res.ok) return setStatus({ ok: false, text: res.error });
+    setStatus({ ok: true, text: `${address} unsubscribed.` });
+    setAddress("");
+    onDone();
+  }
+
+  return (
+    <form className={styles.inline} onSubmit={(e) => void submit(e)} aria-label="Unsubscribe a recipient">
+      <input aria-label="Email address" type="email" placeholder="Email address" value={address} onChange={(e) => setAddress(e.target.value)} required />
+      <select aria-label="Unsubscribe from" value={scope} onChange={(e) => setScope(e.target.value)}>
+        <option value="all">from every rule</option>
+        {rules.map((r) => <option key={r.id} value={`rule:${r.key}`}>from rule {r.key}</option>)}
+        {groups.map((g) => <option key={g.id} value={`group:${g.id}`}>from group {g.group_name} ({g.rule_key})</option>)}
+      </select>
+      <button className="button" type="submit">Unsubscribe</button>
+      <Result value={status} />
+    </form>
   );
 }

@@ -1,17 +1,22 @@
+import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import type { z } from "zod";
 import { toJsonValue } from "@/lib/api/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listChannelConfigs } from "@/lib/notifications/channels";
 import { systemClock } from "@/lib/notifications/clock";
-import { DeliveryHealth, GroupSubscriptionView, RuleView, ChannelConfigView, DeliveryView } from "@/lib/notifications/contract";
+import { ChannelConfigView, DeliveryHealth, DeliveryView, GroupSubscriptionView, QuietHoursView, RuleView, UnsubscribeView } from "@/lib/notifications/contract";
 import { deliveryHealth, listDeadLetters } from "@/lib/notifications/health";
-import { listRules } from "@/lib/notifications/rules";
+import { getQuietHours } from "@/lib/notifications/quiet-hours";
+import { listBaseRules, listRules } from "@/lib/notifications/rules";
 import { listGroupSubscriptions } from "@/lib/notifications/subscriptions";
+import { listUnsubscribes } from "@/lib/notifications/unsubscribes";
 import { NotificationsAdmin } from "@/components/notifications/notifications-admin";
 
 export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Notifications" };
 
+const HEALTH_HOURS = 72;
 const shape = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => schema.parse(toJsonValue(value));
 
 export default async function NotificationsAdminPage() {
@@ -21,27 +26,36 @@ export default async function NotificationsAdminPage() {
     return (
       <div className="page">
         <h1>Notifications</h1>
-        <p className="error-box">403 — notification administration requires the admin role; you are {principal.role.replace("_", " ")}.</p>
+        <div className="error-box" role="alert">
+          <strong>Admins only.</strong> Channels, alert rules and delivery health are managed by your organization&apos;s admins; you are signed in as{" "}
+          {principal.role.replace("_", " ")}. Your own notifications are in the bell at the top right.
+        </div>
       </div>
     );
   }
   const now = systemClock.now();
-  const [channels, rules, groups, health, dead] = await Promise.all([
+  const [channels, rules, groups, unsubscribes, quietHours, health, dead] = await Promise.all([
     listChannelConfigs(principal),
     listRules(principal, now),
     listGroupSubscriptions(principal),
-    deliveryHealth(principal, { hours: 72, limit: 50 }, now),
+    listUnsubscribes(principal),
+    getQuietHours(principal),
+    deliveryHealth(principal, { hours: HEALTH_HOURS, limit: 50 }, now),
     listDeadLetters(principal, { page: 1, page_size: 50 }),
   ]);
   return (
     <div className="page">
       <h1>Notifications</h1>
-      <p className="muted">Channel providers, alert rules and their next runs, email groups, delivery health and dead letters for {principal.orgName}.</p>
+      <p className="muted">Who hears about what in {principal.orgName}, and why a message did or did not arrive.</p>
       <NotificationsAdmin
         channels={channels.items.map((c) => shape(ChannelConfigView, c))}
         rules={rules.items.map((r) => shape(RuleView, r))}
+        baseRules={listBaseRules().items}
         groups={groups.items.map((g) => shape(GroupSubscriptionView, g))}
+        unsubscribes={unsubscribes.items.map((u) => shape(UnsubscribeView, u))}
+        quietHours={shape(QuietHoursView, quietHours)}
         health={shape(DeliveryHealth, health)}
+        healthHours={HEALTH_HOURS}
         deadLetters={dead.items.map((d) => shape(DeliveryView, d))}
         deadLetterTotal={dead.total}
       />
