@@ -1,0 +1,107 @@
+import type { ExtractedDocument } from "./extract/index";
+import { forEachWord } from "./extract/words";
+
+/** A window of consecutive words of a document, as embedded and searched. */
+export interface DocumentChunk {
+  /** 0-based position of the chunk in the document. */
+  ordinal: number;
+  text: string;
+  /** Index of the chunk's first word in the document (words as `countWords` counts them). */
+  wordStart: number;
+  /** Index after the chunk's last word. */
+  wordEnd: number;
+  pageStart: number | null;
+  pageEnd: number | null;
+  rowStart: number | null;
+  rowEnd: number | null;
+}
+
+/** SPEC §8: about 500 words with 50 words of overlap. */
+export const DEFAULT_CHUNK_SIZE = 500;
+export const DEFAULT_CHUNK_OVERLAP = 50;
+
+/** Between the texts of two segments (pages, rows) inside one chunk. */
+const SEGMENT_SEPARATOR = "\n\n";
+
+/**
+ * Splits a document into windows of `size` words, each starting `size -
+ * overlap` words after the previous one, so consecutive chunks share exactly
+ * `overlap` words and the last chunk ends at the last word. Words are never
+ * split. A chunk's text is the original text from its first to its last word
+ * (line breaks kept), segments joined by a blank line; it carries the page or
+ * row range it covers (null for txt/docx).
+ */
+export function chunkDocument(doc: ExtractedDocument, opts: { size?: number; overlap?: number } = {}): DocumentChunk[] {
+  const size = opts.size ?? DEFAULT_CHUNK_SIZE;
+  const overlap = opts.overlap ?? DEFAULT_CHUNK_OVERLAP;
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`chunk size must be a positive integer, got ${size}`);
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= size) throw new RangeError(`chunk overlap must be an integer from 0 to size - 1, got ${overlap}`);
+
+  const words = indexWords(doc);
+  const chunks: DocumentChunk[] = [];
+  for (let start = 0; start < words.count; start += size - overlap) {
+    const end = Math.min(start + size, words.count);
+    chunks.push(buildChunk(doc, words, chunks.length, start, end));
+    if (end === words.count) break;
+  }
+  return chunks;
+}
+
+/** Every word's segment and character span, in typed arrays (a 10 MB text has about 2 M words). */
+interface WordIndex {
+  count: number;
+  segment: Uint32Array;
+  start: Uint32Array;
+  end: Uint32Array;
+}
+
+function indexWords(doc: ExtractedDocument): WordIndex {
+  let capacity = Math.max(16, doc.wordCount);
+  let index: WordIndex = { count: 0, segment: new Uint32Array(capacity), start: new Uint32Array(capacity), end: new Uint32Array(capacity) };
+  doc.segments.forEach((segment, segmentIndex) => {
+    forEachWord(segment.text, (start, end) => {
+      if (index.count === capacity) {
+        // Only when `wordCount` understated the words: grow rather than trust it.
+        capacity *= 2;
+        index = { count: index.count, segment: grow(index.segment, capacity), start: grow(index.start, capacity), end: grow(index.end, capacity) };
+      }
+      index.segment[index.count] = segmentIndex;
+      index.start[index.count] = start;
+      index.end[index.count] = end;
+      index.count++;
+    });
+  });
+  return index;
+}
+
+function grow(array: Uint32Array, capacity: number): Uint32Array {
+  const bigger = new Uint32Array(capacity);
+  bigger.set(array);
+  return bigger;
+}
+
+function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, wordStart: number, wordEnd: number): DocumentChunk {
+  const parts: string[] = [];
+  let pageStart: number | null = null;
+  let pageEnd: number | null = null;
+  let rowStart: number | null = null;
+  let rowEnd: number | null = null;
+  let first = wordStart;
+  while (first < wordEnd) {
+    const segmentIndex = words.segment[first];
+    let last = first;
+    while (last + 1 < wordEnd && words.segment[last + 1] === segmentIndex) last++;
+    const segment = doc.segments[segmentIndex];
+    parts.push(segment.text.slice(words.start[first], words.end[last]));
+    if (segment.page !== undefined) {
+      pageStart ??= segment.page;
+      pageEnd = segment.page;
+    }
+    if (segment.row !== undefined) {
+      rowStart ??= segment.row;
+      rowEnd = segment.row;
+    }
+    first = last + 1;
+  }
+  return { ordinal, text: parts.join(SEGMENT_SEPARATOR), wordStart, wordEnd, pageStart, pageEnd, rowStart, rowEnd };
+}

@@ -1,0 +1,84 @@
+import { inflateRawSync } from "node:zlib";
+import mammoth from "mammoth";
+import { readZipDirectory, type ZipEntry } from "../zip-directory";
+import { ExtractionError, type TextSegment } from "./types";
+
+export interface DocxLimits {
+  /** Sum of the entries' uncompressed sizes. */
+  maxUncompressedBytes: number;
+  /** Largest uncompressed/compressed ratio for an entry over 1 MiB (text XML deflates about 10:1). */
+  maxRatio: number;
+  maxEntries: number;
+}
+
+export const DEFAULT_DOCX_LIMITS: DocxLimits = { maxUncompressedBytes: 256 * 1024 * 1024, maxRatio: 200, maxEntries: 10_000 };
+
+const RATIO_CHECK_FROM = 1024 * 1024;
+const LOCAL_HEADER = 0x04034b50;
+const STORED = 0;
+const DEFLATE = 8;
+
+/** The raw text of a Word document (paragraphs separated by blank lines), after the archive passed `checkArchive`. */
+export async function extractDocx(bytes: Uint8Array, limits: DocxLimits = DEFAULT_DOCX_LIMITS): Promise<{ segments: TextSegment[] }> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  checkArchive(buffer, limits);
+  let text: string;
+  try {
+    text = (await mammoth.extractRawText({ buffer })).value;
+  } catch (error) {
+    throw new ExtractionError(`The Word document could not be read (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
+  return { segments: [{ text }] };
+}
+
+/**
+ * Refuses zip bombs before mammoth inflates anything: the directory's declared
+ * sizes must stay within the limits, and every entry is then inflated with
+ * its declared size as a hard output cap, so an entry that lies about its
+ * size fails after at most that many bytes instead of filling memory.
+ */
+function checkArchive(buffer: Buffer, limits: DocxLimits): void {
+  const directory = readZipDirectory(buffer, buffer.length);
+  if (!directory.ok) throw new ExtractionError(`The file is not a valid Word document: ${directory.reason}`);
+  const { entries } = directory;
+  if (!entries.some((entry) => entry.name === "word/document.xml")) throw new ExtractionError("The file is not a Word document: it has no word/document.xml");
+  if (entries.length > limits.maxEntries) throw new ExtractionError(`The Word document has ${entries.length} parts; at most ${limits.maxEntries} are accepted`);
+  let declared = 0;
+  for (const entry of entries) {
+    declared += entry.uncompressedSize;
+    const ratio = entry.uncompressedSize / Math.max(1, entry.compressedSize);
+    if (entry.uncompressedSize > RATIO_CHECK_FROM && ratio > limits.maxRatio) {
+      throw new ExtractionError(`The Word document looks like a zip bomb: ${entry.name} expands ${Math.round(ratio)} times (at most ${limits.maxRatio} accepted)`);
+    }
+  }
+  if (declared > limits.maxUncompressedBytes) {
+    throw new ExtractionError(`The Word document expands to ${mebibytes(declared)} MiB; at most ${mebibytes(limits.maxUncompressedBytes)} MiB are accepted`);
+  }
+  for (const entry of entries) checkEntrySize(buffer, entry);
+}
+
+function checkEntrySize(buffer: Buffer, entry: ZipEntry): void {
+  const header = entry.localHeaderOffset;
+  if (header + 30 > buffer.length || buffer.readUInt32LE(header) !== LOCAL_HEADER) throw new ExtractionError(`The Word document is corrupt: ${entry.name} has no local header`);
+  const dataStart = header + 30 + buffer.readUInt16LE(header + 26) + buffer.readUInt16LE(header + 28);
+  const data = buffer.subarray(dataStart, dataStart + entry.compressedSize);
+  if (data.length !== entry.compressedSize) throw new ExtractionError(`The Word document is corrupt: ${entry.name} is truncated`);
+  if (entry.method === STORED) {
+    if (entry.compressedSize !== entry.uncompressedSize) throw new ExtractionError(`The Word document is corrupt: ${entry.name} has inconsistent sizes`);
+    return;
+  }
+  if (entry.method !== DEFLATE) throw new ExtractionError(`The Word document uses an unsupported compression method (${entry.method}) for ${entry.name}`);
+  let inflated: Buffer;
+  try {
+    // One byte over the declared size is enough to prove the declaration wrong.
+    inflated = inflateRawSync(data, { maxOutputLength: entry.uncompressedSize + 1 });
+  } catch (error) {
+    if (error instanceof RangeError) throw new ExtractionError(`The Word document looks like a zip bomb: ${entry.name} expands past its declared size`);
+    throw new ExtractionError(`The Word document is corrupt: ${entry.name} does not inflate`, { cause: error });
+  }
+  if (inflated.length !== entry.uncompressedSize) throw new ExtractionError(`The Word document is corrupt: ${entry.name} does not match its declared size`);
+}
+
+function mebibytes(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(0);
+}

@@ -1,0 +1,42 @@
+/**
+ * The single definition of a "word" shared by extraction (word counts) and
+ * chunking (word offsets): a run of non-whitespace characters. A run longer
+ * than MAX_WORD_CHARS (base64, minified data, a 10 MB line without spaces)
+ * counts as several words of at most that length, so a chunk of N words
+ * always has bounded text.
+ */
+export const MAX_WORD_CHARS = 100;
+
+const WORD = /\S+/g;
+
+/** Calls `visit(start, end)` (UTF-16 offsets, end exclusive) for every word of `text`, in order. */
+export function forEachWord(text: string, visit: (start: number, end: number) => void): void {
+  WORD.lastIndex = 0;
+  for (let match = WORD.exec(text); match !== null; match = WORD.exec(text)) {
+    const start = match.index;
+    const end = start + match[0].length;
+    for (let at = start; at < end; ) {
+      const pieceEnd = splitPoint(text, at, end);
+      visit(at, pieceEnd);
+      at = pieceEnd;
+    }
+  }
+}
+
+/** Number of words in `text`, as `forEachWord` sees them. */
+export function countWords(text: string): number {
+  let count = 0;
+  forEachWord(text, () => count++);
+  return count;
+}
+
+/** End of a piece that starts at `at`: MAX_WORD_CHARS later, moved back so it never splits a surrogate pair. */
+function splitPoint(text: string, at: number, end: number): number {
+  let cut = Math.min(at + MAX_WORD_CHARS, end);
+  if (cut < end && isLowSurrogate(text.charCodeAt(cut))) cut--;
+  return cut;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
