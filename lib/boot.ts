@@ -3,6 +3,7 @@ import { config } from "@/lib/config";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { getDb } from "@/lib/db/client";
+import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/notifications/worker";
 
@@ -14,8 +15,11 @@ export async function boot(): Promise<void> {
   const cfg = config();
   const notifications = notificationsConfig();
   const documents = documentStorageConfig();
+  // Parses EMBEDDING_PROVIDER_CONFIG (a malformed one stops the start); a provider lacking its key only warns (SPEC §7.3).
+  const embeddings = embeddingStatus();
+  if (!embeddings.configured) log.warn("embedding provider is not configured", { provider: embeddings.provider, reason: embeddings.reason });
   const started = Date.now();
   const db = await getDb();
   if (notifications.in_process_worker) await startNotificationWorker();
-  log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, ms: Date.now() - started });
+  log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, ms: Date.now() - started });
 }

@@ -1,0 +1,124 @@
+import { LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL } from "./models";
+import type { Embedder } from "./types";
+
+/*
+ * The offline embedder (docs/embeddings.md has the full definition): signed feature hashing of
+ * words and character trigrams into 384 dimensions. It is lexical: texts score high when they
+ * share words or word fragments, never because they mean the same thing in other words.
+ *
+ * 1. Fold: Unicode NFKD, drop combining marks (\p{M}), lower-case. "Crème" → "creme".
+ * 2. Tokens: maximal runs of letters and digits (\p{L}\p{N}); everything else separates.
+ * 3. Features per token t: the word itself, and the character trigrams of "^t$" (so "cat" gives
+ *    "^ca", "cat", "at$"). Trigrams make "refund" and "refunds" close.
+ * 4. Weights: word features 1.0, trigram features 0.25, times 1 + ln(tf) (sublinear term frequency).
+ * 5. Hash: FNV-1a (32-bit) over UTF-16 code units, separate seeds for words and trigrams, then the
+ *    murmur3 finaliser; dimension = hash mod 384, sign = the finalised hash's top bit (signed hashing
+ *    keeps collisions from adding up in one direction).
+ * 6. L2-normalise. A text without tokens gets the unit vector of the reserved feature "<empty>",
+ *    so cosine similarity is always defined.
+ */
+
+const WORD_WEIGHT = 1;
+const TRIGRAM_WEIGHT = 0.25;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+const WORD_SEED = FNV_OFFSET;
+const TRIGRAM_SEED = 0x9e3779b9;
+const BOUNDARY_START = 0x5e; // "^"
+const BOUNDARY_END = 0x24; // "$"
+
+const TOKEN = /[\p{L}\p{N}]+/gu;
+const COMBINING_MARK = /\p{M}+/gu;
+
+function fnvStep(hash: number, codeUnit: number): number {
+  return Math.imul(hash ^ codeUnit, FNV_PRIME);
+}
+
+/** murmur3's 32-bit finaliser: spreads FNV's weak low bits before the modulo. */
+function finalise(hash: number): number {
+  let h = hash ^ (hash >>> 16);
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Lower-case, accent-folded form of a text (step 1). */
+export function foldText(text: string): string {
+  return text.normalize("NFKD").replace(COMBINING_MARK, "").toLowerCase();
+}
+
+/** Counts of hashed features (step 3); keys are finalised 32-bit hashes, words and trigrams kept apart by seed and weight sign. */
+function countFeatures(folded: string, words: Map<number, number>, trigrams: Map<number, number>): void {
+  for (const match of folded.matchAll(TOKEN)) {
+    const token = match[0];
+    let wordHash = WORD_SEED;
+    for (let i = 0; i < token.length; i++) wordHash = fnvStep(wordHash, token.charCodeAt(i));
+    const word = finalise(wordHash);
+    words.set(word, (words.get(word) ?? 0) + 1);
+
+    // Trigrams of "^token$" without building the padded string.
+    const padded = token.length + 2;
+    for (let start = 0; start + 3 <= padded; start++) {
+      let h = TRIGRAM_SEED;
+      for (let k = start; k < start + 3; k++) {
+        const code = k === 0 ? BOUNDARY_START : k === padded - 1 ? BOUNDARY_END : token.charCodeAt(k - 1);
+        h = fnvStep(h, code);
+      }
+      const trigram = finalise(h);
+      trigrams.set(trigram, (trigrams.get(trigram) ?? 0) + 1);
+    }
+  }
+}
+
+function addFeatures(vector: Float64Array, features: Map<number, number>, weight: number): void {
+  for (const [hash, count] of features) {
+    const value = weight * (1 + Math.log(count));
+    vector[hash % LOCAL_EMBEDDING_DIMS] += hash & 0x80000000 ? -value : value;
+  }
+}
+
+const EMPTY_FEATURE = (() => {
+  let h = WORD_SEED;
+  for (const ch of "<empty>") h = fnvStep(h, ch.charCodeAt(0));
+  return finalise(h);
+})();
+
+/** The local embedding of one text: 384 numbers, unit length. Deterministic across runs and machines. */
+export function localEmbedding(text: string): number[] {
+  const words = new Map<number, number>();
+  const trigrams = new Map<number, number>();
+  countFeatures(foldText(text), words, trigrams);
+  const vector = new Float64Array(LOCAL_EMBEDDING_DIMS);
+  if (words.size === 0) words.set(EMPTY_FEATURE, 1);
+  addFeatures(vector, words, WORD_WEIGHT);
+  addFeatures(vector, trigrams, TRIGRAM_WEIGHT);
+  let norm = 0;
+  for (const v of vector) norm += v * v;
+  norm = Math.sqrt(norm);
+  // Hash collisions can cancel a lone word's features exactly only in theory; guard the division anyway.
+  return Array.from(vector, (v) => (norm > 0 ? v / norm : 0));
+}
+
+/** Yields to the event loop between slices so a large document never blocks requests for long. */
+const SLICE = 256;
+
+export const localEmbedder: Embedder = {
+  provider: "local",
+  model: LOCAL_EMBEDDING_MODEL,
+  dims: LOCAL_EMBEDDING_DIMS,
+  async embedDocuments(texts, opts) {
+    const vectors: number[][] = [];
+    for (let start = 0; start < texts.length; start += SLICE) {
+      opts?.signal?.throwIfAborted();
+      for (const text of texts.slice(start, start + SLICE)) vectors.push(localEmbedding(text));
+      opts?.onProgress?.(vectors.length, texts.length);
+      if (start + SLICE < texts.length) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return vectors;
+  },
+  async embedQuery(text, opts) {
+    opts?.signal?.throwIfAborted();
+    return localEmbedding(text);
+  },
+};

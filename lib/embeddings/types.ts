@@ -1,0 +1,27 @@
+import type { EmbeddingModelInfo, EmbeddingProviderName } from "./models";
+
+export interface EmbedDocumentsOptions {
+  signal?: AbortSignal;
+  /** Called after each batch with texts embedded so far and the total. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface Embedder {
+  readonly provider: EmbeddingProviderName;
+  readonly model: string;
+  readonly dims: number;
+  /** Batches to the API's limits; calls onProgress(doneTexts, totalTexts) after each batch. Returns one vector per text, same order. */
+  embedDocuments(texts: string[], opts?: EmbedDocumentsOptions): Promise<number[][]>;
+  embedQuery(text: string, opts?: { signal?: AbortSignal }): Promise<number[]>;
+}
+
+export interface EmbeddingStatus {
+  provider: EmbeddingProviderName;
+  model: string;
+  dims: number;
+  /** false => `reason` says why, e.g. "openai.api_key is missing". */
+  configured: boolean;
+  reason: string | null;
+  /** Models usable now (their provider is configured). */
+  available_models: EmbeddingModelInfo[];
+}

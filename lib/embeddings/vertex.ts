@@ -1,0 +1,112 @@
+import { GoogleAuth, gaxios, type GoogleAuthOptions } from "google-auth-library";
+import type { EmbeddingModelInfo } from "./models";
+import { batchRanges, callProvider, checkVectors, embedInBatches, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
+import type { Embedder } from "./types";
+
+/** Vertex AI text-embedding models: at most 250 instances and 20,000 input tokens per request (longer single inputs are truncated to 2,048 tokens by the API). */
+export const VERTEX_MAX_INSTANCES = 250;
+export const VERTEX_MAX_TOKENS_PER_REQUEST = 20_000;
+const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
+
+export interface VertexConnection {
+  project: string;
+  location: string;
+  /** Service-account key file; undefined = Application Default Credentials (workload identity, metadata server). */
+  credentialsFile: string | undefined;
+  /** Default https://{location}-aiplatform.googleapis.com. */
+  apiEndpoint: string | undefined;
+}
+
+/** Thrown for a non-2xx answer of the predict endpoint, carrying what callProvider needs. */
+class VertexHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+  }
+}
+
+function describeVertexError(error: unknown): ProviderFailure {
+  if (error instanceof VertexHttpError) return { status: error.status, message: error.message, retryAfterMs: error.retryAfterMs };
+  if (error instanceof gaxios.GaxiosError) {
+    // The OAuth token exchange failed: report the token endpoint's status, and do not retry a refused credential.
+    const data = error.response?.data as { error?: unknown; error_description?: unknown } | undefined;
+    const reason = typeof data?.error_description === "string" ? data.error_description : typeof data?.error === "string" ? data.error : error.message;
+    const status = error.response?.status ?? null;
+    return { status, message: `credentials: ${reason}`, retryAfterMs: null, permanent: status !== null && status < 500 && status !== 429 };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  // google-auth-library's "Could not load the default credentials" and unreadable key files: configuration, not weather.
+  const permanent = /credentials|key file|ENOENT|private key/i.test(message);
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return { status: null, message: permanent ? `credentials: ${message}` : `${message}${cause}`, retryAfterMs: null, permanent };
+}
+
+/** Resolves with `promise` unless `signal` aborts first (google-auth-library's token fetch takes no signal). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+interface PredictResponse {
+  predictions?: { embeddings?: { values?: number[] } }[];
+}
+
+/**
+ * Vertex AI text embeddings over REST: POST {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/{model}:predict
+ * with `instances: [{content, task_type}]`, authorised by google-auth-library (a key file or ADC).
+ * `authOptions` lets tests give the OAuth client a transport of their own; production passes none.
+ */
+export function createVertexEmbedder(info: EmbeddingModelInfo, connection: VertexConnection, policy: RequestPolicy, authOptions: GoogleAuthOptions = {}): Embedder {
+  const auth = new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE], keyFilename: connection.credentialsFile, ...authOptions });
+  const endpoint = (connection.apiEndpoint ?? `https://${connection.location}-aiplatform.googleapis.com`).replace(/\/+$/, "");
+  const url = `${endpoint}/v1/projects/${encodeURIComponent(connection.project)}/locations/${encodeURIComponent(connection.location)}/publishers/google/models/${encodeURIComponent(info.model)}:predict`;
+
+  const embedBatch = (texts: string[], taskType: "RETRIEVAL_DOCUMENT" | "RETRIEVAL_QUERY", signal: AbortSignal | undefined) =>
+    callProvider({
+      provider: "vertex",
+      policy,
+      signal,
+      secrets: [],
+      describe: describeVertexError,
+      attempt: async (attemptSignal) => {
+        // Cached by the library until shortly before expiry; a fresh exchange only when needed.
+        const authHeaders = await untilAborted(auth.getRequestHeaders(url), attemptSignal);
+        const headers = new Headers(authHeaders);
+        headers.set("content-type", "application/json");
+        const response = await fetch(url, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ instances: texts.map((content) => ({ content, task_type: taskType })), parameters: { autoTruncate: true } }),
+          signal: attemptSignal,
+        });
+        const body = (await response.json().catch(() => null)) as (PredictResponse & { error?: { message?: unknown } }) | null;
+        if (!response.ok) {
+          const message = typeof body?.error?.message === "string" ? body.error.message : response.statusText;
+          throw new VertexHttpError(response.status, message, retryAfterMs(response.headers));
+        }
+        const vectors = (body?.predictions ?? []).map((p) => p.embeddings?.values as number[]);
+        return checkVectors("vertex", vectors, texts.length, info.dims);
+      },
+    });
+
+  return {
+    provider: "vertex",
+    model: info.model,
+    dims: info.dims,
+    embedDocuments(texts, opts) {
+      const ranges = batchRanges(texts, VERTEX_MAX_INSTANCES, VERTEX_MAX_TOKENS_PER_REQUEST);
+      return embedInBatches(texts, ranges, (batch) => embedBatch(batch, "RETRIEVAL_DOCUMENT", opts?.signal), opts?.onProgress);
+    },
+    async embedQuery(text, opts) {
+      const [vector] = await embedBatch([text], "RETRIEVAL_QUERY", opts?.signal);
+      return vector;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { EmbeddingModelInfo } from "./models";
+import { batchRanges, callProvider, checkVectors, embedInBatches, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
+import type { Embedder } from "./types";
+
+/** Voyage's per-request limit on the input list as its API reference for these models states it ("The maximum length of the list is 128"). */
+export const VOYAGE_MAX_INPUTS = 128;
+/** Documented total-token limits per request for the three models. */
+export const VOYAGE_MAX_TOKENS_PER_REQUEST: Record<string, number> = {
+  "voyage-3": 320_000,
+  "voyage-3-lite": 1_000_000,
+  "voyage-code-3": 120_000,
+};
+export const VOYAGE_DEFAULT_BASE_URL = "https://api.voyageai.com/v1";
+
+/** Thrown for a non-2xx answer, carrying what callProvider needs. */
+class VoyageHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(message);
+  }
+}
+
+function describeVoyageError(error: unknown): ProviderFailure {
+  if (error instanceof VoyageHttpError) return { status: error.status, message: error.message, retryAfterMs: error.retryAfterMs };
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return { status: null, message: `${error instanceof Error ? error.message : String(error)}${cause}`, retryAfterMs: null };
+}
+
+interface VoyageEmbedResponse {
+  data?: { embedding?: number[]; index?: number }[];
+}
+
+/**
+ * Voyage AI over its documented REST API: POST {base}/embeddings with `{input, model, input_type}`,
+ * "document" for chunks and "query" for questions. Plain fetch rather than the `voyageai` SDK: the SDK
+ * bundles an optional dynamic import of @huggingface/transformers (for its on-device models) that the
+ * Next.js server bundle would have to resolve, for no gain over this one request.
+ */
+export function createVoyageEmbedder(info: EmbeddingModelInfo, connection: { apiKey: string; baseUrl: string }, policy: RequestPolicy): Embedder {
+  const url = `${connection.baseUrl.replace(/\/+$/, "")}/embeddings`;
+  const maxTokens = VOYAGE_MAX_TOKENS_PER_REQUEST[info.model] ?? 120_000;
+
+  const embedBatch = (input: string[], inputType: "document" | "query", signal: AbortSignal | undefined) =>
+    callProvider({
+      provider: "voyage",
+      policy,
+      signal,
+      secrets: [connection.apiKey],
+      describe: describeVoyageError,
+      attempt: async (attemptSignal) => {
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${connection.apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ input, model: info.model, input_type: inputType }),
+          signal: attemptSignal,
+        });
+        const body = (await response.json().catch(() => null)) as (VoyageEmbedResponse & { detail?: unknown }) | null;
+        if (!response.ok) {
+          // Voyage answers errors as {"detail": "..."}.
+          const message = typeof body?.detail === "string" ? body.detail : response.statusText;
+          throw new VoyageHttpError(response.status, message, retryAfterMs(response.headers));
+        }
+        const vectors = new Array<number[]>(input.length);
+        for (const item of body?.data ?? []) if (typeof item.index === "number" && item.embedding) vectors[item.index] = item.embedding;
+        return checkVectors("voyage", Array.from(vectors), input.length, info.dims);
+      },
+    });
+
+  return {
+    provider: "voyage",
+    model: info.model,
+    dims: info.dims,
+    embedDocuments(texts, opts) {
+      const ranges = batchRanges(texts, VOYAGE_MAX_INPUTS, maxTokens);
+      return embedInBatches(texts, ranges, (batch) => embedBatch(batch, "document", opts?.signal), opts?.onProgress);
+    },
+    async embedQuery(text, opts) {
+      const [vector] = await embedBatch([text], "query", opts?.signal);
+      return vector;
+    },
+  };
+}
