@@ -1,0 +1,136 @@
+import type { Display } from "@/lib/manifest/schema";
+import { DateExpressionError, resolveDateExpression } from "@/lib/query/dates";
+import { LOCALE } from "./format";
+
+/**
+ * Framework-free helpers of the filter widget: its options, the shape of the value it sends
+ * (what lib/query/filters.ts reads for the filter's operators) and the date range a typed
+ * date expression stands for, resolved exactly as the server will resolve it.
+ */
+type FilterDisplay = NonNullable<Display["filter"]>;
+export type Scalar = string | number | boolean | null;
+
+export interface FilterOption {
+  /** The value sent to the query endpoint (null: the option that clears the filter). */
+  value: Scalar;
+  label: string;
+  /** Stable string form for <option value>, radio values and comparisons. */
+  key: string;
+}
+
+/** String form of a scalar that keeps its type, so 1 and "1" are different options. */
+export function optionKey(value: Scalar): string {
+  return JSON.stringify(value);
+}
+
+/**
+ * Options: the static `display.filter.options`, else the widget's rows: the `value` mapping
+ * (else the first column) and the `label` mapping (else the second column, else the value).
+ * Duplicates are dropped, first one wins.
+ */
+export function filterOptions(display: FilterDisplay | undefined, mappings: Record<string, string | string[]> | undefined, columns: string[], rows: Record<string, unknown>[]): FilterOption[] {
+  const options: FilterOption[] = [];
+  const seen = new Set<string>();
+  const add = (value: Scalar, label: string) => {
+    const key = optionKey(value);
+    if (seen.has(key)) return;
+    seen.add(key);
+    options.push({ value, label, key });
+  };
+  if (display?.options) {
+    for (const option of display.options) {
+      if (option !== null && typeof option === "object") add(option.value, option.label);
+      else add(option, option === null ? "(none)" : String(option));
+    }
+    return options;
+  }
+  const one = (name: string) => {
+    const mapped = mappings?.[name];
+    return Array.isArray(mapped) ? mapped[0] : mapped;
+  };
+  const valueColumn = one("value") ?? columns[0] ?? Object.keys(rows[0] ?? {})[0];
+  const labelColumn = one("label") ?? (one("value") === undefined ? columns[1] : undefined);
+  if (!valueColumn) return options;
+  for (const row of rows) {
+    const raw = row[valueColumn];
+    const value: Scalar = raw === undefined ? null : typeof raw === "object" && raw !== null ? JSON.stringify(raw) : (raw as Scalar);
+    const label = labelColumn !== undefined && row[labelColumn] !== null && row[labelColumn] !== undefined ? String(row[labelColumn]) : value === null ? "(none)" : String(value);
+    add(value, label);
+  }
+  return options;
+}
+
+/** The value as the list of selected scalars (a multiple select's value is an array; a single one a scalar). */
+export function selectedValues(value: unknown): Scalar[] {
+  if (value === undefined || value === null || value === "") return [];
+  const list = Array.isArray(value) ? value : [value];
+  return list.filter((v): v is Scalar => v === null || ["string", "number", "boolean"].includes(typeof v));
+}
+
+/** The value a filter shows: the URL's value when present, else the manifest default (the engine applies the same default). */
+export function effectiveValue(filterValue: unknown, display: FilterDisplay | undefined): unknown {
+  return filterValue === undefined ? display?.default : filterValue;
+}
+
+export type ResolvedDate = { ok: true; text: string } | { ok: false; error: string };
+
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+function dayFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = dayFormats.get(timeZone);
+  if (!format) dayFormats.set(timeZone, (format = new Intl.DateTimeFormat(LOCALE, { timeZone, weekday: "short", day: "numeric", month: "short", year: "numeric" })));
+  return format;
+}
+
+/**
+ * What a date expression covers, in words, in the organization's zone: "Sun, 1 Nov 2026 – Mon,
+ * 30 Nov 2026", "until Sat, 28 Feb 2026", "from …", or the parser's own error message.
+ * Ranges are half-open, so the last day shown is the one before `to`.
+ */
+export function describeDateExpression(expression: string, timeZone: string, now: Date = new Date()): ResolvedDate {
+  try {
+    const { from, to } = resolveDateExpression(expression, { now, timeZone });
+    const format = dayFormat(timeZone);
+    const first = from ? format.format(from) : undefined;
+    // The last included day is the one containing the instant just before `to`.
+    const last = to ? format.format(new Date(to.getTime() - 1)) : undefined;
+    if (first && last) return { ok: true, text: first === last ? first : `${first} – ${last}` };
+    if (first) return { ok: true, text: `from ${first}` };
+    if (last) return { ok: true, text: `until ${last}` };
+    return { ok: true, text: "all dates" };
+  } catch (error) {
+    if (error instanceof DateExpressionError) return { ok: false, error: error.message };
+    throw error;
+  }
+}
+
+/**
+ * The from/to days (YYYY-MM-DD, both included) that an expression written by the date pickers
+ * spells out literally ("A to B", "since A", "before B+1", "A"), so the pickers can show them;
+ * other expressions leave the pickers empty.
+ */
+export function splitDateRange(expression: string): { from: string; to: string } {
+  const text = expression.trim().toLowerCase();
+  const day = "(\\d{4}-\\d{2}-\\d{2})";
+  let m: RegExpExecArray | null;
+  if ((m = new RegExp(`^${day} to ${day}$`).exec(text))) return { from: m[1], to: m[2] };
+  if ((m = new RegExp(`^since ${day}$`).exec(text))) return { from: m[1], to: "" };
+  if ((m = new RegExp(`^before ${day}$`).exec(text))) return { from: "", to: shiftDay(m[1], -1) };
+  if ((m = new RegExp(`^${day}$`).exec(text))) return { from: m[1], to: m[1] };
+  return { from: "", to: "" };
+}
+
+/** The expression for a from/to pair of days (both included; either may be empty). */
+export function joinDateRange(from: string, to: string): string {
+  if (from && to) return `${from} to ${to}`;
+  if (from) return `since ${from}`;
+  // "before D" excludes D, so an inclusive last day is "before the day after".
+  if (to) return `before ${shiftDay(to, 1)}`;
+  return "";
+}
+
+function shiftDay(day: string, days: number): string {
+  const [y, m, d] = day.split("-").map(Number);
+  const shifted = new Date(Date.UTC(2000, m - 1, d + days));
+  shifted.setUTCFullYear(y, m - 1, d + days);
+  return shifted.toISOString().slice(0, 10);
+}

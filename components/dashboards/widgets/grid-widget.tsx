@@ -1,0 +1,141 @@
+"use client";
+
+import "tabulator-tables/dist/css/tabulator.min.css";
+import { useEffect, useMemo, useRef, useState } from "react";
+import type { ColumnDefinition, Options, Tabulator } from "tabulator-tables";
+import type { WidgetManifest } from "@/lib/manifest/schema";
+import { formatCell, humanize, toNumber } from "./format";
+import styles from "./widgets.module.css";
+
+interface GridWidgetProps {
+  widget: WidgetManifest;
+  columns: string[];
+  rows: Record<string, unknown>[];
+}
+
+type ExportFormat = "csv" | "xlsx";
+
+/** Identifiers are numbers too, but "12,345" reads wrong for an order id. */
+function isIdColumn(column: string): boolean {
+  return /(^|_)id$/i.test(column);
+}
+
+function columnDefinitions(columns: string[], rows: Record<string, unknown>[], frozen: string[]): ColumnDefinition[] {
+  return columns.map((column) => {
+    const numeric = rows.some((r) => r[column] !== null && r[column] !== undefined) && rows.every((r) => r[column] === null || r[column] === undefined || toNumber(r[column]) !== null);
+    return {
+      title: humanize(column),
+      field: column,
+      frozen: frozen.includes(column),
+      headerSort: true,
+      sorter: numeric ? "number" : "string",
+      hozAlign: numeric ? "right" : "left",
+      headerHozAlign: numeric ? "right" : "left",
+      formatter: numeric && !isIdColumn(column) ? (cell) => formatCell(toNumber(cell.getValue())) : undefined,
+    };
+  });
+}
+
+/** The file name of an export: the widget id and today's date, e.g. order_grid-2026-11-23.csv. */
+function exportName(widget: WidgetManifest, format: ExportFormat): string {
+  return `${widget.metadata.id}-${new Date().toISOString().slice(0, 10)}.${format}`;
+}
+
+/**
+ * A Tabulator grid with the manifest's pagination, frozen columns, grouping, initial sort and
+ * export buttons. Tabulator (and SheetJS, when Excel export is on) load in the browser only.
+ * New rows replace the data of the existing grid, so the user's sort and page survive a re-query.
+ */
+export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
+  const options = widget.spec.display.tabulator;
+  const exports = options?.export ?? [];
+  const host = useRef<HTMLDivElement>(null);
+  const table = useRef<Tabulator | null>(null);
+  const latestRows = useRef(rows);
+  const [failure, setFailure] = useState<string | null>(null);
+  // The grid is rebuilt only when its shape changes, not when rows do.
+  const shape = useMemo(() => JSON.stringify([columns, options]), [columns, options]);
+  const [builtShape, setBuiltShape] = useState<string | null>(null);
+  const ready = builtShape === shape;
+
+  useEffect(() => {
+    latestRows.current = rows;
+    if (table.current && ready) void table.current.replaceData(rows);
+  }, [rows, ready]);
+
+  useEffect(() => {
+    let cancelled = false;
+    let built: Tabulator | null = null;
+    (async () => {
+      const [{ TabulatorFull }, XLSX] = await Promise.all([import("tabulator-tables"), exports.includes("xlsx") ? import("xlsx") : Promise.resolve(undefined)]);
+      if (cancelled || !host.current) return;
+      const [shapeColumns, shapeOptions] = JSON.parse(shape) as [string[], typeof options];
+      const data = latestRows.current;
+      const names = shapeColumns.length > 0 ? shapeColumns : Object.keys(data[0] ?? {});
+      const config: Options = {
+        data,
+        columns: columnDefinitions(names, data, shapeOptions?.frozen_columns ?? []),
+        layout: "fitDataFill",
+        height: "100%",
+        placeholder: "No data for the current filters",
+        pagination: shapeOptions?.pagination ?? true,
+        paginationSize: shapeOptions?.page_size ?? 25,
+        paginationCounter: "rows",
+        groupBy: shapeOptions?.group_by,
+        initialSort: shapeOptions?.initial_sort?.map((s) => ({ column: s.column, dir: s.dir })),
+        // Exports are flat tables: group header rows would break a spreadsheet's columns.
+        downloadConfig: { rowGroups: false, columnGroups: false, columnCalcs: false },
+        dependencies: XLSX ? { XLSX } : undefined,
+      };
+      built = new TabulatorFull(host.current, config);
+      built.on("tableBuilt", () => {
+        if (cancelled) return;
+        table.current = built;
+        setBuiltShape(shape);
+      });
+    })().catch((error: unknown) => {
+      if (!cancelled) setFailure(error instanceof Error ? error.message : String(error));
+    });
+    return () => {
+      cancelled = true;
+      table.current = null;
+      built?.destroy();
+    };
+    // `exports` is part of `shape`.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shape]);
+
+  const download = (format: ExportFormat) => {
+    const grid = table.current;
+    if (!grid) return;
+    if (format === "csv") {
+      // A byte-order mark makes Excel read the file as UTF-8.
+      grid.download("csv", exportName(widget, "csv"), { bom: true });
+    } else {
+      grid.download("xlsx", exportName(widget, "xlsx"), { sheetName: widget.metadata.name.slice(0, 31).replace(/[\\/?*[\]:]/g, " ") });
+    }
+  };
+
+  if (failure) {
+    return (
+      <div className={styles.errorState} role="alert">
+        <strong>The grid could not start.</strong>
+        <span>{failure}</span>
+      </div>
+    );
+  }
+  return (
+    <div className={styles.grid}>
+      {exports.length > 0 && (
+        <div className={styles.gridTools}>
+          {exports.map((format) => (
+            <button key={format} type="button" className={styles.toolButton} onClick={() => download(format)} disabled={!ready} data-export={format}>
+              <span aria-hidden="true">⤓</span> {format === "csv" ? "CSV" : "Excel"}
+            </button>
+          ))}
+        </div>
+      )}
+      <div ref={host} className={styles.gridHost} aria-label={`${widget.metadata.name} grid`} />
+    </div>
+  );
+}

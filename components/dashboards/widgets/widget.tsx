@@ -1,0 +1,146 @@
+"use client";
+
+import type { z } from "zod";
+import type { WidgetResult } from "@/lib/dashboards/contract";
+import type { WidgetManifest } from "@/lib/manifest/schema";
+import { ChartWidget } from "./chart-widget";
+import { ImageWidget, MarkdownWidget, TextWidget } from "./content-widgets";
+import { FilterWidget } from "./filter-widget";
+import { GridWidget } from "./grid-widget";
+import { KpiWidget } from "./kpi-widget";
+import { TableWidget } from "./table-widget";
+import styles from "./widgets.module.css";
+
+export type WidgetData = z.infer<typeof WidgetResult>;
+
+export interface WidgetProps {
+  widget: WidgetManifest;
+  /** undefined: no data yet (a skeleton is shown). */
+  result: WidgetData | undefined;
+  /** A re-query is in flight: the previous result stays, dimmed, under a progress line. */
+  loading: boolean;
+  /** The organization's IANA zone, for date expressions. */
+  timeZone: string;
+  /** Filter widgets only: the current value (from the URL); undefined means the manifest default. */
+  filterValue?: unknown;
+  /** Filter widgets only. */
+  onFilterChange?: (value: unknown) => void;
+  /** Filter widgets only: fixed by an embed token, so read-only. */
+  locked?: boolean;
+}
+
+type State = "skeleton" | "error" | "empty" | "ready";
+
+/** Components that render from the manifest alone; the query endpoint returns nothing for them. */
+const STATIC = new Set(["text", "image", "markdown"]);
+
+function stateOf(widget: WidgetManifest, result: WidgetData | undefined): State {
+  const component = widget.spec.component;
+  if (STATIC.has(component)) return "ready";
+  // A filter without a data source (static options, dates) never waits for data.
+  if (component === "filter" && widget.spec.data === undefined) return "ready";
+  if (result === undefined) return "skeleton";
+  if (result.error) return "error";
+  if (component !== "filter" && result.rows.length === 0) return "empty";
+  return "ready";
+}
+
+function Body({ props, state }: { props: WidgetProps; state: State }) {
+  const { widget, result } = props;
+  if (state === "skeleton") return <Skeleton component={widget.spec.component} />;
+  if (state === "error") {
+    return (
+      <div className={styles.errorState} role="alert">
+        <strong>This widget could not load.</strong>
+        <span>{result?.error?.detail}</span>
+      </div>
+    );
+  }
+  if (state === "empty") {
+    return (
+      <div className={styles.emptyState}>
+        <span aria-hidden="true" className={styles.emptyIcon}>∅</span>
+        No data for the current filters
+      </div>
+    );
+  }
+  const rows = result?.rows ?? [];
+  const columns = result?.columns ?? [];
+  switch (widget.spec.component) {
+    case "echarts":
+      return <ChartWidget widget={widget} columns={columns} rows={rows} />;
+    case "kpi":
+      return <KpiWidget widget={widget} columns={columns} rows={rows} />;
+    case "table":
+      return <TableWidget widget={widget} columns={columns} rows={rows} />;
+    case "tabulator":
+      return <GridWidget widget={widget} columns={columns} rows={rows} />;
+    case "filter":
+      return (
+        <FilterWidget
+          widget={widget}
+          columns={columns}
+          rows={rows}
+          timeZone={props.timeZone}
+          value={props.filterValue}
+          onChange={props.onFilterChange}
+          locked={props.locked ?? false}
+          optionsPending={result === undefined && widget.spec.data !== undefined}
+        />
+      );
+    case "text":
+      return <TextWidget widget={widget} />;
+    case "image":
+      return <ImageWidget widget={widget} />;
+    case "markdown":
+      return <MarkdownWidget widget={widget} />;
+  }
+}
+
+function Skeleton({ component }: { component: string }) {
+  return (
+    <div className={styles.skeleton} aria-hidden="true" data-shape={component === "kpi" ? "kpi" : component === "echarts" ? "chart" : "rows"}>
+      <span />
+      <span />
+      <span />
+    </div>
+  );
+}
+
+/**
+ * One dashboard widget as a card filling the grid cell it is given: a title (metadata.name)
+ * and the body drawn by `spec.component`, with skeleton, error, empty and re-query states.
+ * Text and image widgets have no card chrome, so header and footer bands show through.
+ */
+export function Widget(props: WidgetProps): React.JSX.Element {
+  const { widget, loading } = props;
+  const component = widget.spec.component;
+  const state = stateOf(widget, props.result);
+  const bare = component === "text" || component === "image";
+  // Filters carry their own label; text and images speak for themselves.
+  const titled = !bare && component !== "filter";
+  const titleId = `widget-title-${widget.metadata.id}`;
+  return (
+    <section
+      className={`${styles.card} ${bare ? styles.bare : ""} ${loading ? styles.loading : ""}`}
+      data-widget-id={widget.metadata.id}
+      data-component={component}
+      data-state={loading ? "loading" : state}
+      aria-busy={loading || state === "skeleton"}
+      aria-labelledby={titled ? titleId : undefined}
+      aria-label={titled ? undefined : widget.metadata.name}
+    >
+      {loading && <div className={styles.progress} role="progressbar" aria-label={`Updating ${widget.metadata.name}`} />}
+      {titled && (
+        <header className={styles.header}>
+          <h3 id={titleId} className={styles.title} title={widget.metadata.description ?? widget.metadata.name}>
+            {widget.metadata.name}
+          </h3>
+        </header>
+      )}
+      <div className={`${styles.body} ${styles[`body_${component}`] ?? ""}`}>
+        <Body props={props} state={state} />
+      </div>
+    </section>
+  );
+}
