@@ -4,7 +4,9 @@ import { toJsonValue } from "@/lib/api/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { DocumentList, UploadConstraints } from "@/lib/documents/contract";
 import { listDocumentsFor, uploadConstraints } from "@/lib/documents/documents";
+import { embeddingStatus } from "@/lib/embeddings";
 import { DocumentsClient } from "@/components/documents/documents-client";
+import { SearchPanel } from "@/components/documents/search-panel";
 
 export const metadata: Metadata = { title: "Documents" };
 
@@ -16,19 +18,24 @@ export default async function DocumentsPage() {
   if (!principal) redirect("/signin");
   const list = await listDocumentsFor(principal, { limit: PAGE_SIZE, offset: 0 });
   const canManage = principal.role === "admin";
+  // Read at start like every provider setting (SPEC §2.9): the page shows what this server process will use.
+  const { provider, model, dims, configured, reason } = embeddingStatus();
+  const embedding = { provider, model, dims, configured, reason };
   return (
     <div className="page">
       <h1>Documents</h1>
       <p className="muted">
-        {canManage ? "Upload PDF, Word, text and CSV files for your organization, then index them for search." : "Your organization's documents. Only admins can upload or delete."}
+        {canManage
+          ? "Upload PDF, Word, text and CSV files for your organization, index them, and search them here or ask about them in Chat."
+          : "Search your organization's documents. Only admins can upload, index or delete."}
       </p>
       <DocumentsClient
         initial={DocumentList.parse(toJsonValue(list))}
         constraints={UploadConstraints.parse(uploadConstraints())}
         canManage={canManage}
         pageSize={PAGE_SIZE}
-        // Slot for document search (issue 7): pass its panel component here.
-        searchPanel={null}
+        searchPanel={<SearchPanel embedding={embedding} />}
+        embedding={embedding}
       />
     </div>
   );

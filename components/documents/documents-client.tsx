@@ -4,6 +4,8 @@ import { useCallback, useEffect, useRef, useState, type DragEvent, type ReactNod
 import type { z } from "zod";
 import type { DocumentList, DocumentRecord, DocumentStatus, UploadConstraints } from "@/lib/documents/contract";
 import { formatBytes } from "./format";
+import { fetchRecord, removeIndex, startIndexing, type EmbeddingView } from "./index-api";
+import { IndexState } from "./index-state";
 import { createRecord, deleteRecord, precheckFile, requestDownloadUrl, sendFile } from "./upload-file";
 import styles from "./documents.module.css";
 
@@ -20,6 +22,8 @@ interface UploadItem {
 }
 
 const POLL_MS = 4000;
+/** While this tab indexes a document, its record is read this often so the progress bar moves. */
+const PROGRESS_POLL_MS = 700;
 /** Files sent at the same time; more only compete for the same upload bandwidth. */
 const PARALLEL_UPLOADS = 2;
 
@@ -33,15 +37,20 @@ export interface DocumentsClientProps {
   pageSize: number;
   /** Where the document search panel (issue 7) renders. */
   searchPanel?: ReactNode;
+  /** The active embedding model: indexes made with another one are shown as stale. */
+  embedding: EmbeddingView;
 }
 
-export function DocumentsClient({ initial, constraints, canManage, pageSize, searchPanel }: DocumentsClientProps) {
+export function DocumentsClient({ initial, constraints, canManage, pageSize, searchPanel, embedding }: DocumentsClientProps) {
   const [list, setList] = useState<List>(initial);
   const [query, setQuery] = useState("");
   const [status, setStatus] = useState<"" | DocumentStatus>("");
   const [uploads, setUploads] = useState<UploadItem[]>([]);
   const [dragging, setDragging] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
+  /** Documents this tab is indexing or un-indexing, and the last index error per document. */
+  const [busyIds, setBusyIds] = useState<ReadonlySet<string>>(new Set());
+  const [indexErrors, setIndexErrors] = useState<Record<string, string>>({});
   const inputRef = useRef<HTMLInputElement>(null);
 
   // The poller reads the current filters from here, so it never restarts when they change.
@@ -122,6 +131,62 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
       link.remove();
     } catch (error) {
       setMessage((error as Error).message);
+    }
+  }
+
+  const replaceRow = (record: DocumentRecord) =>
+    setList((current) => ({ ...current, items: current.items.map((d) => (d.id === record.id ? record : d)) }));
+  const setBusy = (id: string, busy: boolean) =>
+    setBusyIds((current) => {
+      const next = new Set(current);
+      if (busy) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+  const setIndexError = (id: string, error: string | null) =>
+    setIndexErrors((current) => {
+      const { [id]: _previous, ...rest } = current;
+      return error ? { ...rest, [id]: error } : rest;
+    });
+
+  async function index(doc: DocumentRecord) {
+    setBusy(doc.id, true);
+    setIndexError(doc.id, null);
+    replaceRow({ ...doc, status: "indexing", index_progress_done: 0, index_progress_total: 0 });
+    // The POST answers only when indexing ends; meanwhile the record carries the progress.
+    let finished = false;
+    const poll = setInterval(() => {
+      void fetchRecord(doc.id).then((record) => {
+        if (record && !finished) replaceRow(record);
+      });
+    }, PROGRESS_POLL_MS);
+    try {
+      const record = await startIndexing(doc.id);
+      finished = true;
+      replaceRow(record);
+    } catch (error) {
+      finished = true;
+      setIndexError(doc.id, (error as Error).message);
+      const record = await fetchRecord(doc.id);
+      if (record) replaceRow(record);
+    } finally {
+      clearInterval(poll);
+      setBusy(doc.id, false);
+    }
+  }
+
+  async function unindex(doc: DocumentRecord) {
+    if (!window.confirm(`Remove the search index of “${doc.title}”? The file stays; search stops finding it until it is indexed again.`)) return;
+    setBusy(doc.id, true);
+    setIndexError(doc.id, null);
+    try {
+      await removeIndex(doc.id);
+      const record = await fetchRecord(doc.id);
+      if (record) replaceRow(record);
+    } catch (error) {
+      setIndexError(doc.id, (error as Error).message);
+    } finally {
+      setBusy(doc.id, false);
     }
   }
 
@@ -210,35 +275,52 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
         {list.items.length === 0 ? (
           <p className="empty-state">{canManage ? "No documents yet. Drop a file above to add one." : "No documents yet."}</p>
         ) : (
-          <table className="grid-table" data-testid="documents-table">
-            <thead>
-              <tr><th>Title</th><th>File</th><th>Size</th><th>Status</th><th>Uploaded</th><th aria-label="Actions" /></tr>
-            </thead>
-            <tbody>
-              {list.items.map((doc) => (
-                <tr key={doc.id} data-testid="document-row" data-document-id={doc.id} data-filename={doc.filename} data-status={doc.status}>
-                  <td>
-                    <strong>{doc.title}</strong>
-                    {doc.tags.length > 0 && <div className={styles.tags}>{doc.tags.map((t) => <span key={t} className={styles.tag}>{t}</span>)}</div>}
-                  </td>
-                  <td className={styles.filename}>{doc.filename}</td>
-                  <td>{formatBytes(doc.size_bytes)}</td>
-                  <td>
-                    <span className={`chip ${STATUS_TONE[doc.status]}`} data-testid="status-chip" title={doc.status_reason ?? undefined}>{doc.status}</span>
-                    {doc.status === "indexing" && doc.index_progress_total > 0 && (
-                      <span className="muted"> {doc.index_progress_done}/{doc.index_progress_total}</span>
-                    )}
-                    {doc.index_stale && <span className="chip warn" title="The file changed after indexing; re-index it"> stale index</span>}
-                  </td>
-                  <td>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
-                  <td className={styles.actions}>
-                    <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>
-                    {canManage && <button type="button" className="button danger" onClick={() => void remove(doc)}>Delete</button>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <div className={styles.tableWrap}>
+            <table className="grid-table" data-testid="documents-table">
+              <thead>
+                <tr><th>Title</th><th>File</th><th>Size</th><th>Status</th><th>Uploaded</th><th aria-label="Actions" /></tr>
+              </thead>
+              <tbody>
+                {list.items.map((doc) => (
+                  <tr key={doc.id} data-testid="document-row" data-document-id={doc.id} data-filename={doc.filename} data-status={doc.status}>
+                    <td>
+                      <strong>{doc.title}</strong>
+                      {doc.tags.length > 0 && <div className={styles.tags}>{doc.tags.map((t) => <span key={t} className={styles.tag}>{t}</span>)}</div>}
+                    </td>
+                    <td className={styles.filename}>{doc.filename}</td>
+                    <td>{formatBytes(doc.size_bytes)}</td>
+                    <td className={styles.statusCell}>
+                      <span className={`chip ${STATUS_TONE[doc.status]}`} data-testid="status-chip">{doc.status}</span>
+                      <IndexState doc={doc} activeModel={embedding.model} error={indexErrors[doc.id] ?? null} />
+                    </td>
+                    <td>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
+                    <td className={styles.actions}>
+                      <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>
+                      {canManage && (
+                        <>
+                          <button
+                            type="button"
+                            className="button"
+                            disabled={!doc.checksum_sha256 || doc.status === "indexing" || busyIds.has(doc.id) || !embedding.configured}
+                            title={!embedding.configured ? "The embedding provider is not configured" : !doc.checksum_sha256 ? "Upload a file first" : undefined}
+                            onClick={() => void index(doc)}
+                          >
+                            {doc.chunk_count > 0 || doc.index_model ? "Re-index" : "Index"}
+                          </button>
+                          {(doc.chunk_count > 0 || doc.index_model) && (
+                            <button type="button" className="button" disabled={doc.status === "indexing" || busyIds.has(doc.id)} onClick={() => void unindex(doc)}>
+                              Remove index
+                            </button>
+                          )}
+                          <button type="button" className="button danger" onClick={() => void remove(doc)}>Delete</button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </section>
     </div>

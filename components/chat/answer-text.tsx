@@ -1,0 +1,66 @@
+"use client";
+
+import { Fragment, type MouseEvent } from "react";
+import type { ChatSource } from "@/lib/chat/contract";
+import { locationLabel } from "@/lib/chat/prompt";
+import styles from "./chat.module.css";
+
+/** Opens a source: the signed link while it is valid, otherwise a fresh one from the download endpoint. */
+export function openSourceHandler(source: ChatSource, onError: (message: string) => void) {
+  return async (event: MouseEvent<HTMLAnchorElement>) => {
+    const expired = !source.open_url || (source.url_expires_at !== null && Date.parse(source.url_expires_at) < Date.now() + 5000);
+    if (!expired) return;
+    event.preventDefault();
+    // Opened now, while the click still counts as a user gesture; pointed at the file once the fresh link arrives.
+    const tab = window.open("about:blank", "_blank");
+    try {
+      const res = await fetch(source.download_endpoint, { cache: "no-store" });
+      const body = (await res.json()) as { url?: string; detail?: string };
+      if (!res.ok || !body.url) throw new Error(typeof body.detail === "string" ? body.detail : "The document cannot be opened");
+      const anchor = source.extension === "pdf" && source.page_start !== null ? `#page=${source.page_start}` : "";
+      if (tab) tab.location.href = `${body.url}${anchor}`;
+    } catch (error) {
+      tab?.close();
+      onError(`“${source.document_title}” cannot be opened: ${(error as Error).message}`);
+    }
+  };
+}
+
+/** A numbered citation chip that opens its source document (PDFs at the cited page). */
+export function CitationChip({ source, onError }: { source: ChatSource; onError: (message: string) => void }) {
+  const where = locationLabel(source);
+  const label = `Source ${source.n}: ${source.document_title}${where ? `, ${where}` : ""}`;
+  return (
+    <a
+      className={styles.cite}
+      href={source.open_url ?? source.download_endpoint}
+      target="_blank"
+      rel="noopener noreferrer"
+      title={label}
+      aria-label={label}
+      data-testid="citation"
+      data-document-id={source.document_id}
+      onClick={(event) => void openSourceHandler(source, onError)(event)}
+    >
+      {source.n}
+    </a>
+  );
+}
+
+/**
+ * The answer's text with `[n]` markers turned into citation chips; markers
+ * that name no source (a model's slip) stay as written.
+ */
+export function AnswerText({ text, sources, onError }: { text: string; sources: ChatSource[]; onError: (message: string) => void }) {
+  const byNumber = new Map(sources.map((s) => [s.n, s]));
+  const parts = text.split(/\[(\d{1,3})\]/g);
+  return (
+    <div className={styles.answerText}>
+      {parts.map((part, i) => {
+        if (i % 2 === 0) return <Fragment key={i}>{part}</Fragment>;
+        const source = byNumber.get(Number(part));
+        return source ? <CitationChip key={i} source={source} onError={onError} /> : <Fragment key={i}>[{part}]</Fragment>;
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+import type { DocumentRecord } from "@/lib/documents/contract";
+import styles from "./documents.module.css";
+
+/**
+ * What the search index of a document is doing: live progress while
+ * indexing, the chunk count once indexed, stale chips (file replaced, or
+ * indexed with another model than the active one), and why it failed.
+ */
+export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; activeModel: string; error: string | null }) {
+  const modelStale = doc.index_model !== null && doc.index_model !== activeModel && doc.status !== "indexing";
+  return (
+    <div className={styles.indexState}>
+      {doc.status === "indexing" && (
+        <div className={styles.indexProgress} data-testid="index-progress">
+          {doc.index_progress_total > 0 ? (
+            <>
+              <progress max={doc.index_progress_total} value={doc.index_progress_done} aria-label={`Indexing progress of ${doc.title}`} />
+              <span className={styles.progressText}>{doc.index_progress_done} / {doc.index_progress_total} chunks</span>
+            </>
+          ) : (
+            <>
+              {/* No value: an indeterminate bar while the text is extracted and the chunk count is not known yet. */}
+              <progress aria-label={`Reading ${doc.title}`} />
+              <span className={styles.progressText}>Reading the file…</span>
+            </>
+          )}
+        </div>
+      )}
+      {doc.status === "indexed" && (
+        <span className="muted" data-testid="chunk-count" title={doc.indexed_at ? `Indexed ${new Date(doc.indexed_at).toLocaleString()} with ${doc.index_model}` : undefined}>
+          {doc.chunk_count} chunk{doc.chunk_count === 1 ? "" : "s"}
+        </span>
+      )}
+      {doc.index_stale && (
+        <span className="chip warn" data-testid="stale-chip" title="The file was replaced after indexing; re-index to search the new content">
+          file replaced
+        </span>
+      )}
+      {modelStale && (
+        <span className={`chip warn ${styles.plainChip}`} data-testid="stale-chip" title="Search uses the active model; re-index to search this document">
+          indexed with {doc.index_model}, active is {activeModel}
+        </span>
+      )}
+      {doc.status === "failed" && doc.status_reason && (
+        <span className={styles.failReason} data-testid="failure-reason">{doc.status_reason}</span>
+      )}
+      {error && error !== doc.status_reason && (
+        <span className={styles.failReason} role="alert">{error}</span>
+      )}
+    </div>
+  );
+}
