@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { resolveDateExpression } from "@/lib/query/dates";
+import { describeDateExpression, effectiveValue, filterOptions, joinDateRange, selectedValues, splitDateRange } from "./filter-values";
+import { sampleWidget } from "./sample-widgets";
+
+describe("filterOptions", () => {
+  it("takes static options, scalars and {label, value}, without duplicates", () => {
+    const options = filterOptions({ control: "select", multiple: false, options: ["online", { label: "In store", value: "store" }, 3, null, "online"] }, undefined, [], []);
+    expect(options.map((o) => [o.label, o.value])).toEqual([
+      ["online", "online"],
+      ["In store", "store"],
+      ["3", 3],
+      ["(none)", null],
+    ]);
+  });
+
+  it("reads the sample location filter's rows through its value and label mappings", () => {
+    const widget = sampleWidget("location_filter");
+    const rows = [
+      { location_id: "loc_acme_ber", location: "Berlin" },
+      { location_id: "loc_acme_ham", location: "Hamburg" },
+    ];
+    const options = filterOptions(widget.spec.display.filter, widget.spec.data?.mappings, ["location_id", "location"], rows);
+    expect(options.map((o) => [o.label, o.value])).toEqual([
+      ["Berlin", "loc_acme_ber"],
+      ["Hamburg", "loc_acme_ham"],
+    ]);
+  });
+
+  it("falls back to the first column as value and the second as label", () => {
+    const options = filterOptions(undefined, undefined, ["code", "name"], [{ code: 1, name: "One" }, { code: 2, name: null }]);
+    expect(options.map((o) => [o.label, o.value])).toEqual([
+      ["One", 1],
+      ["2", 2],
+    ]);
+  });
+
+  it("keeps 1 and '1' apart", () => {
+    const options = filterOptions({ control: "select", multiple: false, options: [1, "1"] }, undefined, [], []);
+    expect(options).toHaveLength(2);
+  });
+});
+
+describe("selectedValues and effectiveValue", () => {
+  it("normalizes single and multiple values", () => {
+    expect(selectedValues(undefined)).toEqual([]);
+    expect(selectedValues("")).toEqual([]);
+    expect(selectedValues("a")).toEqual(["a"]);
+    expect(selectedValues(["a", 2, { x: 1 }])).toEqual(["a", 2]);
+  });
+
+  it("shows the manifest default until the URL has a value; null stays cleared", () => {
+    const display = sampleWidget("date").spec.display.filter;
+    expect(effectiveValue(undefined, display)).toBe("last month");
+    expect(effectiveValue(null, display)).toBeNull();
+    expect(effectiveValue("today", display)).toBe("today");
+  });
+});
+
+describe("describeDateExpression", () => {
+  const now = new Date("2026-11-23T00:30:00Z");
+
+  it("spells out the days a range covers, last day included", () => {
+    expect(describeDateExpression("last month", "Europe/Berlin", now)).toEqual({ ok: true, text: "Thu, Oct 1, 2026 – Sat, Oct 31, 2026" });
+    expect(describeDateExpression("2025-01-01 to 2025-03-31", "UTC", now)).toEqual({ ok: true, text: "Wed, Jan 1, 2025 – Mon, Mar 31, 2025" });
+    expect(describeDateExpression("2025-03-01", "UTC", now)).toEqual({ ok: true, text: "Sat, Mar 1, 2025" });
+  });
+
+  it("uses the organization's zone for relative days", () => {
+    // 00:30 UTC is still the 22nd in New York.
+    expect(describeDateExpression("today", "America/New_York", now)).toEqual({ ok: true, text: "Sun, Nov 22, 2026" });
+    expect(describeDateExpression("today", "Asia/Tokyo", now)).toEqual({ ok: true, text: "Mon, Nov 23, 2026" });
+  });
+
+  it("names open bounds", () => {
+    expect(describeDateExpression("before 2025-03-01", "UTC", now)).toEqual({ ok: true, text: "until Fri, Feb 28, 2025" });
+    expect(describeDateExpression("after 2025-03-01", "UTC", now)).toEqual({ ok: true, text: "from Sun, Mar 2, 2025" });
+  });
+
+  it("reports unreadable input with the parser's message", () => {
+    const result = describeDateExpression("the day after the party", "UTC", now);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toMatch(/cannot read "the day after the party" as a date/);
+    expect(describeDateExpression("2025-03-31 to 2025-01-01", "UTC", now)).toMatchObject({ ok: false, error: expect.stringMatching(/ends before it starts/) });
+  });
+});
+
+describe("date range pickers", () => {
+  it("write expressions that cover exactly the picked days", () => {
+    const context = { now: new Date("2026-11-23T12:00:00Z"), timeZone: "Europe/Berlin" };
+    const both = resolveDateExpression(joinDateRange("2025-01-01", "2025-03-31"), context);
+    const toOnly = resolveDateExpression(joinDateRange("", "2025-03-31"), context);
+    expect(toOnly.to).toEqual(both.to);
+    expect(toOnly.from).toBeUndefined();
+    expect(resolveDateExpression(joinDateRange("2025-01-01", ""), context)).toEqual({ from: both.from });
+    expect(joinDateRange("", "")).toBe("");
+    expect(joinDateRange("", "2024-12-31")).toBe("before 2025-01-01");
+  });
+
+  it("read back what they wrote, and nothing from other expressions", () => {
+    for (const [from, to] of [
+      ["2025-01-01", "2025-03-31"],
+      ["2025-01-01", ""],
+      ["", "2024-02-29"],
+    ]) {
+      expect(splitDateRange(joinDateRange(from, to))).toEqual({ from, to });
+    }
+    expect(splitDateRange("2025-05-05")).toEqual({ from: "2025-05-05", to: "2025-05-05" });
+    expect(splitDateRange("last month")).toEqual({ from: "", to: "" });
+  });
+});

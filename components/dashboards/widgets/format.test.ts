@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { formatCell, formatKpiValue, humanize, kpiDelta, toNumber } from "./format";
+
+describe("toNumber", () => {
+  it("reads numbers and numeric strings (numeric and bigint columns arrive as either)", () => {
+    expect(toNumber(12.5)).toBe(12.5);
+    expect(toNumber("1234.50")).toBe(1234.5);
+    expect(toNumber(" -3e2 ")).toBe(-300);
+    expect(toNumber("12 apples")).toBeNull();
+    expect(toNumber("")).toBeNull();
+    expect(toNumber(null)).toBeNull();
+    expect(toNumber(Number.NaN)).toBeNull();
+    expect(toNumber(Infinity)).toBeNull();
+  });
+});
+
+describe("humanize", () => {
+  it("turns column ids into headings", () => {
+    expect(humanize("avg_order")).toBe("Avg order");
+    expect(humanize("margin_pct")).toBe("Margin pct");
+    expect(humanize("orderDate")).toBe("Order Date");
+    expect(humanize("_")).toBe("_");
+  });
+});
+
+describe("formatCell", () => {
+  it("groups numbers, keeps two decimals at most, leaves text alone", () => {
+    expect(formatCell(1234567.891)).toBe("1,234,567.89");
+    expect(formatCell(null)).toBe("");
+    expect(formatCell("Berlin")).toBe("Berlin");
+    expect(formatCell({ a: 1 })).toBe('{"a":1}');
+  });
+});
+
+describe("formatKpiValue", () => {
+  it("uses the prefix as the currency symbol, with the requested decimals", () => {
+    expect(formatKpiValue(1234567.8, { format: "currency", prefix: "$", decimals: 0 })).toBe("$1,234,568");
+    expect(formatKpiValue(1234.5, { format: "currency", prefix: "$" })).toBe("$1,234.50");
+  });
+
+  it("puts the sign before the prefix", () => {
+    expect(formatKpiValue(-1200, { format: "currency", prefix: "$", decimals: 0 })).toBe("-$1,200");
+  });
+
+  it("uses the ISO currency when given", () => {
+    expect(formatKpiValue(1234.5, { format: "currency", currency: "EUR" })).toBe("€1,234.50");
+    expect(formatKpiValue(99, { format: "currency" })).toBe("$99.00");
+  });
+
+  it("reads percent values as percentage points", () => {
+    expect(formatKpiValue(35.24, { format: "percent", decimals: 1 })).toBe("35.2%");
+    expect(formatKpiValue(35, { format: "percent" })).toBe("35%");
+  });
+
+  it("formats plain numbers with prefix and suffix", () => {
+    expect(formatKpiValue(95321, { format: "number" })).toBe("95,321");
+    expect(formatKpiValue(4.5, { format: "number", suffix: " days", decimals: 2 })).toBe("4.50 days");
+    expect(formatKpiValue(3, undefined)).toBe("3");
+  });
+});
+
+describe("kpiDelta", () => {
+  const display = { format: "currency" as const, prefix: "$", delta: { column: "target", mode: "percent" as const, label: "vs target", positive_is_good: true } };
+
+  it("shows the percent change against the comparison column, green when up is good", () => {
+    expect(kpiDelta(110, 100, display)).toEqual({ text: "+10%", direction: "up", tone: "good", label: "vs target" });
+    expect(kpiDelta(75, 100, display)).toEqual({ text: "−25%", direction: "down", tone: "bad", label: "vs target" });
+  });
+
+  it("inverts the colour when a rise is bad", () => {
+    const costs = { ...display, delta: { ...display.delta, positive_is_good: false } };
+    expect(kpiDelta(110, 100, costs)?.tone).toBe("bad");
+    expect(kpiDelta(90, 100, costs)?.tone).toBe("good");
+  });
+
+  it("shows absolute changes in the KPI's own format", () => {
+    const absolute = { ...display, decimals: 0, delta: { ...display.delta, mode: "absolute" as const } };
+    expect(kpiDelta(1500, 1000, absolute)).toMatchObject({ text: "+$500", direction: "up" });
+    expect(kpiDelta(800, 1000, absolute)).toMatchObject({ text: "−$200", direction: "down" });
+  });
+
+  it("is neutral when the change rounds to zero, and absent without a base", () => {
+    expect(kpiDelta(100.01, 100, display)).toMatchObject({ direction: "flat", tone: "neutral" });
+    expect(kpiDelta(10, 0, display)).toBeNull();
+    expect(kpiDelta(null, 100, display)).toBeNull();
+    expect(kpiDelta(10, 100, { format: "number" })).toBeNull();
+  });
+});
