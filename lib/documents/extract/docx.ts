@@ -52,7 +52,7 @@ function checkArchive(buffer: Buffer, limits: DocxLimits): void {
     }
   }
   if (declared > limits.maxUncompressedBytes) {
-    throw new ExtractionError(`The Word document expands to ${mebibytes(declared)} MiB; at most ${mebibytes(limits.maxUncompressedBytes)} MiB are accepted`);
+    throw new ExtractionError(`The Word document expands to ${formatSize(declared)}; at most ${formatSize(limits.maxUncompressedBytes)} are accepted`);
   }
   for (const entry of entries) checkEntrySize(buffer, entry);
 }
@@ -79,6 +79,6 @@ function checkEntrySize(buffer: Buffer, entry: ZipEntry): void {
   if (inflated.length !== entry.uncompressedSize) throw new ExtractionError(`The Word document is corrupt: ${entry.name} does not match its declared size`);
 }
 
-function mebibytes(bytes: number): string {
-  return (bytes / 1024 / 1024).toFixed(0);
+function formatSize(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KiB` : `${Math.round(bytes / 1024 / 1024)} MiB`;
 }

@@ -62,8 +62,10 @@ function failure(reply: Extract<WorkerReply, { ok: false }>, limits: PdfLimits):
 
 function runWorker(bytes: Uint8Array, signal: AbortSignal | undefined, limits: PdfLimits): Promise<WorkerReply> {
   signal?.throwIfAborted();
-  // A copy is transferred so the caller's buffer stays usable.
-  const copy = bytes.slice();
+  // A copy in its own ArrayBuffer is transferred, so the caller's buffer stays usable. (Buffer#slice
+  // would be a view, and a small Buffer's ArrayBuffer is Node's shared pool.)
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
   const worker = new Worker(WORKER_FILE, {
     workerData: { bytes: copy, maxPages: limits.maxPages },
     transferList: [copy.buffer],

@@ -1,0 +1,94 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { describe, expect, it } from "vitest";
+import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
+import { ExtractionError, extractText } from "./index";
+import { DEFAULT_PDF_LIMITS, extractPdf } from "./pdf";
+
+const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ExtractionError);
+  return (error as ExtractionError).reason;
+};
+
+describe("pdf extraction", () => {
+  it("keeps page numbers, skips pages without text and counts words", async () => {
+    const pdf = await pdfWithPages(4, (page) => (page === 3 ? " " : `Page ${page} says: ${prose(40, page)}`));
+    const doc = await extractText(pdf, "pdf");
+    expect(doc.pageCount).toBe(4);
+    expect(doc.segments.map((s) => s.page)).toEqual([1, 2, 4]);
+    expect(doc.segments[1].text).toContain("Page 2 says:");
+    expect(doc.segments[2].text.replace(/\s+/g, " ").trim()).toBe(`Page 4 says: ${prose(40, 4)}`);
+    expect(doc.wordCount).toBe(3 * 43);
+    expect(pdf.length).toBeGreaterThan(0); // the caller's buffer is copied, not transferred away
+  });
+
+  it("refuses a scanned PDF (images only) as having no text layer", async () => {
+    expect(await reasonOf(extractText(await scannedPdf(), "pdf"))).toMatch(/no text layer.*OCR is not supported/);
+  });
+
+  it("refuses a password-protected PDF and reads one that only restricts permissions", async () => {
+    const locked = await pdfWithPages(1, () => "secret figures", { userPassword: "open sesame", ownerPassword: "owner" });
+    expect(await reasonOf(extractText(locked, "pdf"))).toMatch(/encrypted with a password/);
+    const restricted = await pdfWithPages(1, () => "public figures", { ownerPassword: "owner", permissions: { copying: false } });
+    expect((await extractText(restricted, "pdf")).segments[0].text).toContain("public figures");
+  });
+
+  it("refuses corrupt PDFs with a reason, never another error", async () => {
+    expect(await reasonOf(extractText(Buffer.from("%PDF-1.7\nthis is not really a pdf\n%%EOF"), "pdf"))).toMatch(/corrupt or not a PDF/);
+    expect(await reasonOf(extractText(Buffer.from("hello"), "pdf"))).toMatch(/corrupt or not a PDF/);
+    const real = await pdfWithPages(3, (page) => prose(200, page));
+    for (const cut of [0.1, 0.5, 0.9]) {
+      // pdfjs may rebuild a truncated file's cross-reference table and recover some pages.
+      const outcome = await extractText(real.subarray(0, Math.floor(real.length * cut)), "pdf").catch((e: unknown) => e as Error);
+      if (outcome instanceof Error) expect(outcome).toBeInstanceOf(ExtractionError);
+      else expect(outcome.wordCount).toBeGreaterThan(0);
+    }
+  });
+
+  it("refuses more pages than the cap and stops at the time cap", async () => {
+    const pdf = await pdfWithPages(3, (page) => prose(30, page));
+    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, maxPages: 2 }))).toBe("The PDF has 3 pages; at most 2 can be indexed");
+    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, timeoutMs: 1 }))).toMatch(/took longer than 0 s/);
+  });
+
+  it("stops a worker that runs out of its heap and reports it", async () => {
+    const pdf = await pdfWithPages(3, (page) => prose(30, page));
+    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, maxHeapMb: 2 }))).toMatch(/needed more than 2 MB of memory/);
+  });
+
+  it("honours the abort signal, terminating the worker and freeing its slot", async () => {
+    const big = await pdfWithPages(150, (page) => prose(300, page));
+    const already = new AbortController();
+    already.abort(new Error("cancelled before start"));
+    await expect(extractText(big, "pdf", { signal: already.signal })).rejects.toThrow("cancelled before start");
+
+    const controllers = [new AbortController(), new AbortController(), new AbortController()];
+    const started = performance.now();
+    const runs = controllers.map((controller) => extractText(big, "pdf", { signal: controller.signal }));
+    setTimeout(() => controllers.forEach((c) => c.abort(new DOMException("stopped", "AbortError"))), 100);
+    for (const run of runs) await expect(run).rejects.toThrow("stopped");
+    expect(performance.now() - started).toBeLessThan(2000);
+
+    // Both worker slots are free again: further extractions run to completion.
+    const small = await pdfWithPages(2, (page) => prose(20, page));
+    const results = await Promise.all([1, 2, 3].map(() => extractText(small, "pdf")));
+    expect(results.map((r) => r.wordCount)).toEqual([40, 40, 40]);
+  });
+
+  it("parses off the calling thread: the event loop stays responsive during a big PDF", async () => {
+    const big = await pdfWithPages(120, (page) => prose(400, page));
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    const started = performance.now();
+    const doc = await extractText(big, "pdf");
+    const elapsed = performance.now() - started;
+    delay.disable();
+    expect(doc.pageCount).toBe(120);
+    expect(elapsed).toBeGreaterThan(300);
+    // On the calling thread pdfjs holds the loop for whole pages (and the parse) at a time.
+    expect(delay.max / 1e6).toBeLessThan(Math.min(150, elapsed / 3));
+  });
+});
