@@ -29,6 +29,7 @@ const BOUNDARY_END = 0x24; // "$"
 
 const TOKEN = /[\p{L}\p{N}]+/gu;
 const COMBINING_MARK = /\p{M}+/gu;
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 function fnvStep(hash: number, codeUnit: number): number {
   return Math.imul(hash ^ codeUnit, FNV_PRIME);
@@ -45,6 +46,8 @@ function finalise(hash: number): number {
 
 /** Lower-case, accent-folded form of a text (step 1). */
 export function foldText(text: string): string {
+  // ASCII has nothing to decompose; skipping NFKD roughly halves the time on English text.
+  if (ASCII_ONLY.test(text)) return text.toLowerCase();
   return text.normalize("NFKD").replace(COMBINING_MARK, "").toLowerCase();
 }
 
