@@ -1,14 +1,15 @@
-// Extracts the text of a PDF page by page with pdfjs-dist, inside a worker
+// Extracts the text of PDFs page by page with pdfjs-dist, inside a worker
 // thread (pdfjs parses on the thread that calls it). Plain JavaScript on
 // purpose: lib/documents/extract/pdf.ts starts this file by its path, so it
-// runs unbundled the same way under vitest, tsx and `next start`.
+// runs unbundled the same way under vitest, tsx and `next start`. The worker
+// lives on between jobs because loading pdfjs costs far more than a small PDF.
 //
-// In:  workerData = { bytes: Uint8Array, maxPages: number }
-// Out: one message, { ok: true, pageCount, pages: string[] }
+// In:  messages { bytes: Uint8Array, maxPages: number }, one job at a time
+// Out: one message per job, { ok: true, pageCount, pages: string[] }
 //      or { ok: false, kind: "password" | "invalid" | "too-many-pages" | "failed", message, pageCount? }
 import { createRequire } from "node:module";
 import path from "node:path";
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 
 const require = createRequire(import.meta.url);
 const pdfjsRoot = path.dirname(require.resolve("pdfjs-dist/package.json"));
@@ -66,4 +67,7 @@ async function extract({ bytes, maxPages }) {
   }
 }
 
-parentPort.postMessage(await extract(workerData));
+parentPort.on("message", async (job) => {
+  const reply = await extract(job).catch((error) => ({ ok: false, kind: "failed", message: String(error?.message ?? error) }));
+  parentPort.postMessage(reply);
+});

@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
 import { ExtractionError, extractText } from "./index";
-import { DEFAULT_PDF_LIMITS, extractPdf } from "./pdf";
+import { DEFAULT_PDF_LIMITS, extractPdf, pdfWorkers } from "./pdf";
 
 const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
   const error = await promise.then(
@@ -51,7 +51,8 @@ describe("pdf extraction", () => {
   it("refuses more pages than the cap and stops at the time cap", async () => {
     const pdf = await pdfWithPages(3, (page) => prose(30, page));
     expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, maxPages: 2 }))).toBe("The PDF has 3 pages; at most 2 can be indexed");
-    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, timeoutMs: 1 }))).toMatch(/took longer than 0 s/);
+    const longer = await pdfWithPages(40, (page) => prose(300, page));
+    expect(await reasonOf(extractPdf(longer, undefined, { ...DEFAULT_PDF_LIMITS, timeoutMs: 5 }))).toMatch(/took longer than 0 s and was stopped/);
   });
 
   it("stops a worker that runs out of its heap and reports it", async () => {
@@ -76,6 +77,23 @@ describe("pdf extraction", () => {
     const small = await pdfWithPages(2, (page) => prose(20, page));
     const results = await Promise.all([1, 2, 3].map(() => extractText(small, "pdf")));
     expect(results.map((r) => r.wordCount)).toEqual([40, 40, 40]);
+  });
+
+  it("reuses a warm worker between PDFs and replaces one that was stopped", async () => {
+    const small = await pdfWithPages(1, () => "warm worker");
+    await extractText(small, "pdf");
+    const warm = pdfWorkers.stats();
+    expect(warm.idle).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i++) expect((await extractText(small, "pdf")).wordCount).toBe(2);
+    expect(pdfWorkers.stats().spawned).toBe(warm.spawned);
+
+    const longer = await pdfWithPages(40, (page) => prose(300, page));
+    await reasonOf(extractPdf(longer, undefined, { ...DEFAULT_PDF_LIMITS, timeoutMs: 5 }));
+    const idleAfterTimeout = warm.idle - 1;
+    expect(pdfWorkers.stats().idle).toBe(idleAfterTimeout);
+    // Two PDFs at once: the idle worker(s) are reused and only the missing ones are started.
+    await Promise.all([extractText(small, "pdf"), extractText(small, "pdf")]);
+    expect(pdfWorkers.stats()).toEqual({ spawned: warm.spawned + (2 - idleAfterTimeout), idle: 2 });
   });
 
   it("parses off the calling thread: the event loop stays responsive during a big PDF", async () => {

@@ -21,11 +21,123 @@ export const DEFAULT_PDF_LIMITS: PdfLimits = { maxPages: 2000, timeoutMs: 120_00
 const WORKER_FILE = path.join(process.cwd(), "lib", "documents", "extract", "pdf-worker.mjs");
 
 /** Each worker holds a whole PDF and keeps a core busy: at most two at a time per process. */
-const workers = new Semaphore(2);
+const MAX_WORKERS = 2;
+/** An idle worker keeps pdfjs loaded (about a second to load on a busy machine) this long. */
+const IDLE_MS = 60_000;
+/** A worker is replaced after this many PDFs, so whatever pdfjs keeps cached cannot grow without end. */
+const MAX_JOBS_PER_WORKER = 100;
 
 type WorkerReply =
   | { ok: true; pageCount: number; pages: string[] }
   | { ok: false; kind: "password" | "invalid" | "too-many-pages" | "failed"; message: string; pageCount?: number };
+
+interface PooledWorker {
+  worker: Worker;
+  heapMb: number;
+  jobs: number;
+  idleTimer?: NodeJS.Timeout;
+}
+
+/**
+ * Worker threads running pdf-worker.mjs, reused between PDFs. A worker that
+ * timed out, was aborted, crashed or ran out of heap is terminated, never reused.
+ */
+class PdfWorkerPool {
+  private readonly slots = new Semaphore(MAX_WORKERS);
+  private readonly idle: PooledWorker[] = [];
+  private spawnedCount = 0;
+
+  /** Workers started so far and workers waiting for a job (for tests and diagnostics). */
+  stats(): { spawned: number; idle: number } {
+    return { spawned: this.spawnedCount, idle: this.idle.length };
+  }
+
+  async run(bytes: Uint8Array, signal: AbortSignal | undefined, limits: PdfLimits): Promise<WorkerReply> {
+    const release = await this.slots.acquire(signal);
+    const pooled = this.takeIdle(limits.maxHeapMb) ?? this.spawn(limits.maxHeapMb);
+    let reusable = false;
+    try {
+      const reply = await this.job(pooled, bytes, signal, limits);
+      reusable = true;
+      return reply;
+    } finally {
+      pooled.jobs++;
+      if (reusable && pooled.jobs < MAX_JOBS_PER_WORKER) this.park(pooled);
+      else void pooled.worker.terminate();
+      release();
+    }
+  }
+
+  private spawn(heapMb: number): PooledWorker {
+    this.spawnedCount++;
+    const worker = new Worker(WORKER_FILE, { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+    const pooled: PooledWorker = { worker, heapMb, jobs: 0 };
+    worker.on("exit", () => this.forget(pooled));
+    return pooled;
+  }
+
+  private takeIdle(heapMb: number): PooledWorker | undefined {
+    const index = this.idle.findIndex((pooled) => pooled.heapMb === heapMb);
+    if (index < 0) return undefined;
+    const [pooled] = this.idle.splice(index, 1);
+    clearTimeout(pooled.idleTimer);
+    pooled.worker.ref();
+    return pooled;
+  }
+
+  private park(pooled: PooledWorker): void {
+    // An idle worker must not keep the process (a script, the test runner) alive.
+    pooled.worker.unref();
+    pooled.idleTimer = setTimeout(() => void pooled.worker.terminate(), IDLE_MS).unref();
+    this.idle.push(pooled);
+  }
+
+  private forget(pooled: PooledWorker): void {
+    clearTimeout(pooled.idleTimer);
+    const index = this.idle.indexOf(pooled);
+    if (index >= 0) this.idle.splice(index, 1);
+  }
+
+  private job({ worker }: PooledWorker, bytes: Uint8Array, signal: AbortSignal | undefined, limits: PdfLimits): Promise<WorkerReply> {
+    signal?.throwIfAborted();
+    return new Promise<WorkerReply>((resolve, reject) => {
+      const onMessage = (reply: WorkerReply) => settle(() => resolve(reply));
+      const onError = (error: Error & { code?: string }) =>
+        settle(() =>
+          reject(
+            error.code === "ERR_WORKER_OUT_OF_MEMORY"
+              ? new ExtractionError(`Reading the PDF needed more than ${limits.maxHeapMb} MB of memory and was stopped`)
+              : error,
+          ),
+        );
+      const onExit = (code: number) => settle(() => reject(new Error(`PDF worker exited with code ${code} before answering`)));
+      const onAbort = () => settle(() => reject(signal?.reason));
+      const timer = setTimeout(
+        () => settle(() => reject(new ExtractionError(`Reading the PDF took longer than ${Math.round(limits.timeoutMs / 1000)} s and was stopped`))),
+        limits.timeoutMs,
+      );
+      let settled = false;
+      function settle(outcome: () => void) {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        worker.off("message", onMessage).off("error", onError).off("exit", onExit);
+        outcome();
+      }
+      worker.on("message", onMessage).on("error", onError).on("exit", onExit);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      // A copy in its own ArrayBuffer is transferred, so the caller's buffer stays usable. (Buffer#slice
+      // would be a view, and a small Buffer's ArrayBuffer is Node's shared pool.)
+      const copy = new Uint8Array(bytes.byteLength);
+      copy.set(bytes);
+      worker.postMessage({ bytes: copy, maxPages: limits.maxPages }, [copy.buffer]);
+    });
+  }
+}
+
+/** The process's PDF workers; exported for tests and diagnostics. */
+export const pdfWorkers = new PdfWorkerPool();
 
 /** Text of every page of a PDF, one segment per page (pages without text give no segment). */
 export async function extractPdf(
@@ -33,18 +145,13 @@ export async function extractPdf(
   signal: AbortSignal | undefined,
   limits: PdfLimits = DEFAULT_PDF_LIMITS,
 ): Promise<{ segments: TextSegment[]; pageCount: number }> {
-  const release = await workers.acquire(signal);
-  try {
-    const reply = await runWorker(bytes, signal, limits);
-    if (!reply.ok) throw failure(reply, limits);
-    const segments: TextSegment[] = [];
-    reply.pages.forEach((text, index) => {
-      if (/\S/.test(text)) segments.push({ text, page: index + 1 });
-    });
-    return { segments, pageCount: reply.pageCount };
-  } finally {
-    release();
-  }
+  const reply = await pdfWorkers.run(bytes, signal, limits);
+  if (!reply.ok) throw failure(reply, limits);
+  const segments: TextSegment[] = [];
+  reply.pages.forEach((text, index) => {
+    if (/\S/.test(text)) segments.push({ text, page: index + 1 });
+  });
+  return { segments, pageCount: reply.pageCount };
 }
 
 function failure(reply: Extract<WorkerReply, { ok: false }>, limits: PdfLimits): ExtractionError {
@@ -58,45 +165,4 @@ function failure(reply: Extract<WorkerReply, { ok: false }>, limits: PdfLimits):
     case "failed":
       return new ExtractionError(`The PDF could not be read (${reply.message})`);
   }
-}
-
-function runWorker(bytes: Uint8Array, signal: AbortSignal | undefined, limits: PdfLimits): Promise<WorkerReply> {
-  signal?.throwIfAborted();
-  // A copy in its own ArrayBuffer is transferred, so the caller's buffer stays usable. (Buffer#slice
-  // would be a view, and a small Buffer's ArrayBuffer is Node's shared pool.)
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
-  const worker = new Worker(WORKER_FILE, {
-    workerData: { bytes: copy, maxPages: limits.maxPages },
-    transferList: [copy.buffer],
-    resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb },
-  });
-  return new Promise<WorkerReply>((resolve, reject) => {
-    let settled = false;
-    const finish = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      void worker.terminate();
-      outcome();
-    };
-    const onAbort = () => finish(() => reject(signal?.reason));
-    const timer = setTimeout(
-      () => finish(() => reject(new ExtractionError(`Reading the PDF took longer than ${Math.round(limits.timeoutMs / 1000)} s and was stopped`))),
-      limits.timeoutMs,
-    );
-    signal?.addEventListener("abort", onAbort, { once: true });
-    worker.once("message", (reply: WorkerReply) => finish(() => resolve(reply)));
-    worker.once("error", (error: Error & { code?: string }) =>
-      finish(() =>
-        reject(
-          error.code === "ERR_WORKER_OUT_OF_MEMORY"
-            ? new ExtractionError(`Reading the PDF needed more than ${limits.maxHeapMb} MB of memory and was stopped`)
-            : error,
-        ),
-      ),
-    );
-    worker.once("exit", (code) => finish(() => reject(new Error(`PDF worker exited with code ${code} before answering`))));
-  });
 }
