@@ -34,9 +34,9 @@ export function createOpenAiEmbedder(info: EmbeddingModelInfo, connection: OpenA
     project: null,
     adminAPIKey: null,
     defaultHeaders: connection.apiKey === null ? { Authorization: null } : undefined,
-    // Retries and timeouts are ours (callProvider), the same for every provider.
+    // Retries and timeouts are ours (callProvider), the same for every provider; the SDK's own timeout sits behind ours so ours decides (504, not a network error).
     maxRetries: 0,
-    timeout: policy.timeoutMs,
+    timeout: policy.timeoutMs + 5_000,
   });
   const secrets = connection.apiKey === null ? [] : [connection.apiKey];
 
