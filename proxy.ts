@@ -1,19 +1,36 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { embedFrameAncestors } from "@/app/embed/[token]/frame-ancestors";
+
+/** Request header the root layout reads: "bare" renders the page without the app's top bar. */
+export const CHROME_HEADER = "x-quarry-chrome";
+
+/** Pages shown without app chrome: embeds and the preview of what an embed consumer sees. */
+function isBarePage(request: NextRequest): boolean {
+  const { pathname, searchParams } = request.nextUrl;
+  if (pathname.startsWith("/embed/")) return true;
+  if (!pathname.startsWith("/dashboards/custom/")) return false;
+  return /^\/dashboards\/custom\/[^/]+\/preview\/?$/.test(pathname) || searchParams.get("preview") === "1";
+}
 
 /**
  * The request gate: gives every request an id and sets framing rules. Pages
- * may not be framed by anyone; /embed pages set their own frame-ancestors
- * (the partner origins of the embedded dashboard) in their route.
+ * may not be framed by anyone; /embed pages may be framed by the partner
+ * origins of their embed grant (CSP frame-ancestors).
  */
-export function proxy(request: NextRequest) {
+export async function proxy(request: NextRequest) {
   const requestId = request.headers.get("x-request-id") ?? crypto.randomUUID();
   const headers = new Headers(request.headers);
   headers.set("x-request-id", requestId);
+  if (isBarePage(request)) headers.set(CHROME_HEADER, "bare");
+  else headers.delete(CHROME_HEADER);
   const response = NextResponse.next({ request: { headers } });
   response.headers.set("X-Request-Id", requestId);
   response.headers.set("X-Content-Type-Options", "nosniff");
   response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");
-  if (!request.nextUrl.pathname.startsWith("/embed/")) {
+  const embed = /^\/embed\/([^/]+)\/?$/.exec(request.nextUrl.pathname);
+  if (embed) {
+    response.headers.set("Content-Security-Policy", `frame-ancestors ${await embedFrameAncestors(decodeURIComponent(embed[1]))}`);
+  } else {
     response.headers.set("X-Frame-Options", "DENY");
     response.headers.set("Content-Security-Policy", "frame-ancestors 'none'");
   }

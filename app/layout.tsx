@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { headers } from "next/headers";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { SignOutButton } from "@/components/sign-out-button";
 import { InboxBell } from "@/components/notifications/inbox-bell";
@@ -11,6 +12,14 @@ export const metadata: Metadata = {
 };
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
+  // Embeds and dashboard previews render without the app's chrome (proxy.ts marks them).
+  if ((await headers()).get("x-quarry-chrome") === "bare") {
+    return (
+      <html lang="en">
+        <body>{children}</body>
+      </html>
+    );
+  }
   const principal = await currentPagePrincipal();
   return (
     <html lang="en">

@@ -2,6 +2,7 @@ import "server-only";
 import { config } from "@/lib/config";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
+import { seedDemoDashboards } from "@/lib/dashboards/demo";
 import { getDb } from "@/lib/db/client";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
@@ -20,6 +21,10 @@ export async function boot(): Promise<void> {
   if (!embeddings.configured) log.warn("embedding provider is not configured", { provider: embeddings.provider, reason: embeddings.reason });
   const started = Date.now();
   const db = await getDb();
+  if (cfg.seedDemo) {
+    const seeded = await seedDemoDashboards();
+    if (seeded > 0) log.info("sample dashboard loaded", { organizations: seeded });
+  }
   if (notifications.in_process_worker) await startNotificationWorker();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, ms: Date.now() - started });
 }

@@ -1,0 +1,61 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { redirect } from "next/navigation";
+import { currentPagePrincipal } from "@/lib/auth/session";
+import { getDashboard } from "@/lib/dashboards/service";
+import { isEditor } from "@/lib/dashboards/records";
+import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
+import { ManifestEditor } from "@/components/dashboards/manifest-editor";
+import styles from "@/components/dashboards/dashboards.module.css";
+import { loadDashboard, type SearchParams } from "../load";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Edit dashboard" };
+
+interface PageProps {
+  params: Promise<{ slug: string }>;
+  searchParams: Promise<SearchParams>;
+}
+
+/** The manifest editor for admins and general managers: the draft's YAML and a live preview. */
+export default async function EditDashboardPage({ params, searchParams }: PageProps) {
+  const principal = await currentPagePrincipal();
+  if (!principal) redirect("/signin");
+  const [{ slug }, query] = await Promise.all([params, searchParams]);
+  if (!isEditor(principal)) {
+    return (
+      <div className="page">
+        <div className={styles.errorBox} role="alert">
+          <strong>Only admins and general managers edit dashboards.</strong> You are signed in as {principal.role.replace("_", " ")}.{" "}
+          <Link href={`/dashboards/custom/${encodeURIComponent(slug)}`}>Open the dashboard</Link>
+        </div>
+      </div>
+    );
+  }
+  const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" });
+  if (!loaded) return <DashboardMissing />;
+  // Editors get the draft's YAML in the record.
+  const record = await getDashboard(principal, loaded.record.id);
+  return (
+    <div className={styles.pageWide}>
+      <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
+        <Link href="/dashboards/custom">Dashboards</Link> / <Link href={`/dashboards/custom/${record.slug}`}>{record.slug}</Link> / edit
+      </nav>
+      <div className={styles.titleRow}>
+        <h1>Edit {record.name}</h1>
+        <span className={`chip ${record.status === "published" ? "good" : styles.statusDraft}`}>
+          {record.published_version === null ? "never published" : `published v${record.published_version}`}
+        </span>
+      </div>
+      <ManifestEditor
+        dashboardId={record.id}
+        slug={record.slug}
+        initialYaml={record.spec_yaml ?? ""}
+        initialView={loaded.view}
+        initialResults={loaded.results}
+        initialFilters={loaded.filters}
+        timeZone={loaded.timeZone}
+      />
+    </div>
+  );
+}

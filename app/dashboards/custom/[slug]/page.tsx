@@ -1,0 +1,74 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { redirect } from "next/navigation";
+import { currentPagePrincipal } from "@/lib/auth/session";
+import { isEditor } from "@/lib/dashboards/records";
+import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
+import { DashboardView } from "@/components/dashboards/dashboard-view";
+import { ViewerActions } from "@/components/dashboards/viewer-actions";
+import styles from "@/components/dashboards/dashboards.module.css";
+import { loadDashboard, type SearchParams } from "./load";
+
+export const dynamic = "force-dynamic";
+
+interface PageProps {
+  params: Promise<{ slug: string }>;
+  searchParams: Promise<SearchParams>;
+}
+
+export async function generateMetadata({ params }: PageProps): Promise<Metadata> {
+  return { title: `Dashboard ${(await params).slug}` };
+}
+
+/** One dashboard with its first data, rendered on the server; `?preview=1` shows it as an embed consumer would. */
+export default async function DashboardPage({ params, searchParams }: PageProps) {
+  const principal = await currentPagePrincipal();
+  if (!principal) redirect("/signin");
+  const [{ slug }, query] = await Promise.all([params, searchParams]);
+  const loaded = await loadDashboard(principal, slug, query);
+  if (!loaded) return <DashboardMissing bare={query.preview === "1"} />;
+  const { record, view, version, filters, results, timeZone } = loaded;
+  const dashboard = (
+    <DashboardView
+      key={`${record.id}:${version}`}
+      view={view}
+      target={{ kind: "dashboard", id: record.id, version }}
+      initialResults={results}
+      initialFilters={filters}
+      timeZone={timeZone}
+    />
+  );
+  if (query.preview === "1") return <div className={styles.bare}>{dashboard}</div>;
+  const editor = isEditor(principal);
+  return (
+    <div className={styles.pageWide}>
+      <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
+        <Link href="/dashboards/custom">Dashboards</Link> / {record.slug}
+      </nav>
+      <div className={styles.titleRow}>
+        <h1>{record.name}</h1>
+        <span className={`chip ${version === "draft" ? styles.statusDraft : "good"}`} data-testid="dashboard-status">
+          {version === "draft" ? "Draft" : `Published · version ${version}`}
+        </span>
+        {editor && (
+          <ViewerActions
+            dashboardId={record.id}
+            slug={record.slug}
+            showing={version === "draft" ? "draft" : "published"}
+            publishedVersion={record.published_version}
+            hasUnpublishedChanges={record.has_unpublished_changes}
+            allowEmbed={record.platform.allow_embed}
+            filterWidgets={view.widgets.filter((w) => w.spec.component === "filter").map((w) => ({ id: w.metadata.id, name: w.metadata.name }))}
+          />
+        )}
+      </div>
+      {editor && version === "draft" && record.published_version !== null && record.has_unpublished_changes && (
+        <p className={styles.notice} role="note">You are looking at the draft. Viewers and embeds see published version {record.published_version} until you publish.</p>
+      )}
+      {editor && record.published_version === null && (
+        <p className={styles.notice} role="note">Not published yet: only admins and general managers can see this draft.</p>
+      )}
+      {dashboard}
+    </div>
+  );
+}

@@ -1,0 +1,68 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { redirect } from "next/navigation";
+import { currentPagePrincipal } from "@/lib/auth/session";
+import { listDashboards } from "@/lib/dashboards/service";
+import { isEditor } from "@/lib/dashboards/records";
+import { ListActions } from "@/components/dashboards/list-actions";
+import styles from "@/components/dashboards/dashboards.module.css";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Dashboards" };
+
+const updatedFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
+
+/** Every dashboard the caller may see (the service decides: editors all, viewers published ones for their role). */
+export default async function DashboardsPage() {
+  const principal = await currentPagePrincipal();
+  if (!principal) redirect("/signin");
+  const { items } = await listDashboards(principal, {});
+  const editor = isEditor(principal);
+  return (
+    <div className="page">
+      <div className={styles.titleRow}>
+        <h1>Dashboards</h1>
+        {editor && <ListActions hasSample={items.some((d) => d.slug === "sample-sales")} />}
+      </div>
+      <p className="muted">
+        {editor ? "Analytics pages of your organization, defined as YAML manifests. Drafts are visible to admins and general managers only." : "Published analytics pages of your organization."}
+      </p>
+      {items.length === 0 ? (
+        <div className={styles.emptyList} data-testid="dashboards-empty">
+          <h2>No dashboards yet</h2>
+          <p className="muted">
+            {editor ? "Create one from a manifest, or load the sample sales dashboard to see what a dashboard can do." : "Nothing has been published for your role yet. Ask an admin to publish a dashboard."}
+          </p>
+        </div>
+      ) : (
+        <ul className={styles.list} style={{ listStyle: "none", padding: 0 }} aria-label="Dashboards">
+          {items.map((d) => {
+            const dataWidgets = d.widgets.filter((w) => !["text", "image", "markdown", "filter"].includes(w.component)).length;
+            return (
+              <li key={d.id}>
+                <Link href={`/dashboards/custom/${d.slug}`} className={styles.listCard} data-testid="dashboard-card" data-slug={d.slug}>
+                  <div className={styles.thumb} aria-hidden="true">
+                    {d.widgets.slice(0, 24).map((w) => (
+                      <span key={w.id} style={{ gridColumn: `span ${w.component === "kpi" ? 3 : w.component === "filter" ? 4 : 6}`, gridRow: `span ${w.component === "kpi" || w.component === "filter" ? 1 : 3}` }} />
+                    ))}
+                  </div>
+                  <h2>{d.name}</h2>
+                  <div className={styles.listMeta}>
+                    <span className={`chip ${d.status === "published" ? "good" : styles.statusDraft}`}>{d.status}</span>
+                    {editor && d.status === "published" && d.has_unpublished_changes && <span>unpublished changes</span>}
+                    <span>
+                      {d.widgets.length} widgets · {dataWidgets} with data · {d.tabs.length || 1} {d.tabs.length === 1 || d.tabs.length === 0 ? "tab" : "tabs"}
+                    </span>
+                  </div>
+                  <div className={styles.listMeta}>
+                    <span>Updated {updatedFormat.format(new Date(d.updated_at))} UTC</span>
+                  </div>
+                </Link>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </div>
+  );
+}

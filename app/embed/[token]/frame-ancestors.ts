@@ -1,0 +1,18 @@
+import "server-only";
+import { ApiError } from "@/lib/api/errors";
+import { verifyEmbedToken } from "@/lib/dashboards/embed";
+
+/**
+ * CSP frame-ancestors for an embed page: the grant's partner origins (none configured: any
+ * page may frame it). A link that does not verify only shows an error page with nothing to
+ * click, so it may be framed too and the partner's visitors read why instead of a blank frame.
+ */
+export async function embedFrameAncestors(token: string): Promise<string> {
+  try {
+    const grant = await verifyEmbedToken(token);
+    return grant.allowedOrigins.length > 0 ? grant.allowedOrigins.join(" ") : "*";
+  } catch (error) {
+    if (error instanceof ApiError) return "*";
+    throw error;
+  }
+}

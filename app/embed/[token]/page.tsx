@@ -1,0 +1,42 @@
+import type { Metadata } from "next";
+import { DashboardView } from "@/components/dashboards/dashboard-view";
+import styles from "@/components/dashboards/dashboards.module.css";
+import { loadEmbed } from "./load";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Embedded dashboard", robots: { index: false } };
+
+interface PageProps {
+  params: Promise<{ token: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}
+
+/**
+ * What a partner's iframe shows: the published version the token is bound to, without app
+ * chrome (proxy.ts), locked filters read-only. A bad token is an explanation, never a 500.
+ */
+export default async function EmbedPage({ params, searchParams }: PageProps) {
+  const [{ token }, query] = await Promise.all([params, searchParams]);
+  const page = await loadEmbed(decodeURIComponent(token), query);
+  if (!page.ok) {
+    return (
+      <div className={styles.errorPage} role="alert" data-testid="embed-error">
+        <h1>This dashboard cannot be shown</h1>
+        <p>{page.reason}.</p>
+        <p>Ask the owner of this page for a new embed link.</p>
+      </div>
+    );
+  }
+  return (
+    <div className={styles.bare} data-testid="embed">
+      <DashboardView
+        view={page.view}
+        target={{ kind: "embed", token: decodeURIComponent(token) }}
+        initialResults={page.results}
+        initialFilters={page.filters}
+        timeZone={page.timeZone}
+        lockedFilters={page.grant.lockedFilters}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,57 @@
+"use client";
+
+import { useMemo, type ReactNode } from "react";
+import { Responsive, useContainerWidth } from "react-grid-layout";
+import "react-grid-layout/css/styles.css";
+import type { WidgetManifest } from "@/lib/manifest/schema";
+import { BREAKPOINT_WIDTHS, GRID_COLUMNS, responsiveLayouts } from "./wiring";
+import styles from "./dashboards.module.css";
+
+const COLUMNS = { wide: GRID_COLUMNS, desktop: GRID_COLUMNS, tablet: GRID_COLUMNS, mobile: GRID_COLUMNS };
+export const ROW_HEIGHT = 76;
+const MARGIN = [14, 14] as const;
+
+/** Pixel height of `rows` grid rows, margins included: how tall a widget of that layout height is. */
+export const gridHeight = (rows: number) => rows * ROW_HEIGHT + (rows - 1) * MARGIN[1];
+
+interface DashboardGridProps {
+  widgets: WidgetManifest[];
+  /** One cell per widget, in the same order. */
+  renderWidget: (widget: WidgetManifest) => ReactNode;
+}
+
+/**
+ * The read-only grid: react-grid-layout's responsive layout with the manifest's breakpoints,
+ * no dragging or resizing. It waits for the container's width before placing anything, so
+ * widgets never jump from a guessed width to the real one.
+ */
+export function DashboardGrid({ widgets, renderWidget }: DashboardGridProps) {
+  const { width, containerRef, mounted } = useContainerWidth({ measureBeforeMount: true });
+  const layouts = useMemo(() => responsiveLayouts(widgets), [widgets]);
+  if (widgets.length === 0) {
+    return <p className={styles.emptyTab}>This tab has no widgets yet.</p>;
+  }
+  return (
+    <div ref={containerRef} className={styles.grid} data-testid="dashboard-grid">
+      {mounted && (
+        <Responsive
+          width={width}
+          layouts={layouts}
+          breakpoints={BREAKPOINT_WIDTHS}
+          cols={COLUMNS}
+          rowHeight={ROW_HEIGHT}
+          margin={MARGIN}
+          containerPadding={[0, 0]}
+          dragConfig={{ enabled: false }}
+          resizeConfig={{ enabled: false }}
+        >
+          {widgets.map((w) => (
+            <div key={w.metadata.id} className={styles.cell}>
+              {renderWidget(w)}
+            </div>
+          ))}
+        </Responsive>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,199 @@
+"use client";
+
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { usePathname, useSearchParams } from "next/navigation";
+import type { WidgetManifest } from "@/lib/manifest/schema";
+import { Widget } from "./widgets/widget";
+import { DashboardGrid, gridHeight } from "./dashboard-grid";
+import { failedResults, queryWidgets, type QueryTarget, type WidgetResults } from "./query-client";
+import { dataWidgetIds, dependencyKey, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, withFilterParam, type ViewManifest } from "./wiring";
+import styles from "./dashboards.module.css";
+
+export interface DashboardViewProps {
+  view: ViewManifest;
+  target: QueryTarget;
+  /** Widget data the server computed for `initialFilters` (the first paint needs no request). */
+  initialResults: WidgetResults;
+  initialFilters: Record<string, unknown>;
+  timeZone: string;
+  /** Filter values fixed by an embed grant: shown read-only, never sent differently. */
+  lockedFilters?: Record<string, unknown>;
+}
+
+/**
+ * A dashboard on screen: header band, tabs, filter panel, grid and footer band. Filter values
+ * and the tab live in the URL (shareable, back button works). Whenever they change, exactly the
+ * visible widgets whose inputs changed are fetched in one round trip; a newer change aborts the
+ * older request so a slow answer never overwrites a newer one.
+ */
+const DEFAULT_BAND_HEIGHT = 56;
+/** Label, input and the resolved date range under it. */
+const MIN_FILTER_HEIGHT = 100;
+const NO_LOCKS: Record<string, unknown> = {};
+
+export function DashboardView({ view, target, initialResults, initialFilters, timeZone, lockedFilters = NO_LOCKS }: DashboardViewProps) {
+  const searchParams = useSearchParams();
+  const pathname = usePathname();
+  const urlFilters = useMemo(() => filtersFromParams(view, searchParams), [view, searchParams]);
+  const filters = useMemo(() => ({ ...urlFilters, ...lockedFilters }), [urlFilters, lockedFilters]);
+  const filtersKey = JSON.stringify(filters);
+  const regions = useMemo(() => pageRegions(view, tabFromParams(searchParams)), [view, searchParams]);
+  const byId = useMemo(() => new Map(view.widgets.map((w) => [w.metadata.id, w])), [view]);
+  const visibleDataKey = dataWidgetIds(view, visibleWidgetIds(regions)).join("\n");
+
+  const [results, setResults] = useState<WidgetResults>(initialResults);
+  const [loading, setLoading] = useState<ReadonlySet<string>>(new Set());
+  // Per widget: the dependency key its shown data was computed for.
+  const computedFor = useRef<Map<string, string>>(null!);
+  if (computedFor.current === null) {
+    const initial = { ...initialFilters, ...lockedFilters };
+    computedFor.current = new Map(Object.keys(initialResults).map((id) => [id, dependencyKey(view.widgets, id, initial)]));
+  }
+  const inFlight = useRef<AbortController | null>(null);
+  // Compared by value: callers may pass a fresh object on every render.
+  const targetKey = JSON.stringify(target);
+
+  useEffect(() => {
+    const current = JSON.parse(filtersKey) as Record<string, unknown>;
+    const visible = visibleDataKey ? visibleDataKey.split("\n") : [];
+    const keys = new Map(visible.map((id) => [id, dependencyKey(view.widgets, id, current)]));
+    const stale = [...keys].filter(([id, key]) => computedFor.current.get(id) !== key).map(([id]) => id);
+    inFlight.current?.abort();
+    inFlight.current = null;
+    setLoading(new Set(stale));
+    if (stale.length === 0) return;
+    const controller = new AbortController();
+    inFlight.current = controller;
+    const settle = (fresh: WidgetResults) => {
+      if (controller.signal.aborted) return;
+      for (const id of stale) computedFor.current.set(id, keys.get(id)!);
+      setResults((previous) => ({ ...previous, ...fresh }));
+      setLoading(new Set());
+      inFlight.current = null;
+    };
+    queryWidgets(JSON.parse(targetKey) as QueryTarget, current, stale, controller.signal).then(settle, (error: unknown) => {
+      if (controller.signal.aborted) return;
+      settle(failedResults(stale, error instanceof Error ? `Could not load this widget: ${error.message}` : "Could not load this widget"));
+    });
+  }, [filtersKey, visibleDataKey, view, targetKey]);
+
+  useEffect(() => () => inFlight.current?.abort(), []);
+
+  const navigate = useCallback(
+    (search: string) => {
+      // The History API keeps Next's router in sync without asking the server to render the page again.
+      window.history.pushState(null, "", `${pathname}${search}${window.location.hash}`);
+    },
+    [pathname],
+  );
+  const changeFilter = useCallback(
+    (filterId: string, value: unknown) => {
+      if (filterId in lockedFilters) return;
+      navigate(withFilterParam(window.location.search, filterId, value));
+    },
+    [lockedFilters, navigate],
+  );
+  const changeTab = useCallback(
+    (tabId: string) => {
+      const params = new URLSearchParams(window.location.search);
+      params.set("tab", tabId);
+      navigate(`?${params}`);
+    },
+    [navigate],
+  );
+
+  // The Widget draws its own card, title and loading/empty/error states; the shell only places it.
+  const renderWidget = (w: WidgetManifest) => {
+    const id = w.metadata.id;
+    const filterProps =
+      w.spec.component === "filter"
+        ? { filterValue: id in filters ? filters[id] : undefined, onFilterChange: (value: unknown) => changeFilter(id, value), locked: id in lockedFilters }
+        : {};
+    return <Widget widget={w} result={results[id]} loading={loading.has(id)} timeZone={timeZone} {...filterProps} />;
+  };
+
+  const config = view.manifest.spec.config;
+  const panel = config?.filterPanel;
+  const [panelOpen, setPanelOpen] = useState(!(panel?.collapsible && panel.defaultCollapsed));
+  const panelFilters = regions.filters.map((id) => byId.get(id)).filter((w): w is WidgetManifest => w !== undefined);
+  const left = panel?.position === "left";
+  const lockedCount = panelFilters.filter((w) => w.metadata.id in lockedFilters).length;
+
+  const filterPanel =
+    panelFilters.length > 0 ? (
+      <aside
+        className={`${styles.filterPanel} ${left ? styles.filterPanelLeft : styles.filterPanelTop}`}
+        aria-label="Filters"
+        style={{
+          background: panel?.background,
+          padding: panel?.padding,
+          ...(left && panelOpen ? { width: panel?.width ?? 260 } : {}),
+        }}
+      >
+        {panel?.collapsible && (
+          <button type="button" className={styles.panelToggle} aria-expanded={panelOpen} aria-controls="dashboard-filters" onClick={() => setPanelOpen((open) => !open)}>
+            <span aria-hidden="true">{panelOpen ? "▾" : "▸"}</span> Filters
+            {!panelOpen && Object.keys(urlFilters).length > 0 && <span className={styles.badge}>{Object.keys(urlFilters).length} set</span>}
+          </button>
+        )}
+        <div id="dashboard-filters" className={styles.filterList} hidden={!panelOpen} style={{ gap: panel?.gap }}>
+          {panelFilters.map((w) => (
+            // Widgets fill a sized box (they are CSS size containers): a filter gets its grid height.
+            <div key={w.metadata.id} className={styles.filterItem} style={{ height: Math.max(gridHeight(w.spec.layout.h), MIN_FILTER_HEIGHT) }}>
+              {renderWidget(w)}
+            </div>
+          ))}
+          {lockedCount > 0 && <p className={styles.lockedNote}>{lockedCount === 1 ? "One filter is" : `${lockedCount} filters are`} fixed by the page that embeds this dashboard.</p>}
+        </div>
+      </aside>
+    ) : null;
+
+  const band = (ids: string[], kind: "header" | "footer") => {
+    const cfg = kind === "header" ? config?.header : config?.footer;
+    const widgets = ids.map((id) => byId.get(id)).filter((w): w is WidgetManifest => w !== undefined);
+    if (widgets.length === 0) return null;
+    const Tag = kind === "header" ? "header" : "footer";
+    return (
+      <Tag className={`${styles.band} ${kind === "header" ? styles.bandHeader : styles.bandFooter}`} style={{ height: cfg?.height ?? DEFAULT_BAND_HEIGHT, background: cfg?.background }} data-testid={`dashboard-${kind}`}>
+        {widgets.map((w) => (
+          <div key={w.metadata.id} className={styles.bandItem}>
+            {renderWidget(w)}
+          </div>
+        ))}
+      </Tag>
+    );
+  };
+
+  const gridWidgets = useMemo(() => regions.grid.map((id) => byId.get(id)).filter((w): w is WidgetManifest => w !== undefined), [regions, byId]);
+
+  return (
+    <div className={styles.dashboard} data-testid="dashboard" data-tab={regions.tab}>
+      {band(regions.header, "header")}
+      {regions.tabs.length > 1 && (
+        <nav className={styles.tabs} role="tablist" aria-label="Dashboard tabs">
+          {regions.tabs.map((t) => (
+            <button
+              key={t.id}
+              type="button"
+              role="tab"
+              id={`tab-${t.id}`}
+              aria-selected={t.id === regions.tab}
+              aria-controls="dashboard-tabpanel"
+              className={styles.tab}
+              onClick={() => changeTab(t.id)}
+            >
+              {t.name}
+            </button>
+          ))}
+        </nav>
+      )}
+      <div className={left ? styles.bodyLeft : styles.bodyTop}>
+        {filterPanel}
+        <div id="dashboard-tabpanel" role={regions.tabs.length > 1 ? "tabpanel" : undefined} aria-labelledby={regions.tabs.length > 1 ? `tab-${regions.tab}` : undefined} className={styles.gridArea}>
+          <DashboardGrid widgets={gridWidgets} renderWidget={renderWidget} />
+        </div>
+      </div>
+      {band(regions.footer, "footer")}
+    </div>
+  );
+}

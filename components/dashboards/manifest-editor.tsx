@@ -1,0 +1,211 @@
+"use client";
+
+import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
+import { useRouter } from "next/navigation";
+import CodeMirror, { EditorView, type ReactCodeMirrorRef } from "@uiw/react-codemirror";
+import { yaml } from "@codemirror/lang-yaml";
+// @codemirror/lint comes with @uiw/react-codemirror's basic setup; the linter extension is its public API.
+import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
+import type { Text } from "@codemirror/state";
+import { formatPath, type ManifestError } from "@/lib/manifest/errors";
+import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { DashboardView } from "./dashboard-view";
+import { detailText, type WidgetResults } from "./query-client";
+import type { ViewManifest } from "./wiring";
+import styles from "./dashboards.module.css";
+
+interface ManifestEditorProps {
+  dashboardId: string;
+  slug: string;
+  initialYaml: string;
+  initialView: ViewManifest;
+  initialResults: WidgetResults;
+  initialFilters: Record<string, unknown>;
+  timeZone: string;
+}
+
+type Check = { ok: true; view: ViewManifest } | { ok: false; errors: ManifestError[] };
+
+function check(text: string): Check {
+  const result = parseDashboardYaml(text);
+  return result.ok ? { ok: true, view: { manifest: result.dashboard.manifest, widgets: result.dashboard.widgets } } : { ok: false, errors: result.errors };
+}
+
+function offsetOf(doc: Text, line: number, column: number): number {
+  const l = doc.line(Math.min(Math.max(line, 1), doc.lines));
+  return Math.min(l.from + Math.max(column - 1, 0), l.to);
+}
+
+/** Manifest errors as editor diagnostics, underlining from the reported position to the end of its line. */
+const manifestLinter = linter(
+  (view) => {
+    const result = parseDashboardYaml(view.state.doc.toString());
+    if (result.ok) return [];
+    return result.errors.map((e): Diagnostic => {
+      const from = offsetOf(view.state.doc, e.line, e.column);
+      const to = Math.max(from, view.state.doc.lineAt(from).to);
+      const where = formatPath(e.path);
+      return { from, to, severity: "error", message: where ? `${where}: ${e.message}` : e.message };
+    });
+  },
+  { delay: 250 },
+);
+
+/**
+ * YAML on the left with validation as you type (diagnostics in the editor and a line-numbered
+ * list), the dashboard on the right. The preview lays out what is typed; its data comes from the
+ * saved draft through the query endpoint, so saving refreshes every widget.
+ */
+export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialResults, initialFilters, timeZone }: ManifestEditorProps) {
+  const router = useRouter();
+  const editor = useRef<ReactCodeMirrorRef>(null);
+  const [text, setText] = useState(initialYaml);
+  const [saved, setSaved] = useState(initialYaml);
+  const [revision, setRevision] = useState(0);
+  const [busy, setBusy] = useState<"save" | "publish" | null>(null);
+  const [message, setMessage] = useState<{ tone: "error" | "success"; text: string } | null>(null);
+  const deferred = useDeferredValue(text);
+  const result = useMemo(() => check(deferred), [deferred]);
+  // The preview keeps the last manifest that validated while the text has problems.
+  const [lastValid, setLastValid] = useState<ViewManifest>(initialView);
+  const [checked, setChecked] = useState<Check>(result);
+  if (checked !== result) {
+    setChecked(result);
+    if (result.ok) setLastValid(result.view);
+  }
+  const dirty = text !== saved;
+
+  // Unsaved changes: the browser asks before reloading or leaving, and in-app links ask too.
+  useEffect(() => {
+    if (!dirty) return;
+    const beforeUnload = (event: BeforeUnloadEvent) => event.preventDefault();
+    const onClick = (event: MouseEvent) => {
+      const link = (event.target as Element | null)?.closest?.("a[href]");
+      if (link && !link.getAttribute("target") && !window.confirm("You have unsaved changes. Leave without saving?")) {
+        event.preventDefault();
+        event.stopPropagation();
+      }
+    };
+    window.addEventListener("beforeunload", beforeUnload);
+    document.addEventListener("click", onClick, true);
+    return () => {
+      window.removeEventListener("beforeunload", beforeUnload);
+      document.removeEventListener("click", onClick, true);
+    };
+  }, [dirty]);
+
+  const jumpTo = useCallback((e: ManifestError) => {
+    const view = editor.current?.view;
+    if (!view) return;
+    const at = offsetOf(view.state.doc, e.line, e.column);
+    view.dispatch({ selection: { anchor: at }, effects: EditorView.scrollIntoView(at, { y: "center" }) });
+    view.focus();
+  }, []);
+
+  async function save(): Promise<boolean> {
+    const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ spec_yaml: text }),
+    });
+    const body: unknown = await res.json().catch(() => null);
+    if (!res.ok) {
+      setMessage({ tone: "error", text: `Not saved: ${detailText(body, res.status)}` });
+      return false;
+    }
+    setSaved(text);
+    setRevision((r) => r + 1);
+    return true;
+  }
+
+  async function onSave() {
+    setBusy("save");
+    setMessage(null);
+    try {
+      if (await save()) setMessage({ tone: "success", text: "Draft saved" });
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  async function onPublish() {
+    setBusy("publish");
+    setMessage(null);
+    try {
+      if (dirty && !(await save())) return;
+      const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}/publish`, { method: "POST" });
+      const body: unknown = await res.json().catch(() => null);
+      if (!res.ok) return setMessage({ tone: "error", text: `Not published: ${detailText(body, res.status)}` });
+      setMessage({ tone: "success", text: `Published version ${(body as { published_version: number }).published_version}` });
+      router.refresh();
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const extensions = useMemo(() => [yaml(), manifestLinter, lintGutter(), EditorView.lineWrapping], []);
+
+  return (
+    <div className={styles.editor}>
+      <section className={styles.editorPane} aria-label="Manifest">
+        <div className={styles.actions} style={{ marginLeft: 0 }}>
+          <button type="button" className="button" onClick={onSave} disabled={busy !== null || !dirty || !result.ok}>
+            {busy === "save" ? "Saving…" : dirty ? "Save draft" : "Saved"}
+          </button>
+          <button type="button" className="button primary" onClick={onPublish} disabled={busy !== null || !result.ok}>
+            {busy === "publish" ? "Publishing…" : "Publish"}
+          </button>
+          <a className="button" href={`/dashboards/custom/${slug}?version=draft`}>
+            View draft
+          </a>
+          {message && (
+            <span role="status" className={message.tone === "error" ? styles.error : styles.success}>
+              {message.text}
+            </span>
+          )}
+        </div>
+        <div className={styles.codeBox}>
+          <CodeMirror
+            ref={editor}
+            value={text}
+            height="62vh"
+            extensions={extensions}
+            onChange={setText}
+            aria-label="Dashboard manifest (YAML)"
+            basicSetup={{ foldGutter: true, highlightActiveLine: true }}
+          />
+        </div>
+        {result.ok ? (
+          <p className={styles.valid} role="status" data-testid="manifest-valid">
+            Valid manifest: {result.view.widgets.length} widgets{dirty ? " · unsaved changes" : ""}
+          </p>
+        ) : (
+          <ul className={styles.problems} aria-label="Manifest problems" data-testid="manifest-problems">
+            {result.errors.map((e, i) => (
+              <li key={i}>
+                <button type="button" onClick={() => jumpTo(e)}>
+                  <code>
+                    line {e.line}:{e.column}
+                  </code>
+                  {formatPath(e.path) ? `${formatPath(e.path)}: ` : ""}
+                  {e.message}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section className={styles.previewPane} aria-label="Live preview">
+        {!result.ok && <p className={styles.notice}>The manifest has problems; the preview shows the last valid version.</p>}
+        <DashboardView
+          key={revision}
+          view={lastValid}
+          target={{ kind: "dashboard", id: dashboardId, version: "draft" }}
+          initialResults={revision === 0 ? initialResults : {}}
+          initialFilters={initialFilters}
+          timeZone={timeZone}
+        />
+      </section>
+    </div>
+  );
+}

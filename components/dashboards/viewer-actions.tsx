@@ -1,0 +1,75 @@
+"use client";
+
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { EmbedDialog } from "./embed-dialog";
+import { detailText } from "./query-client";
+import styles from "./dashboards.module.css";
+
+interface ViewerActionsProps {
+  dashboardId: string;
+  slug: string;
+  showing: "draft" | "published";
+  publishedVersion: number | null;
+  hasUnpublishedChanges: boolean;
+  allowEmbed: boolean;
+  filterWidgets: { id: string; name: string }[];
+}
+
+/** Editor controls above a dashboard: draft/published switch, edit, preview, publish and embed. */
+export function ViewerActions({ dashboardId, slug, showing, publishedVersion, hasUnpublishedChanges, allowEmbed, filterWidgets }: ViewerActionsProps) {
+  const router = useRouter();
+  const [publishing, setPublishing] = useState(false);
+  const [message, setMessage] = useState<{ tone: "error" | "success"; text: string } | null>(null);
+  const base = `/dashboards/custom/${encodeURIComponent(slug)}`;
+
+  async function publish() {
+    setPublishing(true);
+    setMessage(null);
+    try {
+      const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}/publish`, { method: "POST" });
+      const body: unknown = await res.json().catch(() => null);
+      if (!res.ok) {
+        setMessage({ tone: "error", text: `Not published: ${detailText(body, res.status)}` });
+        return;
+      }
+      setMessage({ tone: "success", text: `Published version ${(body as { published_version: number }).published_version}` });
+      router.push(base);
+      router.refresh();
+    } finally {
+      setPublishing(false);
+    }
+  }
+
+  return (
+    <div className={styles.actions}>
+      {publishedVersion !== null && (
+        <div className={styles.versionSwitch} role="group" aria-label="Version shown">
+          <Link href={base} aria-current={showing === "published" ? "page" : undefined}>
+            Published
+          </Link>
+          <Link href={`${base}?version=draft`} aria-current={showing === "draft" ? "page" : undefined}>
+            Draft{hasUnpublishedChanges ? " •" : ""}
+          </Link>
+        </div>
+      )}
+      <Link className="button" href={`${base}/edit`}>
+        Edit
+      </Link>
+      {/* A full page load: the preview has no app chrome, which the persistent root layout only drops on a fresh request. */}
+      <a className="button" href={`${base}/preview${showing === "draft" ? "?version=draft" : ""}`} target="_blank" rel="noreferrer">
+        Preview
+      </a>
+      <button type="button" className="button primary" onClick={publish} disabled={publishing || (publishedVersion !== null && !hasUnpublishedChanges)}>
+        {publishing ? "Publishing…" : publishedVersion !== null && !hasUnpublishedChanges ? "Published" : "Publish"}
+      </button>
+      <EmbedDialog dashboardId={dashboardId} published={publishedVersion !== null} allowEmbed={allowEmbed} filterWidgets={filterWidgets} />
+      {message && (
+        <span role="status" className={message.tone === "error" ? styles.error : styles.success}>
+          {message.text}
+        </span>
+      )}
+    </div>
+  );
+}

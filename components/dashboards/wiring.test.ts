@@ -1,0 +1,103 @@
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseDashboardYaml } from "@/lib/manifest/parse";
+import {
+  decodeFilterValue,
+  dependencyKey,
+  encodeFilterValue,
+  filtersAffecting,
+  filtersFromParams,
+  pageRegions,
+  responsiveLayouts,
+  visibleWidgetIds,
+  widgetsAffectedBy,
+  withFilterParam,
+  type ViewManifest,
+} from "./wiring";
+
+const sample = (() => {
+  const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "../../docs/manifests/sample-dashboard.yaml"), "utf8"));
+  if (!parsed.ok) throw new Error("the sample manifest does not validate");
+  return { manifest: parsed.dashboard.manifest, widgets: parsed.dashboard.widgets } satisfies ViewManifest;
+})();
+
+describe("filter wiring on the sample dashboard", () => {
+  it("a * binding drives every data widget; a widget's own filters entry drives it too", () => {
+    expect(filtersAffecting(sample.widgets, "revenue_kpi")).toEqual(["date", "location_filter"]);
+    expect(filtersAffecting(sample.widgets, "location_table")).toEqual(["date", "location_filter"]);
+    // A filter is not driven by itself, only by the other filter's * binding.
+    expect(filtersAffecting(sample.widgets, "location_filter")).toEqual(["date"]);
+  });
+
+  it("the location filter re-queries data widgets only, never text, markdown or images, nor itself", () => {
+    const affected = widgetsAffectedBy(sample.widgets, "location_filter");
+    expect(affected).toContain("revenue_kpi");
+    expect(affected).toContain("order_grid");
+    expect(affected).not.toContain("location_filter");
+    expect(affected).not.toContain("notes");
+    expect(affected).not.toContain("title");
+    expect(widgetsAffectedBy(sample.widgets, "date")).toContain("location_filter");
+  });
+
+  it("a widget's dependency key changes only when a filter affecting it changes, and default differs from cleared", () => {
+    const before = dependencyKey(sample.widgets, "revenue_kpi", {});
+    expect(dependencyKey(sample.widgets, "revenue_kpi", { unrelated: 1 })).toBe(before);
+    expect(dependencyKey(sample.widgets, "revenue_kpi", { date: "last month" })).not.toBe(before);
+    expect(dependencyKey(sample.widgets, "revenue_kpi", { date: null })).not.toBe(before);
+    expect(dependencyKey(sample.widgets, "location_filter", { location_filter: ["x"] })).toBe(dependencyKey(sample.widgets, "location_filter", {}));
+  });
+});
+
+describe("filter values in the URL", () => {
+  it.each<[unknown, string]>([
+    ["last month", "last month"],
+    ["2026-01-01 to 2026-01-31", "2026-01-01 to 2026-01-31"],
+    [["loc_acme_nyc", "loc_acme_bos"], '["loc_acme_nyc","loc_acme_bos"]'],
+    [null, "null"],
+    [5, "5"],
+    ["5", '"5"'],
+    ["null", '"null"'],
+    [{ from: "2026-01-01", to: "2026-01-31" }, '{"from":"2026-01-01","to":"2026-01-31"}'],
+  ])("%j is written as %s and reads back the same", (value, text) => {
+    expect(encodeFilterValue(value)).toBe(text);
+    expect(decodeFilterValue(text)).toEqual(value);
+  });
+
+  it("reads only the dashboard's filter widgets from the search params", () => {
+    const params = new URLSearchParams(withFilterParam("?tab=analysis&f.unknown=1", "location_filter", ["loc_acme_nyc"]));
+    expect(filtersFromParams(sample, params)).toEqual({ location_filter: ["loc_acme_nyc"] });
+    expect(filtersFromParams(sample, { "f.date": "yesterday", tab: "overview" })).toEqual({ date: "yesterday" });
+    expect(withFilterParam("?f.date=today&tab=analysis", "date", undefined)).toBe("?tab=analysis");
+  });
+});
+
+describe("page regions", () => {
+  it("puts bands, filters and grid widgets of the chosen tab in their places", () => {
+    const overview = pageRegions(sample, null);
+    expect(overview.tab).toBe("overview");
+    expect(overview.header).toEqual(["title"]);
+    expect(overview.footer).toEqual(["footnote"]);
+    expect(overview.filters).toEqual(["date", "location_filter"]);
+    expect(overview.grid).toContain("revenue_kpi");
+    expect(overview.grid).not.toContain("order_grid");
+    const analysis = pageRegions(sample, "analysis");
+    expect(analysis.grid).toContain("order_grid");
+    expect(analysis.grid).not.toContain("revenue_kpi");
+    expect(pageRegions(sample, "no-such-tab").tab).toBe("overview");
+    expect(visibleWidgetIds(overview)).toEqual(expect.arrayContaining(["title", "footnote", "date", "revenue_trend"]));
+  });
+});
+
+describe("responsive layouts", () => {
+  it("uses layout.responsive per breakpoint, falls back to the base layout, and stacks mobile full width in reading order", () => {
+    const overview = pageRegions(sample, "overview").grid.map((id) => sample.widgets.find((w) => w.metadata.id === id)!);
+    const layouts = responsiveLayouts(overview);
+    const trend = layouts.desktop.find((b) => b.i === "revenue_trend");
+    expect(trend).toEqual({ i: "revenue_trend", x: 0, y: 3, w: 8, h: 4 });
+    expect(layouts.tablet).toEqual(layouts.desktop);
+    expect(layouts.mobile.every((b) => b.x === 0 && b.w === 12)).toBe(true);
+    expect(layouts.mobile.map((b) => b.i).slice(0, 5)).toEqual(["revenue_kpi", "orders_kpi", "margin_kpi", "target_kpi", "revenue_trend"]);
+    for (let i = 1; i < layouts.mobile.length; i += 1) expect(layouts.mobile[i].y).toBe(layouts.mobile[i - 1].y + layouts.mobile[i - 1].h);
+  });
+});

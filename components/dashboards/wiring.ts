@@ -1,0 +1,197 @@
+import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manifest/schema";
+
+/**
+ * Framework-free rules of the dashboard viewer, shared by the server pages (first query)
+ * and the client shell (re-queries): which widgets a filter drives, which widgets a tab
+ * shows, how filter values live in the URL and how the grid lays out per breakpoint.
+ */
+
+/** A manifest as the browser gets it: plain JSON, no Maps. */
+export interface ViewManifest {
+  manifest: DashboardManifest;
+  widgets: WidgetManifest[];
+}
+
+/** Filter widgets whose value changes what `widgetId` shows; the same rule as the query service's `filtersAffecting`. */
+export function filtersAffecting(widgets: readonly WidgetManifest[], widgetId: string): string[] {
+  const ids = new Set<string>();
+  for (const w of widgets) {
+    if (w.spec.component !== "filter" || w.metadata.id === widgetId) continue;
+    if (w.spec.bindings.some((b) => b.target === "*" || b.target === widgetId)) ids.add(w.metadata.id);
+  }
+  for (const use of widgets.find((w) => w.metadata.id === widgetId)?.spec.filters ?? []) ids.add(use.filter_id);
+  return [...ids].sort();
+}
+
+/** Widgets that fetch data (filters with dataset options included); text, image and markdown carry none. */
+export function isDataWidget(widget: WidgetManifest): boolean {
+  return widget.spec.data !== undefined;
+}
+
+/** The data widgets a change of `filterId` re-queries. */
+export function widgetsAffectedBy(widgets: readonly WidgetManifest[], filterId: string): string[] {
+  return widgets.filter((w) => isDataWidget(w) && filtersAffecting(widgets, w.metadata.id).includes(filterId)).map((w) => w.metadata.id);
+}
+
+/**
+ * A widget's data depends only on the values of the filters affecting it; this key changes
+ * exactly when that data must be fetched again. Absent values (the filter's default) are
+ * distinct from an explicit null (the filter cleared).
+ */
+export function dependencyKey(widgets: readonly WidgetManifest[], widgetId: string, filters: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify(filtersAffecting(widgets, widgetId).map((id) => [id, id in filters ? filters[id] : "\u0000default"]));
+}
+
+// ------------------------------------------------------------------ regions of the page
+
+export interface PageRegions {
+  header: string[];
+  footer: string[];
+  tabs: { id: string; name: string }[];
+  /** The tab shown, always one of `tabs` (or "" for a dashboard without tabs). */
+  tab: string;
+  /** Filter widgets in the filter panel for this tab. */
+  filters: string[];
+  /** Widgets in the grid for this tab, in manifest order. */
+  grid: string[];
+}
+
+/**
+ * Splits the widgets into header band, footer band, filter panel and grid for one tab.
+ * A dashboard without tabs shows every widget that is in neither band; a widget listed in
+ * no tab shows on every tab (filters typically are).
+ */
+export function pageRegions(view: ViewManifest, requestedTab: string | null | undefined): PageRegions {
+  const config = view.manifest.spec.config;
+  const header = config?.header?.widgets ?? [];
+  const footer = config?.footer?.widgets ?? [];
+  const inBand = new Set([...header, ...footer]);
+  const tabs = view.manifest.spec.tabs;
+  const active = tabs.find((t) => t.id === requestedTab) ?? tabs[0];
+  const inAnyTab = new Set(tabs.flatMap((t) => t.widgets));
+  const onThisTab = new Set(active?.widgets ?? []);
+  const shown = view.widgets.filter((w) => !inBand.has(w.metadata.id) && (!active || onThisTab.has(w.metadata.id) || !inAnyTab.has(w.metadata.id)));
+  return {
+    header,
+    footer,
+    tabs: tabs.map((t) => ({ id: t.id, name: t.name })),
+    tab: active?.id ?? "",
+    filters: shown.filter((w) => w.spec.component === "filter").map((w) => w.metadata.id),
+    grid: shown.filter((w) => w.spec.component !== "filter").map((w) => w.metadata.id),
+  };
+}
+
+/** Every widget that is on screen for a tab (bands, filters, grid): what the first query computes. */
+export function visibleWidgetIds(regions: PageRegions): string[] {
+  return [...new Set([...regions.header, ...regions.filters, ...regions.grid, ...regions.footer])];
+}
+
+/** Data widgets among `ids`. */
+export function dataWidgetIds(view: ViewManifest, ids: readonly string[]): string[] {
+  const wanted = new Set(ids);
+  return view.widgets.filter((w) => wanted.has(w.metadata.id) && isDataWidget(w)).map((w) => w.metadata.id);
+}
+
+// ------------------------------------------------------------------ filter values in the URL
+
+/** Search parameter of a filter's value: `f.<filter id>`; `tab`, `version` and `preview` stay free. */
+export const FILTER_PARAM_PREFIX = "f.";
+
+/**
+ * Strings go into the URL as typed ("last month", "2026-03-01 to 2026-03-31") so links stay
+ * readable; everything else (lists, numbers, null for a cleared filter) and strings that would
+ * read back as JSON are JSON.
+ */
+export function encodeFilterValue(value: unknown): string {
+  if (typeof value === "string") {
+    let readsAsJson = true;
+    try {
+      JSON.parse(value);
+    } catch {
+      readsAsJson = false;
+    }
+    return readsAsJson ? JSON.stringify(value) : value;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function decodeFilterValue(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+type ParamSource = { get(name: string): string | null } | Readonly<Record<string, string | string[] | undefined>>;
+
+function readParam(params: ParamSource, name: string): string | null {
+  if (typeof (params as { get?: unknown }).get === "function") return (params as { get(name: string): string | null }).get(name);
+  const raw = (params as Readonly<Record<string, string | string[] | undefined>>)[name];
+  return Array.isArray(raw) ? (raw[0] ?? null) : (raw ?? null);
+}
+
+/** The filter values set in the URL, for the dashboard's filter widgets only. */
+export function filtersFromParams(view: ViewManifest, params: ParamSource): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const w of view.widgets) {
+    if (w.spec.component !== "filter") continue;
+    const raw = readParam(params, FILTER_PARAM_PREFIX + w.metadata.id);
+    if (raw !== null) values[w.metadata.id] = decodeFilterValue(raw);
+  }
+  return values;
+}
+
+export function tabFromParams(params: ParamSource): string | null {
+  return readParam(params, "tab");
+}
+
+/** The URL search string after one filter changed; `undefined` removes it (back to the filter's default). */
+export function withFilterParam(search: string, filterId: string, value: unknown): string {
+  const params = new URLSearchParams(search);
+  if (value === undefined) params.delete(FILTER_PARAM_PREFIX + filterId);
+  else params.set(FILTER_PARAM_PREFIX + filterId, encodeFilterValue(value));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+// ------------------------------------------------------------------ responsive grid
+
+/** Minimum container widths (px) of the manifest breakpoints. */
+export const BREAKPOINT_WIDTHS: Record<Breakpoint, number> = { wide: 1500, desktop: 1000, tablet: 640, mobile: 0 };
+/** Manifests lay out on 12 columns at every breakpoint. */
+export const GRID_COLUMNS = 12;
+
+export interface GridBox {
+  i: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/**
+ * Layouts per breakpoint: `layout.responsive[bp]` where given, the base layout otherwise.
+ * On `mobile` every widget is stacked full width in reading order (base y, then x), keeping
+ * a mobile height where the manifest gives one; a manifest's own mobile box keeps its width.
+ */
+export function responsiveLayouts(widgets: readonly WidgetManifest[]): Record<Breakpoint, GridBox[]> {
+  const box = (w: WidgetManifest, bp: Breakpoint): GridBox => {
+    const { x, y, w: width, h } = w.spec.layout.responsive?.[bp] ?? w.spec.layout;
+    return { i: w.metadata.id, x, y, w: width, h };
+  };
+  const readingOrder = [...widgets].sort((a, b) => a.spec.layout.y - b.spec.layout.y || a.spec.layout.x - b.spec.layout.x);
+  let y = 0;
+  const mobile = readingOrder.map((w) => {
+    const own = w.spec.layout.responsive?.mobile;
+    const stacked = { i: w.metadata.id, x: own?.x ?? 0, y, w: own?.w ?? GRID_COLUMNS, h: own?.h ?? w.spec.layout.h };
+    y += stacked.h;
+    return stacked;
+  });
+  return {
+    wide: widgets.map((w) => box(w, "wide")),
+    desktop: widgets.map((w) => box(w, "desktop")),
+    tablet: widgets.map((w) => box(w, "tablet")),
+    mobile,
+  };
+}
