@@ -3,6 +3,7 @@ import { listLocations } from "@/lib/locations/contract";
 import * as dashboards from "@/lib/dashboards/contract";
 import { NOTIFICATION_ENDPOINTS } from "@/lib/notifications/contract";
 import { DOCUMENT_ENDPOINTS } from "@/lib/documents/contract";
+import { DOCUMENT_SEARCH_ENDPOINTS } from "@/lib/documents/search-contract";
 import { healthCheck, openApiDocument } from "./contract";
 
 /**
@@ -27,4 +28,5 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.queryEmbed,
   ...NOTIFICATION_ENDPOINTS,
   ...DOCUMENT_ENDPOINTS,
+  ...DOCUMENT_SEARCH_ENDPOINTS,
 ];

@@ -39,6 +39,7 @@ export const DocumentRecord = z
     index_generation: z.number().int(),
     indexed_at: z.iso.datetime().nullable(),
     index_stale: z.boolean().describe("The file was replaced after indexing; re-index to search the new content"),
+    index_model_stale: z.boolean().describe("Indexed with another model than the active one; re-index to search it with the active model"),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })

@@ -1,6 +1,7 @@
 import "server-only";
 import crypto from "node:crypto";
 import type { Document } from "@/lib/db/generated/client";
+import { embeddingStatus } from "@/lib/embeddings";
 import type { DocumentStatus } from "./contract";
 import type { DocumentType } from "./file-types";
 
@@ -43,6 +44,7 @@ export function toDocumentRecord(row: Document) {
     index_generation: row.indexGeneration,
     indexed_at: row.indexedAt,
     index_stale: row.indexStale,
+    index_model_stale: row.indexModel !== null && row.indexModel !== embeddingStatus().model,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -11,6 +11,7 @@ import { objectStorage } from "@/lib/storage/provider";
 import { ContentInspector, ContentMismatchError, EmptyContentError, IncompleteBodyError } from "./content-inspector";
 import { resolveFileName } from "./documents";
 import { DOCUMENT_TYPES } from "./file-types";
+import { indexJobRunning } from "./index-document";
 import { newStorageKey, toDocumentRecord } from "./record";
 
 export interface UploadRequest {
@@ -63,8 +64,8 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
 
   const committed = await withTenant(principal, async (tx) => {
     // Row lock: concurrent commits to one document apply one after the other.
-    const locked = await tx.$queryRaw<{ storage_key: string | null; status: string; chunk_count: number; index_stale: boolean }[]>`
-      SELECT storage_key, status, chunk_count, index_stale FROM documents WHERE id = ${id} FOR UPDATE`;
+    const locked = await tx.$queryRaw<{ storage_key: string | null; status: string; chunk_count: number; index_stale: boolean; index_job_started_at: Date | null }[]>`
+      SELECT storage_key, status, chunk_count, index_stale, index_job_started_at FROM documents WHERE id = ${id} FOR UPDATE`;
     if (locked.length === 0) return null;
     const previous = locked[0];
     const hadIndex = previous.chunk_count > 0 || previous.status === "indexing" || previous.status === "indexed";
@@ -77,7 +78,8 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
         sizeBytes: BigInt(inspector.size),
         checksumSha256: inspector.sha256,
         storageKey: key,
-        status: "uploaded",
+        // A running indexing run keeps its status; it notices the new file when it swaps its index in (stale).
+        status: indexJobRunning(previous.index_job_started_at) ? "indexing" : "uploaded",
         statusReason: null,
         uploadedBy: principal.userId,
         uploadedAt: new Date(),

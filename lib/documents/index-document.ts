@@ -1,0 +1,287 @@
+import "server-only";
+import crypto from "node:crypto";
+import { ApiError, conflict, notFound, tooManyRequests } from "@/lib/api/errors";
+import { checkRateLimit } from "@/lib/api/rate-limit";
+import type { Principal } from "@/lib/auth/roles";
+import { documentStorageConfig } from "@/lib/config/storage";
+import { Prisma } from "@/lib/db/generated/client";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { getEmbedder, type Embedder } from "@/lib/embeddings";
+import { log } from "@/lib/log";
+import { objectStorage } from "@/lib/storage/provider";
+import { chunkDocument, type DocumentChunk } from "./chunk";
+import { ExtractionError, extractText } from "./extract/index";
+import type { DocumentType } from "./file-types";
+import { toDocumentRecord } from "./record";
+import { vectorLiteral } from "./vector-indexes";
+
+/** Upper bound on one indexing run; the provider's own timeouts and retries fit well inside. */
+export const INDEX_TIMEOUT_MS = 10 * 60_000;
+/** A job older than this no longer blocks a new one (its process died without cleaning up). */
+const JOB_LEASE_MS = INDEX_TIMEOUT_MS + 60_000;
+/** Chunks embedded and stored per step: one short transaction each, so other requests interleave (PGlite is one connection). */
+export const INDEX_BATCH_CHUNKS = 64;
+/** Whether an indexing run that started at `startedAt` still owns its document. */
+export function indexJobRunning(startedAt: Date | null): boolean {
+  return startedAt !== null && Date.now() - startedAt.getTime() < JOB_LEASE_MS;
+}
+/** Index requests per organization per minute, on top of the per-caller limit of the endpoint. */
+const ORG_INDEX_LIMIT = { limit: 60, windowSeconds: 60 };
+
+/** Where indexing spent its time; filled in when passed (benchmarks). */
+export interface IndexTimings {
+  readMs: number;
+  extractMs: number;
+  chunkMs: number;
+  embedMs: number;
+  storeMs: number;
+  words: number;
+  chunks: number;
+}
+
+export interface IndexOptions {
+  /** Embedding model; the active one when null or omitted. */
+  model?: string | null;
+  timings?: IndexTimings;
+  /** Overrides INDEX_TIMEOUT_MS (tests). */
+  timeoutMs?: number;
+}
+
+interface Job {
+  id: string;
+  documentId: string;
+  storageKey: string;
+  extension: DocumentType;
+  generation: number;
+  /** Whether a previous index exists (and stays searchable if this run fails). */
+  hadIndex: boolean;
+  previousStatus: string;
+}
+
+/**
+ * Extracts, chunks, embeds and stores a document's text as a new index
+ * generation, then swaps it in with one update of the document. Until the
+ * swap, search keeps reading the previous generation; on any failure the new
+ * chunks are deleted and the previous state restored, with the reason on the
+ * record. Progress (chunks embedded / total) is written as batches complete.
+ */
+export async function indexDocument(principal: Principal, documentId: string, options: IndexOptions = {}) {
+  const embedder = getEmbedder(options.model);
+  const verdict = checkRateLimit(`index-document ${principal.orgId}`, ORG_INDEX_LIMIT.limit, ORG_INDEX_LIMIT.windowSeconds);
+  if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
+
+  const job = await claimJob(principal, documentId);
+  const timeoutMs = options.timeoutMs ?? INDEX_TIMEOUT_MS;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new ApiError(504, `Indexing took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`)), timeoutMs);
+  const timings = options.timings;
+  try {
+    let started = performance.now();
+    const bytes = await readObject(job.storageKey, controller.signal);
+    if (timings) timings.readMs += performance.now() - started;
+
+    started = performance.now();
+    const extracted = await extractText(bytes, job.extension, { signal: controller.signal });
+    if (timings) timings.extractMs += performance.now() - started;
+
+    started = performance.now();
+    const chunks = chunkDocument(extracted);
+    if (timings) {
+      timings.chunkMs += performance.now() - started;
+      timings.words += extracted.wordCount;
+      timings.chunks += chunks.length;
+    }
+    if (chunks.length === 0) throw new ExtractionError("The document contains no text");
+
+    await embedAndStore(principal, job, embedder, chunks, controller.signal, timings);
+    return await swapIn(principal, job, embedder, chunks.length);
+  } catch (caught) {
+    const error = controller.signal.aborted && !(caught instanceof ApiError) ? controller.signal.reason : caught;
+    const failure = describeFailure(error);
+    await abandonJob(principal, job, failure.reason).catch((cleanupError: unknown) =>
+      log.error("indexing cleanup failed", { documentId, error: String(cleanupError) }),
+    );
+    throw failure.error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Marks the document as being indexed by a new job, or refuses: 404, 409 (running job, no file). */
+async function claimJob(principal: Principal, documentId: string): Promise<Job> {
+  return withTenant(principal, async (tx) => {
+    const rows = await tx.$queryRaw<
+      { status: string; storage_key: string | null; extension: string; index_generation: number; chunk_count: number; index_model: string | null; index_job_started_at: Date | null }[]
+    >`SELECT status, storage_key, extension, index_generation, chunk_count, index_model, index_job_started_at
+      FROM documents WHERE id = ${documentId} FOR UPDATE`;
+    if (rows.length === 0) throw notFound("Document");
+    const doc = rows[0];
+    if (indexJobRunning(doc.index_job_started_at)) {
+      throw conflict("This document is already being indexed; wait for that run to finish");
+    }
+    if (!doc.storage_key) throw conflict("No file has been uploaded for this document yet");
+    // Chunks of a newer generation can only be left over from a run whose process died.
+    await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${documentId} AND generation > ${doc.index_generation}`;
+    const id = crypto.randomUUID();
+    await tx.$executeRaw`
+      UPDATE documents SET status = 'indexing', status_reason = NULL, index_progress_done = 0, index_progress_total = 0,
+        index_job_id = ${id}, index_job_started_at = now(), updated_at = now()
+      WHERE id = ${documentId}`;
+    return {
+      id,
+      documentId,
+      storageKey: doc.storage_key,
+      extension: doc.extension as DocumentType,
+      generation: doc.index_generation + 1,
+      hadIndex: doc.index_model !== null && doc.chunk_count > 0,
+      previousStatus: doc.status,
+    };
+  });
+}
+
+/** The stored file, read into memory (uploads are bounded by DOCUMENT_MAX_BYTES). */
+async function readObject(key: string, signal: AbortSignal): Promise<Uint8Array> {
+  const maxBytes = documentStorageConfig().maxBytes;
+  const object = await objectStorage().get(key);
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const part of object.body) {
+      signal.throwIfAborted();
+      size += (part as Buffer).length;
+      if (size > maxBytes) throw new ExtractionError(`The stored file is larger than the limit of ${maxBytes} bytes`);
+      parts.push(part as Buffer);
+    }
+  } finally {
+    object.body.destroy();
+  }
+  return new Uint8Array(Buffer.concat(parts, size));
+}
+
+/**
+ * Embeds batch n+1 while batch n is being stored (a remote provider's
+ * latency overlaps the database work), each batch in its own transaction
+ * that also advances the progress counter.
+ */
+async function embedAndStore(principal: Principal, job: Job, embedder: Embedder, chunks: DocumentChunk[], signal: AbortSignal, timings?: IndexTimings) {
+  await updateProgress(principal, job, 0, chunks.length);
+  const batches: DocumentChunk[][] = [];
+  for (let i = 0; i < chunks.length; i += INDEX_BATCH_CHUNKS) batches.push(chunks.slice(i, i + INDEX_BATCH_CHUNKS));
+
+  const embed = async (batch: DocumentChunk[]) => {
+    const started = performance.now();
+    const vectors = await embedder.embedDocuments(batch.map((c) => c.text), { signal });
+    if (timings) timings.embedMs += performance.now() - started;
+    if (vectors.length !== batch.length || vectors.some((v) => v.length !== embedder.dims)) {
+      throw new ApiError(502, `embedding provider ${embedder.provider} returned ${vectors.length} vectors for ${batch.length} texts or a wrong dimension (expected ${embedder.dims})`);
+    }
+    return vectors;
+  };
+
+  let pending = embed(batches[0]);
+  let done = 0;
+  for (let i = 0; i < batches.length; i++) {
+    const vectors = await pending;
+    signal.throwIfAborted();
+    if (i + 1 < batches.length) {
+      pending = embed(batches[i + 1]);
+      // Stored below first; if storing fails this rejection must not go unhandled.
+      pending.catch(() => undefined);
+    }
+    const started = performance.now();
+    await storeBatch(principal, job, embedder, batches[i], vectors, done + batches[i].length);
+    if (timings) timings.storeMs += performance.now() - started;
+    done += batches[i].length;
+  }
+}
+
+async function storeBatch(principal: Principal, job: Job, embedder: Embedder, batch: DocumentChunk[], vectors: number[][], doneAfter: number) {
+  const rows = batch.map(
+    (c, i) => Prisma.sql`(${principal.orgId}, ${job.documentId}, ${job.generation}, ${c.ordinal}, ${c.text}, ${c.wordStart}, ${c.wordEnd},
+      ${c.pageStart}::int, ${c.pageEnd}::int, ${c.rowStart}::int, ${c.rowEnd}::int, ${embedder.model}, ${embedder.dims}, ${vectorLiteral(vectors[i])}::vector)`,
+  );
+  await withTenant(principal, async (tx) => {
+    // The job still owns the document (not deleted, not taken over after its lease): otherwise stop here.
+    const owned = await tx.$executeRaw`
+      UPDATE documents SET index_progress_done = ${doneAfter}, updated_at = now() WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
+    if (owned === 0) throw await jobLost(tx, job);
+    await tx.$executeRaw`
+      INSERT INTO document_chunks (org_id, document_id, generation, ordinal, text, word_start, word_end,
+        page_start, page_end, row_start, row_end, model, dims, embedding)
+      VALUES ${Prisma.join(rows)}`;
+  });
+}
+
+async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
+  await withTenant(principal, async (tx) => {
+    const owned = await tx.$executeRaw`UPDATE documents SET index_progress_done = ${done}, index_progress_total = ${total}, updated_at = now()
+      WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
+    if (owned === 0) throw await jobLost(tx, job);
+  });
+}
+
+/** One transaction: the document points at the new generation and older chunks go. */
+async function swapIn(principal: Principal, job: Job, embedder: Embedder, chunkCount: number) {
+  return withTenant(principal, async (tx) => {
+    const rows = await tx.$queryRaw<{ index_job_id: string | null }[]>`SELECT index_job_id FROM documents WHERE id = ${job.documentId} FOR UPDATE`;
+    if (rows.length === 0 || rows[0].index_job_id !== job.id) throw await jobLost(tx, job);
+    // A file uploaded while this run read the previous one leaves the new index stale.
+    await tx.$executeRaw`
+      UPDATE documents SET index_generation = ${job.generation}, index_model = ${embedder.model}, index_dims = ${embedder.dims},
+        chunk_count = ${chunkCount}, status = 'indexed', status_reason = NULL, indexed_at = now(),
+        index_stale = storage_key IS DISTINCT FROM ${job.storageKey},
+        index_progress_done = ${chunkCount}, index_progress_total = ${chunkCount},
+        index_job_id = NULL, index_job_started_at = NULL, updated_at = now()
+      WHERE id = ${job.documentId}`;
+    await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${job.documentId} AND generation <> ${job.generation}`;
+    const row = await tx.document.findUniqueOrThrow({ where: { id: job.documentId } });
+    return toDocumentRecord(row);
+  });
+}
+
+/**
+ * Deletes the failed run's chunks and gives the document back its previous
+ * state: a previous index stays in use (status indexed, or uploaded when the
+ * file was replaced since), otherwise the document is failed with the reason.
+ */
+async function abandonJob(principal: Principal, job: Job, reason: string) {
+  const restored = job.hadIndex ? (job.previousStatus === "uploaded" ? "uploaded" : "indexed") : "failed";
+  const statusReason = job.hadIndex ? `Re-indexing failed (${reason}); the previous index is still in use` : reason;
+  await withTenant(principal, async (tx) => {
+    await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${job.documentId} AND generation = ${job.generation}`;
+    // A file uploaded during the run is a new file: it is simply "uploaded" again, the failure concerned the old one.
+    await tx.$executeRaw`
+      UPDATE documents SET
+        status = CASE WHEN storage_key IS DISTINCT FROM ${job.storageKey} THEN 'uploaded' ELSE ${restored} END,
+        status_reason = CASE WHEN storage_key IS DISTINCT FROM ${job.storageKey} THEN NULL ELSE ${statusReason} END,
+        -- Without a previous index there is nothing to be stale (an upload during the run may have set it).
+        index_stale = index_stale AND ${job.hadIndex},
+        index_progress_done = 0, index_progress_total = 0, index_job_id = NULL, index_job_started_at = NULL, updated_at = now()
+      WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
+  });
+}
+
+/** The document was deleted, or another run took it over after this one's lease expired. */
+class JobLostError extends Error {
+  constructor(readonly deleted: boolean) {
+    super(deleted ? "the document was deleted while it was being indexed" : "another indexing run took the document over");
+  }
+}
+
+async function jobLost(tx: TenantTx, job: Job): Promise<JobLostError> {
+  const exists = await tx.document.count({ where: { id: job.documentId } });
+  return new JobLostError(exists === 0);
+}
+
+/** What the caller is told and what the record keeps, for every way indexing can fail. */
+function describeFailure(error: unknown): { error: unknown; reason: string } {
+  if (error instanceof ExtractionError) {
+    return { error: new ApiError(422, `The document could not be indexed: ${error.reason}`), reason: error.reason };
+  }
+  if (error instanceof JobLostError) {
+    const lost = error.deleted ? new ApiError(404, "The document was deleted while it was being indexed") : conflict("Another request took over indexing this document");
+    return { error: lost, reason: lost.message };
+  }
+  if (error instanceof ApiError) return { error, reason: typeof error.detail === "string" ? error.detail : error.message };
+  return { error, reason: "Indexing failed because of an internal error" };
+}

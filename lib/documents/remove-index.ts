@@ -1,0 +1,28 @@
+import "server-only";
+import { conflict, notFound } from "@/lib/api/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { withTenant } from "@/lib/db/tenant";
+import { indexJobRunning } from "./index-document";
+import { toDocumentRecord } from "./record";
+
+/**
+ * Deletes every chunk of the document and clears its index fields; the
+ * document goes back to `uploaded` (or `created` without a file). The
+ * generation counter keeps counting, so a later index never reuses one.
+ * Refused (409) while an indexing run owns the document; an abandoned run's
+ * claim (past its lease) is cleared.
+ */
+export async function removeDocumentIndex(principal: Principal, documentId: string) {
+  return withTenant(principal, async (tx) => {
+    const rows = await tx.$queryRaw<{ index_job_started_at: Date | null }[]>`SELECT index_job_started_at FROM documents WHERE id = ${documentId} FOR UPDATE`;
+    if (rows.length === 0) throw notFound("Document");
+    if (indexJobRunning(rows[0].index_job_started_at)) throw conflict("This document is being indexed; remove its index once that run has finished");
+    await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${documentId}`;
+    await tx.$executeRaw`
+      UPDATE documents SET status = CASE WHEN storage_key IS NULL THEN 'created' ELSE 'uploaded' END, status_reason = NULL,
+        index_model = NULL, index_dims = NULL, chunk_count = 0, index_progress_done = 0, index_progress_total = 0,
+        indexed_at = NULL, index_stale = false, index_job_id = NULL, index_job_started_at = NULL, updated_at = now()
+      WHERE id = ${documentId}`;
+    return toDocumentRecord(await tx.document.findUniqueOrThrow({ where: { id: documentId } }));
+  });
+}

@@ -1,0 +1,155 @@
+import { z } from "zod";
+import { defineEndpoint } from "@/lib/api/endpoint";
+import { DocumentIdParams, DocumentRecord, DocumentTypeSchema } from "./contract";
+
+/** Longest query text searched; the body limit still applies to the whole request. */
+export const MAX_QUERY_CHARS = 4000;
+export const MAX_TOP_K = 100;
+
+const ModelName = z.string().trim().min(1, "The model name cannot be empty").max(200);
+
+export const SearchMode = z
+  .enum(["vector", "hybrid"])
+  .describe("vector: cosine similarity only; hybrid: vector ranks and full-text (ts_rank) ranks fused by reciprocal rank (k = 60)")
+  .meta({ id: "SearchMode" });
+
+export const SearchRequest = z
+  .object({
+    query: z
+      .string()
+      .trim()
+      .min(1, "The query is empty")
+      .max(MAX_QUERY_CHARS, `The query is longer than ${MAX_QUERY_CHARS} characters`)
+      .describe(`Text to search for, 1 to ${MAX_QUERY_CHARS} characters after trimming`),
+    top_k: z.number().int().min(1).max(MAX_TOP_K).default(5).describe(`Number of chunks to return, 1 to ${MAX_TOP_K}`),
+    document_ids: z
+      .array(z.string().min(1).max(100))
+      .max(1000, "At most 1000 document ids")
+      .nullable()
+      .default(null)
+      .describe("Search only these documents; null searches every document of the organization, [] none. Ids of other organizations match nothing."),
+    model: ModelName.nullable().default(null).describe("Embedding model; null uses the active one. Only chunks indexed with this model are searched."),
+    mode: SearchMode.default("vector"),
+  })
+  .meta({ id: "SearchRequest" });
+export type SearchRequest = z.input<typeof SearchRequest>;
+
+export const SearchHit = z
+  .object({
+    chunk_id: z.string(),
+    document_id: z.string(),
+    document_title: z.string(),
+    filename: z.string(),
+    extension: DocumentTypeSchema,
+    ordinal: z.number().int().describe("Position of the chunk in its document, from 0"),
+    score: z
+      .number()
+      .describe("vector mode: cosine similarity (1 - cosine distance, -1..1); hybrid mode: the reciprocal-rank-fusion score, sum of 1/(60 + rank) over both rankings"),
+    similarity: z.number().describe("Cosine similarity of the chunk to the query, in both modes"),
+    text: z.string(),
+    page_start: z.number().int().nullable().describe("First page (1-based) the chunk covers; pdf only"),
+    page_end: z.number().int().nullable(),
+    row_start: z.number().int().nullable().describe("First data row (1-based, header excluded) the chunk covers; csv only"),
+    row_end: z.number().int().nullable(),
+    word_start: z.number().int().describe("Offset of the chunk's first word in the document's text"),
+    word_end: z.number().int().describe("Offset after the chunk's last word (exclusive)"),
+  })
+  .meta({ id: "SearchHit" });
+export type SearchHit = z.infer<typeof SearchHit>;
+
+export const SearchResponse = z
+  .object({
+    model: z.string(),
+    dims: z.number().int(),
+    mode: SearchMode,
+    results: z.array(SearchHit).describe("Best first"),
+  })
+  .meta({ id: "SearchResponse" });
+export type SearchResponse = z.infer<typeof SearchResponse>;
+
+export const IndexQuery = z.object({
+  model: ModelName.optional().describe("Embedding model to index with; the active one when omitted"),
+});
+
+const ModelInfo = z.object({ provider: z.string(), model: z.string(), dims: z.number().int() });
+
+export const EmbeddingConfig = z
+  .object({
+    provider: z.string().describe("Active embedding provider"),
+    model: z.string().describe("Active (default) embedding model"),
+    dims: z.number().int(),
+    configured: z.boolean().describe("false when the provider cannot be used (missing key...); reason says why"),
+    reason: z.string().nullable(),
+    available_models: z.array(ModelInfo).describe("Models usable now"),
+    vector_index: z.enum(["hnsw", "exact"]).describe("How the active model's vectors are searched: an HNSW index, or an exact scan (models without a migration-defined index)"),
+    indexed_documents: z.number().int().describe("Documents of the organization that have a search index"),
+    stale: z
+      .object({
+        model_changed: z.number().int().describe("Indexed with another model than the active one"),
+        file_replaced: z.number().int().describe("The file was replaced after it was indexed"),
+        total: z.number().int().describe("Documents stale for either reason"),
+      })
+      .describe("Documents that need re-indexing"),
+  })
+  .meta({ id: "EmbeddingConfig" });
+
+const TAGS = ["Documents"];
+
+export const indexDocument = defineEndpoint({
+  method: "post",
+  path: "/api/v1/documents/{id}/index",
+  summary: "Index a document for search (extract, chunk, embed, store)",
+  description:
+    "Runs to completion and answers the record with its chunk count. While it runs, the record's status is `indexing` and " +
+    "index_progress_done/total count embedded chunks. The new index replaces the previous one atomically; when indexing " +
+    "fails, the previous index (if any) stays searchable. 409 while the document is already being indexed or has no file; " +
+    "422 when no text can be extracted (the reason is also stored on the record); 502/503/504 from the embedding provider.",
+  tags: TAGS,
+  access: "admin",
+  params: DocumentIdParams,
+  query: IndexQuery,
+  response: DocumentRecord,
+  rateLimit: { limit: 30, windowSeconds: 60 },
+  errors: [404, 409, 422, 429, 502, 503, 504],
+});
+
+export const removeDocumentIndex = defineEndpoint({
+  method: "delete",
+  path: "/api/v1/documents/{id}/index",
+  summary: "Remove a document's search index",
+  description: "Deletes every chunk of the document and answers the record (status back to `uploaded`). 409 while indexing runs.",
+  tags: TAGS,
+  access: "admin",
+  params: DocumentIdParams,
+  response: DocumentRecord,
+  errors: [404, 409],
+});
+
+export const searchDocumentsEndpoint = defineEndpoint({
+  method: "post",
+  path: "/api/v1/documents/search",
+  summary: "Search the organization's indexed documents",
+  description:
+    "Embeds the query with the model (the active one by default) and ranks the chunks indexed with that model by cosine " +
+    "similarity (pgvector; HNSW per model), optionally fused with PostgreSQL full-text ranks (`mode: hybrid`). Only the " +
+    "current index of each document is searched.",
+  tags: TAGS,
+  access: "user",
+  body: SearchRequest,
+  response: SearchResponse,
+  rateLimit: { limit: 120, windowSeconds: 60 },
+  errors: [422, 429, 502, 503, 504],
+});
+
+export const getEmbeddingConfig = defineEndpoint({
+  method: "get",
+  path: "/api/v1/documents/embedding-config",
+  summary: "Active embedding provider and model, and how many indexes are stale",
+  description: "Never includes a key. When `configured` is false, search and indexing answer 503 with `reason`.",
+  tags: TAGS,
+  access: "user",
+  response: EmbeddingConfig,
+});
+
+/** The indexing and search endpoints of the documents API, for lib/api/registry.ts. */
+export const DOCUMENT_SEARCH_ENDPOINTS = [indexDocument, removeDocumentIndex, searchDocumentsEndpoint, getEmbeddingConfig];

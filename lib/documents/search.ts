@@ -1,0 +1,156 @@
+import "server-only";
+import { unprocessable } from "@/lib/api/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { Prisma } from "@/lib/db/generated/client";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { getEmbedder } from "@/lib/embeddings";
+import type { DocumentType } from "./file-types";
+import { SearchRequest, type SearchHit, type SearchResponse } from "./search-contract";
+import { vectorLiteral, vectorPlan } from "./vector-indexes";
+
+/** Reciprocal rank fusion constant (Cormack et al.; the usual 60). */
+export const RRF_K = 60;
+
+/**
+ * Searches the caller's organization: embeds the query (outside any
+ * transaction: the provider may be slow) and ranks the current index's
+ * chunks of that model. Row-level security limits every row to the
+ * caller's organization, so ids of other organizations match nothing.
+ */
+export async function searchDocuments(principal: Principal, req: SearchRequest): Promise<SearchResponse> {
+  const parsed = SearchRequest.safeParse(req);
+  if (!parsed.success) {
+    throw unprocessable(parsed.error.issues.map((i) => ({ loc: ["body", ...i.path.map((p) => (typeof p === "number" ? p : String(p)))], msg: i.message, type: i.code })));
+  }
+  const request = parsed.data;
+  const embedder = getEmbedder(request.model);
+  const head = { model: embedder.model, dims: embedder.dims, mode: request.mode };
+  if (request.document_ids !== null && request.document_ids.length === 0) return { ...head, results: [] };
+  const vector = await embedder.embedQuery(request.query);
+  const results = await withTenant(principal, (tx) =>
+    searchChunks(tx, { vector, model: embedder.model, dims: embedder.dims, topK: request.top_k, documentIds: request.document_ids, mode: request.mode, queryText: request.query }),
+  );
+  return { ...head, results };
+}
+
+export interface ChunkSearch {
+  vector: readonly number[];
+  model: string;
+  dims: number;
+  topK: number;
+  /** null: every document. */
+  documentIds: readonly string[] | null;
+  mode: "vector" | "hybrid";
+  /** The query's text, for the full-text side of hybrid search. */
+  queryText: string;
+  /** "exact" forces a sequential scan (benchmarks compare it with the index). */
+  strategy?: "auto" | "exact";
+  /** HNSW candidate list size; defaults to enough for the requested depth. */
+  efSearch?: number;
+}
+
+interface HitRow {
+  id: bigint;
+  document_id: string;
+  title: string;
+  filename: string;
+  extension: string;
+  ordinal: number;
+  text: string;
+  page_start: number | null;
+  page_end: number | null;
+  row_start: number | null;
+  row_end: number | null;
+  word_start: number;
+  word_end: number;
+  score: number;
+  similarity: number;
+}
+
+/**
+ * The ranking itself, inside a tenant transaction. Only chunks of each
+ * document's current generation count, so a running or failed re-index is
+ * never visible. HNSW scans use iterative scanning (relaxed order, re-sorted
+ * here) so tenant and document filters that discard neighbours do not cut
+ * results short.
+ */
+export async function searchChunks(tx: TenantTx, search: ChunkSearch): Promise<SearchHit[]> {
+  const plan = vectorPlan(search.model, search.dims, search.strategy);
+  // Hybrid fuses two candidate lists; deeper lists let either side promote a chunk the other ranks low.
+  const depth = search.mode === "hybrid" ? Math.min(200, Math.max(50, search.topK * 4)) : search.topK;
+  if (plan.strategy === "hnsw") {
+    const ef = Math.trunc(search.efSearch ?? Math.min(1000, Math.max(100, depth * 2)));
+    await tx.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${ef}`);
+    await tx.$executeRawUnsafe("SET LOCAL hnsw.iterative_scan = relaxed_order");
+  }
+  const query = Prisma.sql`${vectorLiteral(search.vector)}${plan.cast}`;
+  const distance = Prisma.sql`(${plan.column} <=> ${query})`;
+  const documentFilter =
+    search.documentIds === null ? Prisma.empty : Prisma.sql`AND c.document_id IN (${Prisma.join(search.documentIds)})`;
+  // The document's current generation, as a per-row look-up rather than a join, so the scan stays one
+  // ordered index scan whose filter iterative scanning extends past. "<=" is "=" here (a swap deletes
+  // older generations in its transaction; only a running index's newer one can exist), and keeps the
+  // planner's row estimate (1/3 instead of 1/200) from turning the index scan into a sort of everything.
+  const currentGeneration = Prisma.sql`c.generation <= (SELECT d.index_generation FROM documents d WHERE d.id = c.document_id)`;
+
+  const vectorCandidates = Prisma.sql`
+    SELECT c.id, ${distance} AS distance
+    FROM document_chunks c
+    WHERE ${plan.modelFilter} ${documentFilter} AND ${currentGeneration}
+    ORDER BY distance
+    LIMIT ${depth}`;
+
+  let rows: HitRow[];
+  if (search.mode === "vector") {
+    rows = await tx.$queryRaw<HitRow[]>`
+      WITH hits AS MATERIALIZED (${vectorCandidates})
+      SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
+             c.row_start, c.row_end, c.word_start, c.word_end, 1 - h.distance AS score, 1 - h.distance AS similarity
+      FROM hits h JOIN document_chunks c ON c.id = h.id JOIN documents d ON d.id = c.document_id
+      ORDER BY h.distance, c.id`;
+  } else {
+    rows = await tx.$queryRaw<HitRow[]>`
+      WITH vec AS MATERIALIZED (${vectorCandidates}),
+      vec_ranked AS (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vec),
+      kw AS MATERIALIZED (
+        SELECT c.id, ts_rank(c.tsv, q) AS text_rank
+        FROM document_chunks c, websearch_to_tsquery('english', ${search.queryText}) q
+        WHERE ${plan.modelFilter} ${documentFilter} AND c.tsv @@ q AND ${currentGeneration}
+        ORDER BY text_rank DESC, c.id
+        LIMIT ${depth}
+      ),
+      kw_ranked AS (SELECT id, row_number() OVER (ORDER BY text_rank DESC, id) AS rank FROM kw),
+      fused AS (
+        SELECT id, sum(1.0 / (${RRF_K} + rank))::float8 AS score
+        FROM (SELECT id, rank FROM vec_ranked UNION ALL SELECT id, rank FROM kw_ranked) ranks
+        GROUP BY id
+        ORDER BY score DESC, id
+        LIMIT ${search.topK}
+      )
+      SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
+             c.row_start, c.row_end, c.word_start, c.word_end, f.score, 1 - ${distance} AS similarity
+      FROM fused f JOIN document_chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
+      ORDER BY f.score DESC, c.id`;
+  }
+  return rows.map(toHit);
+}
+
+function toHit(row: HitRow): SearchHit {
+  return {
+    chunk_id: String(row.id),
+    document_id: row.document_id,
+    document_title: row.title,
+    filename: row.filename,
+    extension: row.extension as DocumentType,
+    ordinal: row.ordinal,
+    score: Number(row.score),
+    similarity: Number(row.similarity),
+    text: row.text,
+    page_start: row.page_start,
+    page_end: row.page_end,
+    row_start: row.row_start,
+    row_end: row.row_end,
+    word_start: row.word_start,
+    word_end: row.word_end,
+  };
+}
