@@ -136,10 +136,11 @@ function axis(given: unknown, defaults: Obj): Obj {
   return { ...defaults, ...own, axisLabel };
 }
 
-const valueAxisLabel = { formatter: (v: number) => formatCompact(v) };
+const valueAxisLabel = { formatter: (v: number) => formatCompact(v), hideOverlap: true };
 
+/** Margins inside which the plot, its axis labels and axis names all fit (ECharts 6 outer bounds), so nothing is cut at the card's edge. */
 function grid(base: EchartsOption, legend: boolean, bottom = 8): Obj {
-  return isObject(base.grid) ? base.grid : { left: 8, right: 16, top: legend ? 40 : 16, bottom };
+  return isObject(base.grid) ? base.grid : { left: 8, right: 16, top: legend ? 40 : 16, bottom, outerBoundsMode: "same", outerBoundsContain: "all" };
 }
 
 function legendFor(base: EchartsOption, show: boolean, position: Obj = { top: 0 }): Obj | undefined {
@@ -197,7 +198,7 @@ function cartesian(base: EchartsOption, mappings: Mappings, data: ChartData, typ
     }
   }
   const legend = legendFor(base, series.length > 1);
-  const categoryAxis = axis(categoryAxisGiven, pairs ? { type: categoryAxisGiven.type } : { type: "category", data: categories, axisLabel: { hideOverlap: true } });
+  const categoryAxis = axis(categoryAxisGiven, pairs ? { type: categoryAxisGiven.type } : { type: "category", data: categories, axisLabel: { hideOverlap: true, overflow: "truncate", width: 110 } });
   const valueAxis = axis(horizontal ? xAxisGiven : yAxisGiven, { type: "value", axisLabel: valueAxisLabel });
   return {
     ...base,
@@ -239,11 +240,15 @@ function scatter(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
     const lines = [`${humanize(x ?? "x")}: ${tooltipValue(vx)}`, `${humanize(y ?? "y")}: ${tooltipValue(vy)}`];
     return [params.name ? `<b>${escapeHtml(params.name)}</b>` : "", ...lines].filter(Boolean).join("<br/>");
   };
+  // Point labels are not part of ECharts' outer bounds; side margins keep the outermost ones readable.
+  const labelled = series.some((s) => isObject(s.label) && s.label.show === true);
+  const plotGrid = grid(base, legend !== undefined);
   return {
     ...base,
     tooltip: tooltip(base, "item", { formatter: describe }),
-    grid: grid(base, legend !== undefined),
+    grid: labelled && !isObject(base.grid) ? { ...plotGrid, left: 56, right: 56 } : plotGrid,
     ...(legend ? { legend } : {}),
+    labelLayout: base.labelLayout ?? { hideOverlap: true },
     xAxis: axis(base.xAxis, categoryX ? { type: "category", data: categories } : { type: "value", scale: true, axisLabel: valueAxisLabel }),
     yAxis: axis(base.yAxis, { type: "value", scale: true, axisLabel: valueAxisLabel }),
     series,
@@ -334,11 +339,20 @@ function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
   return {
     ...base,
     tooltip: tooltip(base, "item", { formatter: describe }),
-    grid: grid(base, false, 56),
+    // Room below the axis labels for the visual map and its handle labels.
+    grid: grid(base, false, 80),
     xAxis: axis(base.xAxis, { type: "category", data: xs, splitArea: { show: true } }),
     yAxis: axis(base.yAxis, { type: "category", data: ys, splitArea: { show: true } }),
     visualMap: { orient: "horizontal", left: "center", bottom: 0, itemHeight: 120, formatter: (v: number) => formatCompact(v), ...given, min: low, max: high },
-    series: [{ name: humanize(value ?? "value"), ...templateAt(seriesTemplates(base), 0, "heatmap"), data: points }],
+    series: [
+      {
+        name: humanize(value ?? "value"),
+        // Figures in the cells while they are few enough to read.
+        label: { show: points.length <= 120, color: "#0f172a", formatter: (params: { value?: unknown }) => (Array.isArray(params.value) && typeof params.value[2] === "number" ? formatCompact(params.value[2]) : "") },
+        ...templateAt(seriesTemplates(base), 0, "heatmap"),
+        data: points,
+      },
+    ],
   };
 }
 

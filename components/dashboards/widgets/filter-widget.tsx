@@ -1,6 +1,7 @@
 "use client";
 
-import { useEffect, useId, useMemo, useRef, useState } from "react";
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { createPortal } from "react-dom";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Calendar } from "./calendar";
 import { describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, type FilterOption, type Scalar } from "./filter-values";
@@ -38,11 +39,14 @@ export function FilterWidget(props: FilterWidgetProps) {
   if (locked) {
     return (
       <div className={styles.filter} data-control={control}>
-        <span className={styles.filterLabel} id={`${id}-label`}>
-          {label}
-        </span>
-        <p className={styles.lockedValue} aria-labelledby={`${id}-label`} title="Fixed by the page this dashboard is embedded in">
-          <span aria-hidden="true">🔒</span> {describeLocked(control, value, options, props.timeZone)}
+        <div className={styles.filterHead}>
+          <span className={styles.filterLabel} id={`${id}-label`}>
+            {label}
+          </span>
+        </div>
+        <p className={styles.lockedValue} aria-labelledby={`${id}-label`} title={`${describeLocked(control, value, options, props.timeZone)}. Fixed by the page this dashboard is embedded in.`}>
+          <LockIcon />
+          <span className={styles.lockedText}>{describeLocked(control, value, options, props.timeZone)}</span>
           <span className={styles.srOnly}> (fixed by the embedding page)</span>
         </p>
       </div>
@@ -75,11 +79,13 @@ export function FilterWidget(props: FilterWidgetProps) {
       body = <RadioGroup name={id} label={label} options={options} value={selectedValues(value)} onChange={commit} disabled={readOnly} />;
       break;
     case "date":
-      body = <DateExpressionInput id={id} value={typeof value === "string" ? value : ""} onCommit={commit} timeZone={props.timeZone} disabled={readOnly} />;
-      break;
     case "date_range":
-      body = <DateRangeInput id={id} value={typeof value === "string" ? value : ""} onCommit={commit} timeZone={props.timeZone} disabled={readOnly} />;
-      break;
+      // These draw their own label row: the resolved range sits beside the label, so it costs no height.
+      return (
+        <div className={styles.filter} data-control={control}>
+          <DateExpressionInput id={id} label={label} range={control === "date_range"} value={typeof value === "string" ? value : ""} onCommit={commit} timeZone={props.timeZone} disabled={readOnly} />
+        </div>
+      );
     case "calendar":
       body = <Calendar id={id} value={typeof value === "string" ? value : ""} onCommit={commit} timeZone={props.timeZone} disabled={readOnly} />;
       break;
@@ -87,17 +93,29 @@ export function FilterWidget(props: FilterWidgetProps) {
   const grouped = control === "radio" || control === "calendar";
   return (
     <div className={styles.filter} data-control={control}>
-      {grouped ? (
-        <span className={styles.filterLabel} id={`${id}-label`}>
-          {label}
-        </span>
-      ) : (
-        <label className={styles.filterLabel} htmlFor={id}>
-          {label}
-        </label>
-      )}
+      <div className={styles.filterHead}>
+        {grouped ? (
+          <span className={styles.filterLabel} id={`${id}-label`}>
+            {label}
+          </span>
+        ) : (
+          <label className={styles.filterLabel} htmlFor={id}>
+            {label}
+          </label>
+        )}
+      </div>
       {body}
     </div>
+  );
+}
+
+/** Drawn rather than an emoji, which not every system font has. */
+function LockIcon() {
+  return (
+    <svg className={styles.lockIcon} viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+      <path d="M4.5 7V5a3.5 3.5 0 0 1 7 0v2" fill="none" stroke="currentColor" strokeWidth="1.6" />
+      <rect x="2.75" y="7" width="10.5" height="7.5" rx="1.5" fill="currentColor" />
+    </svg>
   );
 }
 
@@ -120,48 +138,109 @@ function ClearButton({ onClear, label, disabled }: { onClear: () => void; label:
   );
 }
 
+/**
+ * Checkboxes in a popover. The list is portalled to <body> with fixed positioning: the grid's
+ * cells clip their content and form their own stacking contexts, so a list drawn inside the
+ * card would be cut off or painted under the next widget. Focus moves into the list when it
+ * opens; Escape (or focus leaving it) closes it and returns focus to the button.
+ */
 function MultiSelect({ id, label, options, value, onChange, disabled, pending }: { id: string; label: string; options: FilterOption[]; value: Scalar[]; onChange: (value: unknown) => void; disabled: boolean; pending: boolean }) {
   const [open, setOpen] = useState(false);
-  const root = useRef<HTMLDivElement>(null);
+  const [place, setPlace] = useState<{ top: number; left: number; width: number; maxHeight: number } | null>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const list = useRef<HTMLFieldSetElement>(null);
   const selected = new Set(value.map(optionKey));
-  useEffect(() => {
+
+  useLayoutEffect(() => {
     if (!open) return;
-    const close = (event: Event) => {
-      if (event instanceof KeyboardEvent ? event.key === "Escape" : !root.current?.contains(event.target as Node)) setOpen(false);
+    const measure = () => {
+      const rect = button.current?.getBoundingClientRect();
+      if (!rect) return;
+      const below = window.innerHeight - rect.bottom - 12;
+      setPlace({ top: rect.bottom + 4, left: rect.left, width: Math.max(rect.width, 200), maxHeight: Math.max(160, Math.min(320, below)) });
     };
-    document.addEventListener("pointerdown", close);
-    document.addEventListener("keydown", close);
+    measure();
+    list.current?.querySelector("input")?.focus();
+    window.addEventListener("resize", measure);
+    window.addEventListener("scroll", measure, true);
     return () => {
-      document.removeEventListener("pointerdown", close);
-      document.removeEventListener("keydown", close);
+      window.removeEventListener("resize", measure);
+      window.removeEventListener("scroll", measure, true);
     };
   }, [open]);
+
+  useEffect(() => {
+    if (!open) return;
+    const outside = (event: Event) => {
+      const target = event.target as Node;
+      if (!list.current?.contains(target) && !button.current?.contains(target)) setOpen(false);
+    };
+    document.addEventListener("pointerdown", outside);
+    return () => document.removeEventListener("pointerdown", outside);
+  }, [open]);
+
+  const close = (refocus: boolean) => {
+    setOpen(false);
+    if (refocus) button.current?.focus();
+  };
   const toggle = (option: FilterOption) => {
     const next = selected.has(option.key) ? value.filter((v) => optionKey(v) !== option.key) : [...value, option.value];
     onChange(next.length === 0 ? null : next);
   };
   const summary = pending ? "Loading…" : value.length === 0 ? "All" : value.length === 1 ? (options.find((o) => o.key === optionKey(value[0]))?.label ?? String(value[0])) : `${value.length} selected`;
   return (
-    <div className={styles.multi} ref={root}>
-      <div className={styles.inputRow}>
-        <button id={id} type="button" className={styles.multiButton} aria-haspopup="listbox" aria-expanded={open} onClick={() => setOpen(!open)} disabled={disabled}>
-          <span className={styles.multiSummary}>{summary}</span>
-          <span aria-hidden="true">▾</span>
-        </button>
-        {value.length > 0 && <ClearButton onClear={() => onChange(null)} label={label} />}
-      </div>
-      {open && (
-        <fieldset className={styles.multiList}>
-          <legend className={styles.srOnly}>{label}</legend>
-          {options.length === 0 && <p className={styles.hint}>No options</p>}
-          {options.map((o) => (
-            <label key={o.key} className={styles.multiOption}>
-              <input type="checkbox" checked={selected.has(o.key)} onChange={() => toggle(o)} />
-              {o.label}
-            </label>
-          ))}
-        </fieldset>
-      )}
+    <div className={styles.inputRow}>
+      <button
+        ref={button}
+        id={id}
+        type="button"
+        className={styles.multiButton}
+        aria-haspopup="true"
+        aria-expanded={open}
+        aria-controls={`${id}-list`}
+        onClick={() => setOpen(!open)}
+        onKeyDown={(e) => {
+          if (e.key === "ArrowDown" && !open) {
+            e.preventDefault();
+            setOpen(true);
+          }
+        }}
+        disabled={disabled}
+      >
+        <span className={styles.multiSummary}>{summary}</span>
+        <span aria-hidden="true">▾</span>
+      </button>
+      {value.length > 0 && <ClearButton onClear={() => onChange(null)} label={label} />}
+      {open &&
+        place &&
+        createPortal(
+          <fieldset
+            ref={list}
+            id={`${id}-list`}
+            className={styles.multiList}
+            style={{ top: place.top, left: place.left, width: place.width, maxHeight: place.maxHeight }}
+            onKeyDown={(e) => {
+              if (e.key === "Escape") {
+                e.preventDefault();
+                close(true);
+              }
+            }}
+            onBlur={(e) => {
+              const next = e.relatedTarget as Node | null;
+              if (next && !list.current?.contains(next) && next !== button.current) close(false);
+            }}
+          >
+            <legend className={styles.srOnly}>{label}</legend>
+            {options.length === 0 && <p className={styles.hint}>No options</p>}
+            {options.map((o) => (
+              <label key={o.key} className={styles.multiOption}>
+                <input type="checkbox" checked={selected.has(o.key)} onChange={() => toggle(o)} />
+                {o.label}
+              </label>
+            ))}
+          </fieldset>,
+          document.body,
+        )}
     </div>
   );
 }
@@ -181,74 +260,47 @@ function RadioGroup({ name, label, options, value, onChange, disabled }: { name:
   );
 }
 
-/** Shows what the typed (not yet committed) text resolves to, or why it cannot be read. */
+/** What the typed (not yet committed) text resolves to, or why it cannot be read. */
 function ResolvedRange({ id, text, timeZone }: { id: string; text: string; timeZone: string }) {
-  if (text.trim() === "") return <p id={id} className={styles.hint}>All dates</p>;
+  if (text.trim() === "") {
+    return (
+      <span id={id} className={styles.hint}>
+        All dates
+      </span>
+    );
+  }
   const resolved = describeDateExpression(text, timeZone);
   return resolved.ok ? (
-    <p id={id} className={styles.hint}>
+    <span id={id} className={styles.hint} data-resolved>
       {resolved.text}
-    </p>
+    </span>
   ) : (
-    <p id={id} className={styles.invalid} role="alert">
+    <span id={id} className={styles.invalid} role="alert" title={resolved.error}>
       {resolved.error}
-    </p>
+    </span>
   );
 }
 
 /**
  * A text box for a date expression ("last month", "2025-01-01 to 2025-03-31", …). The
- * resolved range shows as you type; the value is committed on Enter or when leaving the box,
- * and only when it can be read, so a half-typed expression never reaches the query.
+ * resolved range shows beside the label as you type; the value is committed on Enter or when
+ * leaving the box, and only when it can be read, so a half-typed expression never reaches the
+ * query. `range` adds from/to day pickers that write a "<from> to <to>" expression.
  */
-function useDraft(value: string, onCommit: (value: unknown) => void, timeZone: string) {
+function DateExpressionInput({ id, label, range, value, onCommit, timeZone, disabled }: { id: string; label: string; range: boolean; value: string; onCommit: (value: unknown) => void; timeZone: string; disabled: boolean }) {
   const [draft, setDraft] = useState(value);
-  const [committed, setCommitted] = useState(value);
-  // The value can change from outside (URL, clear, date pickers): follow it.
-  if (value !== committed) {
-    setCommitted(value);
+  const [shown, setShown] = useState(value);
+  // The value can change from outside (URL, clear, the pickers): follow it.
+  if (value !== shown) {
+    setShown(value);
     setDraft(value);
   }
-  const commit = (text: string) => {
-    const trimmed = text.trim();
-    if (trimmed === value) return;
-    if (trimmed === "") return onCommit(null);
-    if (describeDateExpression(trimmed, timeZone).ok) onCommit(trimmed);
+  const commit = () => {
+    const text = draft.trim();
+    if (text === value) return;
+    if (text === "") onCommit(null);
+    else if (describeDateExpression(text, timeZone).ok) onCommit(text);
   };
-  return { draft, setDraft, commit };
-}
-
-function DateExpressionInput({ id, value, onCommit, timeZone, disabled }: { id: string; value: string; onCommit: (value: unknown) => void; timeZone: string; disabled: boolean }) {
-  const { draft, setDraft, commit } = useDraft(value, onCommit, timeZone);
-  return (
-    <>
-      <div className={styles.inputRow}>
-        <input
-          id={id}
-          className={styles.textInput}
-          type="text"
-          value={draft}
-          placeholder="e.g. last month, 2025-03-01, 7 days ago"
-          autoComplete="off"
-          spellCheck={false}
-          aria-describedby={`${id}-resolved`}
-          disabled={disabled}
-          onChange={(e) => setDraft(e.target.value)}
-          onBlur={() => commit(draft)}
-          onKeyDown={(e) => {
-            if (e.key === "Enter") commit(draft);
-            if (e.key === "Escape") setDraft(value);
-          }}
-        />
-        {value !== "" && <ClearButton onClear={() => onCommit(null)} label="date" disabled={disabled} />}
-      </div>
-      <ResolvedRange id={`${id}-resolved`} text={draft} timeZone={timeZone} />
-    </>
-  );
-}
-
-function DateRangeInput({ id, value, onCommit, timeZone, disabled }: { id: string; value: string; onCommit: (value: unknown) => void; timeZone: string; disabled: boolean }) {
-  const { draft, setDraft, commit } = useDraft(value, onCommit, timeZone);
   const days = splitDateRange(value);
   const pick = (from: string, to: string) => {
     const next = joinDateRange(from, to);
@@ -256,32 +308,40 @@ function DateRangeInput({ id, value, onCommit, timeZone, disabled }: { id: strin
   };
   return (
     <>
+      <div className={styles.filterHead}>
+        <label className={styles.filterLabel} htmlFor={id}>
+          {label}
+        </label>
+        <ResolvedRange id={`${id}-resolved`} text={draft} timeZone={timeZone} />
+      </div>
       <div className={styles.inputRow}>
         <input
           id={id}
           className={styles.textInput}
           type="text"
           value={draft}
-          placeholder="e.g. 2025-01-01 to 2025-03-31, this year"
+          placeholder={range ? "e.g. 2025-01-01 to 2025-03-31, this year" : "e.g. last month, 2025-03-01, 7 days ago"}
           autoComplete="off"
           spellCheck={false}
           aria-describedby={`${id}-resolved`}
+          aria-invalid={draft.trim() !== "" && !describeDateExpression(draft, timeZone).ok}
           disabled={disabled}
           onChange={(e) => setDraft(e.target.value)}
-          onBlur={() => commit(draft)}
+          onBlur={commit}
           onKeyDown={(e) => {
-            if (e.key === "Enter") commit(draft);
+            if (e.key === "Enter") commit();
             if (e.key === "Escape") setDraft(value);
           }}
         />
-        {value !== "" && <ClearButton onClear={() => onCommit(null)} label="date range" disabled={disabled} />}
+        {value !== "" && <ClearButton onClear={() => onCommit(null)} label={label} disabled={disabled} />}
       </div>
-      <div className={styles.inputRow}>
-        <input type="date" className={styles.dateInput} aria-label="From" value={days.from} max={days.to || undefined} disabled={disabled} onChange={(e) => pick(e.target.value, days.to)} />
-        <span aria-hidden="true">–</span>
-        <input type="date" className={styles.dateInput} aria-label="To" value={days.to} min={days.from || undefined} disabled={disabled} onChange={(e) => pick(days.from, e.target.value)} />
-      </div>
-      <ResolvedRange id={`${id}-resolved`} text={draft} timeZone={timeZone} />
+      {range && (
+        <div className={styles.inputRow}>
+          <input type="date" className={styles.dateInput} aria-label={`${label} from`} value={days.from} max={days.to || undefined} disabled={disabled} onChange={(e) => pick(e.target.value, days.to)} />
+          <span aria-hidden="true">–</span>
+          <input type="date" className={styles.dateInput} aria-label={`${label} to`} value={days.to} min={days.from || undefined} disabled={disabled} onChange={(e) => pick(days.from, e.target.value)} />
+        </div>
+      )}
     </>
   );
 }

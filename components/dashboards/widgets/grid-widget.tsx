@@ -75,7 +75,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
       const config: Options = {
         data,
         columns: columnDefinitions(names, data, shapeOptions?.frozen_columns ?? []),
-        layout: "fitDataFill",
+        layout: "fitDataStretch",
         height: "100%",
         placeholder: "No data for the current filters",
         pagination: shapeOptions?.pagination ?? true,
