@@ -1,5 +1,6 @@
 import path from "node:path";
-import { Worker } from "node:worker_threads";
+import { pathToFileURL } from "node:url";
+import type { Worker, WorkerOptions } from "node:worker_threads";
 import { Semaphore } from "./semaphore";
 import { ExtractionError, type TextSegment } from "./types";
 
@@ -15,10 +16,23 @@ export interface PdfLimits {
 export const DEFAULT_PDF_LIMITS: PdfLimits = { maxPages: 2000, timeoutMs: 120_000, maxHeapMb: 512 };
 
 /**
- * Resolved from the working directory, not bundled: Next.js runs the server
- * from the project folder (`next start`), as do vitest, tsx and the bench.
+ * Resolved from the working directory and loaded unbundled (see the file's
+ * header): Next.js runs the server from the project folder (`next start`), as
+ * do vitest, tsx and the bench.
  */
 const WORKER_FILE = path.join(process.cwd(), "lib", "documents", "extract", "pdf-worker.mjs");
+
+type WorkerModule = { startPdfWorker(options: WorkerOptions): Worker };
+let workerModule: Promise<WorkerModule> | undefined;
+
+function loadWorkerModule(): Promise<WorkerModule> {
+  workerModule ??= (import(/* turbopackIgnore: true */ /* webpackIgnore: true */ pathToFileURL(WORKER_FILE).href) as Promise<WorkerModule>).catch((error: unknown) => {
+    // Not cached: the next PDF tries again.
+    workerModule = undefined;
+    throw error;
+  });
+  return workerModule;
+}
 
 /** Each worker holds a whole PDF and keeps a core busy: at most two at a time per process. */
 const MAX_WORKERS = 2;
@@ -54,7 +68,13 @@ class PdfWorkerPool {
 
   async run(bytes: Uint8Array, signal: AbortSignal | undefined, limits: PdfLimits): Promise<WorkerReply> {
     const release = await this.slots.acquire(signal);
-    const pooled = this.takeIdle(limits.maxHeapMb) ?? this.spawn(limits.maxHeapMb);
+    let pooled: PooledWorker;
+    try {
+      pooled = this.takeIdle(limits.maxHeapMb) ?? (await this.spawn(limits.maxHeapMb));
+    } catch (error) {
+      release();
+      throw error;
+    }
     let reusable = false;
     try {
       const reply = await this.job(pooled, bytes, signal, limits);
@@ -68,9 +88,10 @@ class PdfWorkerPool {
     }
   }
 
-  private spawn(heapMb: number): PooledWorker {
+  private async spawn(heapMb: number): Promise<PooledWorker> {
+    const { startPdfWorker } = await loadWorkerModule();
     this.spawnedCount++;
-    const worker = new Worker(WORKER_FILE, { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+    const worker = startPdfWorker({ resourceLimits: { maxOldGenerationSizeMb: heapMb } });
     const pooled: PooledWorker = { worker, heapMb, jobs: 0 };
     worker.on("exit", () => this.forget(pooled));
     return pooled;
