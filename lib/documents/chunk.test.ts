@@ -112,6 +112,16 @@ describe("chunkDocument", () => {
     expect(chunks[0].text.split("\n\n")[0]).toBe("region: R0\namount: 0");
   });
 
+  it("counts each Chinese or Japanese character as a word, keeping the text as written", () => {
+    const text = "数据仓库 orders 中的";
+    const chunks = chunkDocument({ segments: [{ text }], wordCount: 7 }, { size: 3, overlap: 1 });
+    expect(chunks.map((c) => [c.text, c.wordStart, c.wordEnd])).toEqual([
+      ["数据仓", 0, 3],
+      ["仓库 orders", 2, 5],
+      ["orders 中的", 4, 7],
+    ]);
+  });
+
   it("refuses sizes and overlaps that cannot make progress", () => {
     const doc = documentOf([{ text: "a b c" }]);
     expect(() => chunkDocument(doc, { size: 0 })).toThrow(RangeError);

@@ -1,13 +1,15 @@
 /**
  * The single definition of a "word" shared by extraction (word counts) and
- * chunking (word offsets): a run of non-whitespace characters. A run longer
- * than MAX_WORD_CHARS (base64, minified data, a 10 MB line without spaces)
- * counts as several words of at most that length, so a chunk of N words
- * always has bounded text.
+ * chunking (word offsets): a run of non-whitespace characters, except that
+ * each Chinese or Japanese character (Han, Hiragana, Katakana) is a word of
+ * its own, since those scripts put no spaces between words and a character
+ * is about one embedding token. A run longer than MAX_WORD_CHARS (base64,
+ * minified data, a 10 MB line without spaces) counts as several words of at
+ * most that length, so a chunk of N words always has bounded text.
  */
 export const MAX_WORD_CHARS = 100;
 
-const WORD = /\S+/g;
+const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]+/gu;
 
 /** Calls `visit(start, end)` (UTF-16 offsets, end exclusive) for every word of `text`, in order. */
 export function forEachWord(text: string, visit: (start: number, end: number) => void): void {
