@@ -1,6 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Worker, WorkerOptions } from "node:worker_threads";
+import { log } from "@/lib/log";
 import { Semaphore } from "./semaphore";
 import { ExtractionError, type TextSegment } from "./types";
 
@@ -94,6 +95,8 @@ class PdfWorkerPool {
     const worker = startPdfWorker({ resourceLimits: { maxOldGenerationSizeMb: heapMb } });
     const pooled: PooledWorker = { worker, heapMb, jobs: 0 };
     worker.on("exit", () => this.forget(pooled));
+    // During a job `job()` turns errors into its result; between jobs an unlistened error event would crash the process.
+    worker.on("error", (error) => log.warn("PDF worker failed", { error: String(error) }));
     return pooled;
   }
 
