@@ -1,15 +1,10 @@
 "use client";
 
-import ReactMarkdown, { defaultUrlTransform } from "react-markdown";
+import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import type { WidgetManifest } from "@/lib/manifest/schema";
+import { isExternal, safeUrl } from "./markdown-links";
 import styles from "./widgets.module.css";
-
-/** Only web, mail and in-app links survive; javascript:, data: and the like become empty. */
-function safeUrl(url: string): string {
-  const cleaned = defaultUrlTransform(url);
-  return /^(https?:|mailto:|\/|#)/i.test(cleaned) ? cleaned : "";
-}
 
 /** Markdown without raw HTML; external links open in a new tab without access to this page. */
 function Markdown({ content }: { content: string }) {
@@ -20,7 +15,7 @@ function Markdown({ content }: { content: string }) {
       urlTransform={safeUrl}
       components={{
         a: ({ href, children }) =>
-          href && /^https?:/i.test(href) ? (
+          isExternal(href) ? (
             <a href={href} target="_blank" rel="noopener noreferrer nofollow">
               {children}
             </a>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCell, formatKpiValue, humanize, kpiDelta, toNumber } from "./format";
+import { columnDecimals, formatCell, formatFixed, formatKpiValue, humanize, kpiDelta, toNumber } from "./format";
 
 describe("toNumber", () => {
   it("reads numbers and numeric strings (numeric and bigint columns arrive as either)", () => {
@@ -84,5 +84,16 @@ describe("kpiDelta", () => {
     expect(kpiDelta(10, 0, display)).toBeNull();
     expect(kpiDelta(null, 100, display)).toBeNull();
     expect(kpiDelta(10, 100, { format: "number" })).toBeNull();
+  });
+});
+
+describe("columnDecimals and formatFixed", () => {
+  it("shows a column with the most decimals any of its values has, capped", () => {
+    expect(columnDecimals([20.4, 20.31, 3])).toBe(2);
+    expect(columnDecimals([1, 2, "3"])).toBe(0);
+    expect(columnDecimals([0.12345], 2)).toBe(2);
+    expect(columnDecimals(["1.5", null, "x"])).toBe(1);
+    expect(formatFixed(20.4, 2)).toBe("20.40");
+    expect(formatFixed(1234567, 0)).toBe("1,234,567");
   });
 });

@@ -35,6 +35,27 @@ export function formatNumber(value: number, maximumFractionDigits = 2): string {
   return numberFormat({ maximumFractionDigits }).format(value);
 }
 
+/**
+ * Decimals to show for a numeric column: the most any of its values has, at most `cap`, so a
+ * money column reads 20.40 beside 20.31 instead of 20.4.
+ */
+export function columnDecimals(values: Iterable<unknown>, cap = 2): number {
+  let decimals = 0;
+  for (const value of values) {
+    const n = toNumber(value);
+    if (n === null || Number.isInteger(n)) continue;
+    const fraction = /\.(\d+)/.exec(String(n))?.[1] ?? "";
+    decimals = Math.max(decimals, Math.min(cap, fraction.length));
+    if (decimals === cap) break;
+  }
+  return decimals;
+}
+
+/** A number with exactly `decimals` fraction digits, grouped. */
+export function formatFixed(value: number, decimals: number): string {
+  return numberFormat({ minimumFractionDigits: decimals, maximumFractionDigits: decimals }).format(value);
+}
+
 /** Axis labels: short forms for large magnitudes (1.2M). */
 export function formatCompact(value: number): string {
   return numberFormat({ notation: "compact", maximumFractionDigits: 1 }).format(value);

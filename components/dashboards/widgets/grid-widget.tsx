@@ -4,7 +4,7 @@ import "tabulator-tables/dist/css/tabulator.min.css";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { ColumnDefinition, Options, Tabulator } from "tabulator-tables";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { formatCell, humanize, toNumber } from "./format";
+import { columnDecimals, formatFixed, humanize, toNumber } from "./format";
 import styles from "./widgets.module.css";
 
 interface GridWidgetProps {
@@ -20,6 +20,13 @@ function isIdColumn(column: string): boolean {
   return /(^|_)id$/i.test(column);
 }
 
+function numberFormatter(decimals: number): ColumnDefinition["formatter"] {
+  return (cell) => {
+    const n = toNumber(cell.getValue());
+    return n === null ? "" : formatFixed(n, decimals);
+  };
+}
+
 function columnDefinitions(columns: string[], rows: Record<string, unknown>[], frozen: string[]): ColumnDefinition[] {
   return columns.map((column) => {
     const numeric = rows.some((r) => r[column] !== null && r[column] !== undefined) && rows.every((r) => r[column] === null || r[column] === undefined || toNumber(r[column]) !== null);
@@ -31,8 +38,15 @@ function columnDefinitions(columns: string[], rows: Record<string, unknown>[], f
       sorter: numeric ? "number" : "string",
       hozAlign: numeric ? "right" : "left",
       headerHozAlign: numeric ? "right" : "left",
-      formatter: numeric && !isIdColumn(column) ? (cell) => formatCell(toNumber(cell.getValue())) : undefined,
+      formatter: numeric && !isIdColumn(column) ? numberFormatter(columnDecimals(rows.map((r) => r[column]))) : undefined,
     };
+  });
+}
+
+/** Tabulator sorts on header clicks only; tab stops let keyboard users reach them (Enter/Space click, see onKeyDown below). */
+function makeHeadersFocusable(root: HTMLElement | null) {
+  root?.querySelectorAll<HTMLElement>(".tabulator-col.tabulator-sortable").forEach((header) => {
+    header.tabIndex = 0;
   });
 }
 
@@ -52,6 +66,8 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
   const host = useRef<HTMLDivElement>(null);
   const table = useRef<Tabulator | null>(null);
   const latestRows = useRef(rows);
+  // The rows the grid holds, so a build is not followed by a needless replaceData of the same rows.
+  const rowsInGrid = useRef<Record<string, unknown>[] | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   // The grid is rebuilt only when its shape changes, not when rows do.
   const shape = useMemo(() => JSON.stringify([columns, options]), [columns, options]);
@@ -60,7 +76,10 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
 
   useEffect(() => {
     latestRows.current = rows;
-    if (table.current && ready) void table.current.replaceData(rows);
+    if (table.current && ready && rowsInGrid.current !== rows) {
+      rowsInGrid.current = rows;
+      void table.current.replaceData(rows);
+    }
   }, [rows, ready]);
 
   useEffect(() => {
@@ -71,6 +90,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
       if (cancelled || !host.current) return;
       const [shapeColumns, shapeOptions] = JSON.parse(shape) as [string[], typeof options];
       const data = latestRows.current;
+      rowsInGrid.current = data;
       const names = shapeColumns.length > 0 ? shapeColumns : Object.keys(data[0] ?? {});
       const config: Options = {
         data,
@@ -90,6 +110,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
       built = new TabulatorFull(host.current, config);
       built.on("tableBuilt", () => {
         if (cancelled) return;
+        makeHeadersFocusable(host.current);
         table.current = built;
         setBuiltShape(shape);
       });
@@ -135,7 +156,18 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
           ))}
         </div>
       )}
-      <div ref={host} className={styles.gridHost} aria-label={`${widget.metadata.name} grid`} />
+      <div
+        ref={host}
+        className={styles.gridHost}
+        aria-label={`${widget.metadata.name} grid`}
+        onKeyDown={(e) => {
+          const header = e.target as HTMLElement;
+          if ((e.key === "Enter" || e.key === " ") && header.classList.contains("tabulator-sortable")) {
+            e.preventDefault();
+            header.click();
+          }
+        }}
+      />
     </div>
   );
 }

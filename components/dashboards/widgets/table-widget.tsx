@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { formatCell, humanize, toNumber } from "./format";
+import { columnDecimals, formatCell, formatFixed, humanize, toNumber } from "./format";
 import styles from "./widgets.module.css";
 
 interface TableWidgetProps {
@@ -26,6 +26,11 @@ export function TableWidget({ widget, columns, rows }: TableWidgetProps) {
   const shown = rows.slice(page * pageSize, (page + 1) * pageSize);
   const numeric = numericColumns(columns, rows);
   const names = columns.length > 0 ? columns : Object.keys(rows[0] ?? {});
+  const decimals = new Map([...numeric].map((c) => [c, columnDecimals(rows.map((r) => r[c]))]));
+  const cell = (column: string, value: unknown) => {
+    const n = numeric.has(column) ? toNumber(value) : null;
+    return n === null ? formatCell(value) : formatFixed(n, decimals.get(column) ?? 0);
+  };
   return (
     <div className={styles.tableWrap}>
       <div className={styles.tableScroll} tabIndex={0} aria-label={`${widget.metadata.name} table`}>
@@ -44,7 +49,7 @@ export function TableWidget({ widget, columns, rows }: TableWidgetProps) {
               <tr key={page * pageSize + i}>
                 {names.map((c) => (
                   <td key={c} className={numeric.has(c) ? styles.num : undefined}>
-                    {numeric.has(c) && typeof row[c] === "string" ? formatCell(toNumber(row[c])) : formatCell(row[c])}
+                    {cell(c, row[c])}
                   </td>
                 ))}
               </tr>

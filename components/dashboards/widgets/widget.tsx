@@ -128,7 +128,8 @@ export function Widget(props: WidgetProps): React.JSX.Element {
       data-state={loading ? "loading" : state}
       aria-busy={loading || state === "skeleton"}
       aria-labelledby={titled ? titleId : undefined}
-      aria-label={titled ? undefined : widget.metadata.name}
+      // A filter's control carries its label; naming the card too would give two elements that label.
+      aria-label={titled || component === "filter" ? undefined : widget.metadata.name}
     >
       {loading && <div className={styles.progress} role="progressbar" aria-label={`Updating ${widget.metadata.name}`} />}
       {titled && (
