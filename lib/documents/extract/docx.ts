@@ -1,6 +1,7 @@
 import { inflateRawSync } from "node:zlib";
 import mammoth from "mammoth";
 import { readZipDirectory, type ZipEntry } from "../zip-directory";
+import { withoutControlCharacters } from "./text-encoding";
 import { ExtractionError, type TextSegment } from "./types";
 
 export interface DocxLimits {
@@ -24,7 +25,7 @@ export async function extractDocx(bytes: Uint8Array, limits: DocxLimits = DEFAUL
   checkArchive(buffer, limits);
   let text: string;
   try {
-    text = (await mammoth.extractRawText({ buffer })).value;
+    text = withoutControlCharacters((await mammoth.extractRawText({ buffer })).value);
   } catch (error) {
     throw new ExtractionError(`The Word document could not be read (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }

@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
 import { ExtractionError, extractText } from "./index";
@@ -23,6 +23,13 @@ describe("pdf extraction", () => {
     expect(doc.segments[2].text.replace(/\s+/g, " ").trim()).toBe(`Page 4 says: ${prose(40, 4)}`);
     expect(doc.wordCount).toBe(3 * 43);
     expect(pdf.length).toBeGreaterThan(0); // the caller's buffer is copied, not transferred away
+  });
+
+  it("turns control characters in a page's text into spaces", async () => {
+    // pdfkit draws a tab in a standard font as glyphs pdfjs reads back as control characters.
+    const doc = await extractText(await pdfWithPages(1, () => "before\tafter"), "pdf");
+    expect(doc.segments[0].text).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
+    expect(doc.wordCount).toBe(2);
   });
 
   it("refuses a scanned PDF (images only) as having no text layer", async () => {
@@ -96,17 +103,14 @@ describe("pdf extraction", () => {
     expect(pdfWorkers.stats()).toEqual({ spawned: warm.spawned + (2 - idleAfterTimeout), idle: 2 });
   });
 
-  it("parses off the calling thread: the event loop stays responsive during a big PDF", async () => {
+  it("parses off the calling thread: the event loop stays idle during a big PDF", async () => {
     const big = await pdfWithPages(120, (page) => prose(400, page));
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    const started = performance.now();
+    const before = performance.eventLoopUtilization();
     const doc = await extractText(big, "pdf");
-    const elapsed = performance.now() - started;
-    delay.disable();
+    const { utilization } = performance.eventLoopUtilization(before);
     expect(doc.pageCount).toBe(120);
-    expect(elapsed).toBeGreaterThan(300);
-    // On the calling thread pdfjs holds the loop for whole pages (and the parse) at a time.
-    expect(delay.max / 1e6).toBeLessThan(Math.min(150, elapsed / 3));
+    // Measured on this machine: pdfjs on the calling thread keeps the loop 55-80 % busy, the worker about 1 %.
+    // Utilization counts time outside the event loop's idle wait, so a busy machine does not raise it.
+    expect(utilization).toBeLessThan(0.2);
   });
 });

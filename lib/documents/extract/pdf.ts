@@ -3,6 +3,7 @@ import { pathToFileURL } from "node:url";
 import type { Worker, WorkerOptions } from "node:worker_threads";
 import { log } from "@/lib/log";
 import { Semaphore } from "./semaphore";
+import { withoutControlCharacters } from "./text-encoding";
 import { ExtractionError, type TextSegment } from "./types";
 
 export interface PdfLimits {
@@ -172,7 +173,9 @@ export async function extractPdf(
   const reply = await pdfWorkers.run(bytes, signal, limits);
   if (!reply.ok) throw failure(reply, limits);
   const segments: TextSegment[] = [];
-  reply.pages.forEach((text, index) => {
+  reply.pages.forEach((raw, index) => {
+    // pdfjs passes on what the content stream shows, control characters included (e.g. for a tab).
+    const text = withoutControlCharacters(raw);
     if (/\S/.test(text)) segments.push({ text, page: index + 1 });
   });
   return { segments, pageCount: reply.pageCount };

@@ -18,8 +18,13 @@ const BOMS: Array<{ bytes: number[]; encoding: string }> = [
   { bytes: [0xfe, 0xff], encoding: "utf-16be" },
 ];
 
-/** C0 controls other than tab, LF, FF, CR; and DEL. A text file has no use for them. */
+/** C0 controls other than tab, LF, FF, CR; and DEL. Extracted text has no use for them. */
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000e-\u001f\u007f]+/g;
+
+/** `text` with each run of control characters replaced by a space, so they neither glue words together nor reach an embedder. */
+export function withoutControlCharacters(text: string): string {
+  return text.replace(CONTROL_CHARACTERS, " ");
+}
 
 /**
  * Decodes a text file: a byte-order mark decides (UTF-8, UTF-16 LE/BE);
@@ -29,7 +34,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000e-\u001f\u007f]+/g;
 export function decodeText(bytes: Uint8Array): { text: string; encoding: string } {
   const encoding = detectEncoding(bytes);
   const text = encoding === "utf-8" ? new TextDecoder("utf-8").decode(bytes) : iconv.decode(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), encoding);
-  return { text: text.replace(CONTROL_CHARACTERS, " "), encoding };
+  return { text: withoutControlCharacters(text), encoding };
 }
 
 function detectEncoding(bytes: Uint8Array): string {
