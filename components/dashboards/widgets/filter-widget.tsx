@@ -76,7 +76,7 @@ export function FilterWidget(props: FilterWidgetProps) {
       );
       break;
     case "radio":
-      body = <RadioGroup name={id} label={label} options={options} value={selectedValues(value)} onChange={commit} disabled={readOnly} />;
+      body = <RadioGroup name={id} options={options} value={selectedValues(value)} onChange={commit} disabled={readOnly} />;
       break;
     case "date":
     case "date_range":
@@ -245,7 +245,8 @@ function MultiSelect({ id, label, options, value, onChange, disabled, pending }:
   );
 }
 
-function RadioGroup({ name, label, options, value, onChange, disabled }: { name: string; label: string; options: FilterOption[]; value: Scalar[]; onChange: (value: unknown) => void; disabled: boolean }) {
+/** Radio buttons with an "All" choice first, which clears the filter. */
+function RadioGroup({ name, options, value, onChange, disabled }: { name: string; options: FilterOption[]; value: Scalar[]; onChange: (value: unknown) => void; disabled: boolean }) {
   const current = value.length > 0 ? optionKey(value[0]) : "";
   return (
     <div role="radiogroup" aria-labelledby={`${name}-label`} className={styles.radios}>
@@ -255,7 +256,6 @@ function RadioGroup({ name, label, options, value, onChange, disabled }: { name:
           {o.label}
         </label>
       ))}
-      {value.length > 0 && <ClearButton onClear={() => onChange(null)} label={label} disabled={disabled} />}
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { FilterWidget } from "./filter-widget";
 import { GridWidget } from "./grid-widget";
 import { KpiWidget } from "./kpi-widget";
 import { TableWidget } from "./table-widget";
+import { widgetState, type WidgetState } from "./widget-state";
 import styles from "./widgets.module.css";
 
 export type WidgetData = z.infer<typeof WidgetResult>;
@@ -29,29 +30,13 @@ export interface WidgetProps {
   locked?: boolean;
 }
 
-type State = "skeleton" | "error" | "empty" | "ready";
-
-/** Components that render from the manifest alone; the query endpoint returns nothing for them. */
-const STATIC = new Set(["text", "image", "markdown"]);
-
-function stateOf(widget: WidgetManifest, result: WidgetData | undefined): State {
-  const component = widget.spec.component;
-  if (STATIC.has(component)) return "ready";
-  // A filter without a data source (static options, dates) never waits for data.
-  if (component === "filter" && widget.spec.data === undefined) return "ready";
-  if (result === undefined) return "skeleton";
-  if (result.error) return "error";
-  if (component !== "filter" && result.rows.length === 0) return "empty";
-  return "ready";
-}
-
-function Body({ props, state }: { props: WidgetProps; state: State }) {
+function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
   const { widget, result } = props;
   if (state === "skeleton") return <Skeleton component={widget.spec.component} />;
   if (state === "error") {
     return (
       <div className={styles.errorState} role="alert">
-        <strong>This widget could not load.</strong>
+        <strong>{widget.spec.component === "filter" ? `${widget.spec.display.filter?.label ?? widget.metadata.name}: options could not load.` : "This widget could not load."}</strong>
         <span>{result?.error?.detail}</span>
       </div>
     );
@@ -115,7 +100,7 @@ function Skeleton({ component }: { component: string }) {
 export function Widget(props: WidgetProps): React.JSX.Element {
   const { widget, loading } = props;
   const component = widget.spec.component;
-  const state = stateOf(widget, props.result);
+  const state = widgetState(widget, props.result);
   const bare = component === "text" || component === "image";
   // Filters carry their own label; text and images speak for themselves.
   const titled = !bare && component !== "filter";
