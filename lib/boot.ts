@@ -1,5 +1,6 @@
 import "server-only";
 import { config } from "@/lib/config";
+import { chatConfig } from "@/lib/config/chat";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { seedDemoDashboards } from "@/lib/dashboards/demo";
@@ -19,6 +20,8 @@ export async function boot(): Promise<void> {
   // Parses EMBEDDING_PROVIDER_CONFIG (a malformed one stops the start); a provider lacking its key only warns (SPEC §7.3).
   const embeddings = embeddingStatus();
   if (!embeddings.configured) log.warn("embedding provider is not configured", { provider: embeddings.provider, reason: embeddings.reason });
+  // Parses CHAT_MODEL_CONFIG (a malformed one stops the start); unset means chat answers with the retrieved passages.
+  const chat = chatConfig();
   const started = Date.now();
   const db = await getDb();
   if (cfg.seedDemo) {
@@ -26,5 +29,5 @@ export async function boot(): Promise<void> {
     if (seeded > 0) log.info("sample dashboard loaded", { organizations: seeded });
   }
   if (notifications.in_process_worker) await startNotificationWorker();
-  log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, ms: Date.now() - started });
+  log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });
 }

@@ -3,7 +3,7 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import type { ChatEvent, ChatMessage, ChatSource } from "@/lib/chat/contract";
 import { locationLabel } from "@/lib/chat/prompt";
-import { AnswerText, openSourceHandler } from "./answer-text";
+import { AnswerText, CitationChip, openSourceHandler } from "./answer-text";
 import { ChatRequestError, streamChat } from "./stream";
 import styles from "./chat.module.css";
 
@@ -130,7 +130,9 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
               {turn.mode === "passages" && <div className={styles.answerLabel}>Retrieved passages (no chat model is configured)</div>}
               {turn.mode === "model" && chatModel && <div className={styles.answerLabel}>{chatModel}</div>}
               {turn.state === "waiting" && <div className={styles.thinking}>Searching your documents…</div>}
-              {turn.text && (
+              {turn.mode === "passages" && turn.sources.length > 0 ? (
+                <PassageList sources={turn.sources} onError={setNotice} />
+              ) : turn.text && (
                 <AnswerText
                   // The passages answer repeats its label as the first line for API clients; the label above already says it.
                   text={turn.mode === "passages" ? turn.text.replace(/^Retrieved passages \(no chat model is configured\)\s*/, "") : turn.text}
@@ -141,8 +143,8 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
               {turn.state === "streaming" && turn.mode === "model" && <span className={styles.cursor} aria-hidden="true" />}
               {turn.state === "stopped" && <div className="muted">Stopped.</div>}
               {turn.error && <div className="error-box" role="alert">{turn.error}</div>}
-              {turn.sources.length > 0 && (
-                <details className={styles.sources} open={turn.mode !== "passages"}>
+              {turn.sources.length > 0 && turn.mode !== "passages" && (
+                <details className={styles.sources} open>
                   <summary>{turn.sources.length} source{turn.sources.length === 1 ? "" : "s"}</summary>
                   <ol>
                     {turn.sources.map((source) => {
@@ -185,7 +187,8 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
           value={draft}
           onChange={(e) => setDraft(e.target.value)}
           onKeyDown={onKeyDown}
-          placeholder={embedding.configured ? "Ask about your documents… (Enter to send, Shift+Enter for a new line)" : "Document search is not configured"}
+          placeholder={embedding.configured ? "Ask about your documents…" : "Document search is not configured"}
+          aria-describedby="chat-hint"
           rows={2}
           maxLength={4000}
           disabled={!embedding.configured}
@@ -201,6 +204,33 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
           </button>
         )}
       </form>
+      <p id="chat-hint" className={styles.hint}>
+        Enter sends, Shift+Enter starts a new line. Citations open the source document.
+      </p>
     </div>
+  );
+}
+
+/** Without a chat model the answer is the passages themselves: one card each, with its citation and link. */
+function PassageList({ sources, onError }: { sources: ChatSource[]; onError: (message: string) => void }) {
+  return (
+    <ol className={styles.passages}>
+      {sources.map((source) => {
+        const where = locationLabel(source);
+        return (
+          <li key={source.chunk_id} className={styles.passage} data-testid="chat-source">
+            <div className={styles.passageHead}>
+              <CitationChip source={source} onError={onError} />
+              <a href={source.open_url ?? source.download_endpoint} target="_blank" rel="noopener noreferrer" onClick={(event) => void openSourceHandler(source, onError)(event)}>
+                {source.document_title}
+              </a>
+              {where && <span className="muted">{where}</span>}
+              <span className={styles.match}>{Math.round(source.score * 100)}% match</span>
+            </div>
+            <p className={styles.excerpt}>“{source.excerpt}”</p>
+          </li>
+        );
+      })}
+    </ol>
   );
 }

@@ -7,7 +7,7 @@ import styles from "./documents.module.css";
  * indexed with another model than the active one), and why it failed.
  */
 export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; activeModel: string; error: string | null }) {
-  const modelStale = doc.index_model !== null && doc.index_model !== activeModel && doc.status !== "indexing";
+  const modelStale = doc.index_model_stale && doc.status !== "indexing";
   return (
     <div className={styles.indexState}>
       {doc.status === "indexing" && (

@@ -1,7 +1,7 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { locationLabel } from "@/lib/chat/prompt";
+import { excerpt, locationLabel } from "@/lib/chat/prompt";
 import { Highlighted } from "./highlight";
 import { openDocument, searchPassages, type EmbeddingView, type SearchMode, type SearchResultView } from "./index-api";
 import styles from "./documents.module.css";
@@ -21,6 +21,7 @@ export function SearchPanel({ embedding }: { embedding: EmbeddingView }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<(SearchResultView & { query: string }) | null>(null);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -30,6 +31,7 @@ export function SearchPanel({ embedding }: { embedding: EmbeddingView }) {
     setError(null);
     try {
       setResult({ ...(await searchPassages(text, mode, topK)), query: text });
+      setExpanded(new Set());
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -114,13 +116,23 @@ export function SearchPanel({ embedding }: { embedding: EmbeddingView }) {
                       </span>
                       <strong>{hit.document_title}</strong>
                       {where && <span className="muted">{where}</span>}
-                      <button type="button" className={`link-button ${styles.openLink}`} onClick={() => void open(hit)}>
-                        Open {hit.filename}
+                      <button type="button" className={`link-button ${styles.openLink}`} onClick={() => void open(hit)} aria-label={`Open ${hit.filename}`} title={hit.filename}>
+                        Open file{hit.page_start !== null ? ` at page ${hit.page_start}` : ""}
                       </button>
                     </div>
                     <p className={styles.passage}>
-                      <Highlighted text={hit.text} query={result.query} />
+                      <Highlighted text={expanded.has(hit.chunk_id) ? hit.text : excerpt(hit.text, 500, result.query)} query={result.query} />
                     </p>
+                    {hit.text.length > 500 && (
+                      <button
+                        type="button"
+                        className="link-button"
+                        aria-expanded={expanded.has(hit.chunk_id)}
+                        onClick={() => setExpanded((current) => new Set(current.has(hit.chunk_id) ? [...current].filter((id) => id !== hit.chunk_id) : [...current, hit.chunk_id]))}
+                      >
+                        {expanded.has(hit.chunk_id) ? "Show less" : "Show the whole passage"}
+                      </button>
+                    )}
                   </li>
                 );
               })}

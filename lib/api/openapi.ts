@@ -64,7 +64,8 @@ export function buildOpenApi(baseUrl: string, endpoints: Endpoint[] = ENDPOINTS)
     const responses: Record<string, unknown> = {};
     const ok = String(ep.status ?? 200);
     if (ep.status === 204) responses[ok] = { description: "No content" };
-    else if (ep.response) responses[ok] = { description: "Success", content: { "application/json": { schema: convert(ep.response, "output") } } };
+    // With `produces`, `response` describes the body in that type (e.g. one line of an NDJSON stream).
+    else if (ep.response) responses[ok] = { description: "Success", content: { [ep.produces ?? "application/json"]: { schema: convert(ep.response, "output") } } };
     else responses[ok] = { description: "Success", content: { [ep.produces ?? "application/octet-stream"]: {} } };
     const errorStatuses = new Set<number>([...(ep.access === "public" ? [] : [401, 403]), ...(ep.params || ep.query || ep.body ? [422] : []), ...(ep.rateLimit ? [429] : []), ...(ep.errors ?? [])]);
     for (const status of [...errorStatuses].sort()) {

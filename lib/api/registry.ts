@@ -4,6 +4,7 @@ import * as dashboards from "@/lib/dashboards/contract";
 import { NOTIFICATION_ENDPOINTS } from "@/lib/notifications/contract";
 import { DOCUMENT_ENDPOINTS } from "@/lib/documents/contract";
 import { DOCUMENT_SEARCH_ENDPOINTS } from "@/lib/documents/search-contract";
+import { chat } from "@/lib/chat/contract";
 import { healthCheck, openApiDocument } from "./contract";
 
 /**
@@ -29,4 +30,5 @@ export const ENDPOINTS: Endpoint[] = [
   ...NOTIFICATION_ENDPOINTS,
   ...DOCUMENT_ENDPOINTS,
   ...DOCUMENT_SEARCH_ENDPOINTS,
+  chat,
 ];

@@ -91,7 +91,7 @@ export const chat = defineEndpoint({
   path: "/api/v1/chat",
   summary: "Ask a question about the organization's documents; the answer streams with numbered citations",
   description:
-    "Searches the caller's organization's indexed documents for the last user message, puts the best passages in the prompt as " +
+    "Searches the caller's organization's indexed documents for the last user message (hybrid: vector and full-text ranks fused), puts the best passages in the prompt as " +
     "numbered sources [1]…[n] and streams the answer as NDJSON (`application/x-ndjson`), one ChatEvent per line: first " +
     "`sources` (the passages with their citation numbers and signed links), then `delta` text pieces, then `done` " +
     "(or `error` when the chat model fails mid-answer). Without CHAT_MODEL_CONFIG the answer lists the retrieved passages, " +

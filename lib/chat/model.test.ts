@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "@/lib/api/errors";
 import type { ChatModelSettings } from "@/lib/config/chat";
 import { openChatStream, type ModelPiece } from "./model";
-import { buildPrompt, passagesAnswer, PASSAGES_LABEL, type PromptSource } from "./prompt";
+import { buildPrompt, excerpt, passagesAnswer, PASSAGES_LABEL, type PromptSource } from "./prompt";
 import { startChatServer } from "./testing/chat-server";
 
 let server: Awaited<ReturnType<typeof startChatServer>>;
@@ -78,6 +78,16 @@ describe("prompt", () => {
       { role: "user", content: "question?" },
     ], [source(1)]);
     expect(prompt.slice(1).map((m) => m.content)).toEqual([long, "short", "question?"]);
+  });
+
+  it("shortens passages around the sentences that share the question's words", () => {
+    const long = `${"Filler words about nothing in particular. ".repeat(30)}The impeller seals wear out after 750 hours. ${"More filler follows here. ".repeat(30)}`;
+    const shown = excerpt(long, 120, "When do impeller seals wear out?");
+    expect(shown).toMatch(/^…The impeller seals wear out after 750 hours\./);
+    expect(shown.endsWith("…")).toBe(true);
+    expect(shown.length).toBeLessThanOrEqual(122);
+    expect(excerpt(long, 120)).toMatch(/^Filler words/);
+    expect(excerpt("short text", 120, "text")).toBe("short text");
   });
 
   it("labels the passages answer and cites each passage", () => {

@@ -72,24 +72,52 @@ export function buildPrompt(orgName: string, conversation: ChatMessage[], source
   return [{ role: "system", content: systemPrompt(orgName, sources) }, ...kept.map((m) => ({ role: m.role, content: m.content }))];
 }
 
-/** A passage shortened at a word boundary for display. */
-export function excerpt(text: string, maxChars = 600): string {
+/** Lower-cased words of three letters or more: short words ("is", "of") match everywhere and say nothing. */
+function significantWords(text: string): Set<string> {
+  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []));
+}
+
+/**
+ * A passage shortened to about `maxChars` at word boundaries, around the
+ * sentences that share the most words with `query` (a 500-word chunk's
+ * opening is rarely the part that answers). Without a query: the opening.
+ */
+export function excerpt(text: string, maxChars = 600, query = ""): string {
   const clean = text.replace(/\s+/g, " ").trim();
   if (clean.length <= maxChars) return clean;
-  const cut = clean.slice(0, maxChars);
+  const wanted = significantWords(query);
+  let start = 0;
+  if (wanted.size > 0) {
+    // Candidate starts: each sentence start. The best window holds the most query words, and among those the
+    // one whose first match comes soonest (so the matching sentence leads instead of being cut off at the end).
+    const starts = [0, ...Array.from(clean.matchAll(/[.!?;:]\s+(?=\S)/g), (m) => m.index + m[0].length)];
+    let best = -Infinity;
+    for (const candidate of starts) {
+      const words = Array.from(clean.slice(candidate, candidate + maxChars).toLowerCase().matchAll(/[\p{L}\p{N}]{3,}/gu));
+      const matches = words.filter((w) => wanted.has(w[0]));
+      if (matches.length === 0) continue;
+      const score = matches.length * maxChars - matches[0].index;
+      if (score > best) {
+        best = score;
+        start = candidate;
+      }
+    }
+  }
+  const cut = clean.slice(start, start + maxChars);
   const lastSpace = cut.lastIndexOf(" ");
-  return `${(lastSpace > maxChars * 0.6 ? cut.slice(0, lastSpace) : cut).replace(/[\s,.;:]+$/, "")}…`;
+  const body = (start + maxChars < clean.length && lastSpace > maxChars * 0.6 ? cut.slice(0, lastSpace) : cut).replace(/[\s,.;:]+$/, "");
+  return `${start > 0 ? "…" : ""}${body}${start + body.length < clean.length ? "…" : ""}`;
 }
 
 export const PASSAGES_LABEL = "Retrieved passages (no chat model is configured)";
 
 /** The answer when no chat model is configured: the passages themselves, each with its citation. */
-export function passagesAnswer(sources: PromptSource[]): string {
+export function passagesAnswer(sources: PromptSource[], question = ""): string {
   if (sources.length === 0) return `${PASSAGES_LABEL}\n\nNo indexed passage matches the question.`;
   const parts = [PASSAGES_LABEL];
   for (const source of sources) {
     const where = locationLabel(source);
-    parts.push(`[${source.n}] ${source.document_title}${where ? `, ${where}` : ""}: “${excerpt(source.text, 400)}”`);
+    parts.push(`[${source.n}] ${source.document_title}${where ? `, ${where}` : ""}: “${excerpt(source.text, 400, question)}”`);
   }
   return parts.join("\n\n");
 }
