@@ -3,7 +3,7 @@ import { extractDocx } from "./docx";
 import { extractPdf } from "./pdf";
 import { extractTxt } from "./txt";
 import { ExtractionError, type ExtractedDocument, type TextSegment } from "./types";
-import { countWords } from "./words";
+import { countWordsInTurns } from "./words";
 
 export { ExtractionError, type ExtractedDocument, type TextSegment };
 
@@ -30,14 +30,16 @@ export async function extractText(bytes: Uint8Array, extension: ExtractableExten
       extracted = extractTxt(bytes);
       break;
     case "csv":
-      extracted = extractCsv(bytes);
+      extracted = await extractCsv(bytes, signal);
       break;
     default:
       throw new ExtractionError(`Files of type .${String(extension)} cannot be indexed`);
   }
   signal?.throwIfAborted();
-  let wordCount = 0;
-  for (const segment of extracted.segments) wordCount += countWords(segment.text);
+  const wordCount = await countWordsInTurns(
+    extracted.segments.map((segment) => segment.text),
+    signal,
+  );
   if (wordCount === 0) {
     if (extension === "pdf") {
       throw new ExtractionError("The PDF has no text layer (it is probably scanned images); OCR is not supported");

@@ -110,6 +110,34 @@ describe("csv extraction", () => {
   });
 });
 
+describe("large text files", () => {
+  /** Timer ticks that got through while `work` ran: none if it held the event loop the whole time. */
+  async function ticksDuring(work: () => Promise<unknown>): Promise<number> {
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      await work();
+    } finally {
+      clearInterval(timer);
+    }
+    return ticks;
+  }
+
+  it("extracts a 10 MB CSV and a 10 MB text without holding the event loop", async () => {
+    const lines = ["order,region,amount,note"];
+    for (let i = 0, size = 0; size < 10 * 1024 * 1024; i++) {
+      lines.push(`${i},North,${i * 3}.50,"said ""ok"", then left"`);
+      size += lines.at(-1)!.length + 1;
+    }
+    const csv = Buffer.from(lines.join("\n"));
+    let rows = 0;
+    expect(await ticksDuring(async () => (rows = (await extractText(csv, "csv")).rowCount ?? 0))).toBeGreaterThan(10);
+    expect(rows).toBe(lines.length - 1);
+    const txt = Buffer.alloc(10 * 1024 * 1024, "lorem ipsum dolor sit amet ");
+    expect(await ticksDuring(() => extractText(txt, "txt"))).toBeGreaterThan(3);
+  });
+});
+
 describe("extractText", () => {
   it("refuses a type it cannot index", async () => {
     expect(await reasonOf(extractText(Buffer.from("x"), "xlsx" as "txt"))).toBe("Files of type .xlsx cannot be indexed");

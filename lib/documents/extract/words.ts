@@ -1,3 +1,5 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
+
 /**
  * The single definition of a "word" shared by extraction (word counts) and
  * chunking (word offsets): a run of non-whitespace characters, except that
@@ -41,4 +43,33 @@ function splitPoint(text: string, at: number, end: number): number {
 
 function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** Characters counted per turn of the event loop by `countWordsInTurns`. */
+const CHARS_PER_TURN = 1024 * 1024;
+
+/**
+ * The sum of `countWords` over `texts`, yielding to the event loop after about
+ * every `charsPerTurn` characters, so a 50 MB text never holds the loop for
+ * long. Long texts are cut at whitespace, which no word spans.
+ */
+export async function countWordsInTurns(texts: Iterable<string>, signal?: AbortSignal, charsPerTurn = CHARS_PER_TURN): Promise<number> {
+  let words = 0;
+  let sinceTurn = 0;
+  const WHITESPACE = /\s/g;
+  for (const text of texts) {
+    for (let at = 0; at < text.length; ) {
+      WHITESPACE.lastIndex = at + charsPerTurn;
+      const cut = at + charsPerTurn < text.length && WHITESPACE.test(text) ? WHITESPACE.lastIndex : text.length;
+      words += countWords(text.slice(at, cut));
+      sinceTurn += cut - at;
+      at = cut;
+      if (sinceTurn >= charsPerTurn) {
+        sinceTurn = 0;
+        await nextTurn();
+        signal?.throwIfAborted();
+      }
+    }
+  }
+  return words;
 }
