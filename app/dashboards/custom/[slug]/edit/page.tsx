@@ -44,7 +44,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
       <div className={styles.titleRow}>
         <h1>Edit {record.name}</h1>
         <span className={`chip ${record.status === "published" ? "good" : styles.statusDraft}`}>
-          {record.published_version === null ? "never published" : `published v${record.published_version}`}
+          {record.published_version === null ? "Never published" : `Published · version ${record.published_version}`}
         </span>
       </div>
       <ManifestEditor
