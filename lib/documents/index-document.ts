@@ -104,6 +104,8 @@ export async function indexDocument(principal: Principal, documentId: string, op
     throw failure.error;
   } finally {
     clearTimeout(timer);
+    // Stops provider calls or PDF parsing still running for a failed run (the next batch's embedding).
+    if (!controller.signal.aborted) controller.abort(new Error("the indexing run has ended"));
   }
 }
 

@@ -1,9 +1,11 @@
 import PDFDocument from "pdfkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { call, tokenFor } from "@/test/helpers";
+import { ApiError } from "@/lib/api/errors";
 import { resetRateLimits } from "@/lib/api/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
+import { indexDocument } from "@/lib/documents/index-document";
 import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings";
 import { sendJson, startLoopback, type LoopbackServer } from "@/lib/embeddings/loopback-server";
 import * as collection from "./route";
@@ -380,6 +382,24 @@ describe("indexing and search", () => {
     expect((await record(id)).json.status_reason).toMatch(/time/i);
     expect(await chunkGenerations("org_acme", id)).toEqual({});
     behaviour = "ok";
+  });
+
+  it("stops a run at its time limit with 504 and keeps the previous index", async () => {
+    const id = await createAndUpload("slow.txt", Buffer.from(`Tugboats guide tankers into the harbour. ${filler(20_000, 9)}`));
+    expect((await index(id)).status).toBe(200);
+    const before = (await record(id)).json;
+    const principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme", role: "admin" as const, locationIds: null, via: "bearer" as const };
+    const stopped = await indexDocument(principal, id, { timeoutMs: 1 }).then(
+      () => null,
+      (error: unknown) => error as ApiError,
+    );
+    expect(stopped).toBeInstanceOf(ApiError);
+    expect(stopped!.status).toBe(504);
+    expect(stopped!.detail).toMatch(/longer than/);
+    const after = (await record(id)).json;
+    expect(after).toMatchObject({ status: "indexed", index_generation: before.index_generation, chunk_count: before.chunk_count });
+    expect(after.status_reason).toMatch(/Re-indexing failed \(Indexing took longer than/);
+    expect(await chunkGenerations("org_acme", id)).toEqual({ [before.index_generation]: before.chunk_count });
   });
 
   it("marks the index stale when the file is replaced, and searches the old text until re-indexed", async () => {
