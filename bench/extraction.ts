@@ -1,5 +1,5 @@
 // npm run bench -- extraction [pages]: text extraction of a generated PDF by extractText (pdfjs-dist in a
-// worker thread) beside poppler's `pdftotext` on the same file in the same run; docx and chunking throughput.
+// worker thread) beside poppler's `pdftotext` on the same file in the same run; docx, csv and chunking throughput.
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -58,6 +58,15 @@ export default async function bench(args: string[]): Promise<void> {
       docxWords = (await extractText(docx, "docx")).wordCount;
     });
     console.log(`docx: ${docxWords.toLocaleString("en-US")} words, ${(docx.length / 1024).toFixed(0)} KiB: ${docxMs.toFixed(0)} ms  ${rate(docxWords, docxMs)} words/s (mammoth, incl. zip checks)`);
+
+    const csvLines = ["order,region,amount,note"];
+    for (let i = 0; i < 200_000; i++) csvLines.push(`${i},North,${i * 3}.50,"said ""ok"", then left"`);
+    const csv = Buffer.from(csvLines.join("\n"));
+    let rows = 0;
+    const csvMs = await median(RUNS, async () => {
+      rows = (await extractText(csv, "csv")).rowCount ?? 0;
+    });
+    console.log(`csv: ${rows.toLocaleString("en-US")} rows, ${(csv.length / 1024 / 1024).toFixed(1)} MiB: ${csvMs.toFixed(0)} ms  ${rate(rows, csvMs)} rows/s`);
 
     const text = Buffer.from(prose(2_000_000));
     const extracted = await extractText(text, "txt");
