@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from "react";
 import { usePathname, useSearchParams } from "next/navigation";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Widget } from "./widgets/widget";
@@ -154,7 +154,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     if (widgets.length === 0) return null;
     const Tag = kind === "header" ? "header" : "footer";
     return (
-      <Tag className={`${styles.band} ${kind === "header" ? styles.bandHeader : styles.bandFooter}`} style={{ height: cfg?.height ?? DEFAULT_BAND_HEIGHT, background: cfg?.background }} data-testid={`dashboard-${kind}`}>
+      <Tag className={`${styles.band} ${kind === "header" ? styles.bandHeader : styles.bandFooter}`} style={{ "--band-height": `${cfg?.height ?? DEFAULT_BAND_HEIGHT}px`, background: cfg?.background } as CSSProperties} data-testid={`dashboard-${kind}`}>
         {widgets.map((w) => (
           <div key={w.metadata.id} className={styles.bandItem}>
             {renderWidget(w)}

@@ -10,6 +10,9 @@ import styles from "@/components/dashboards/dashboards.module.css";
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Dashboards" };
 
+/** Thumbnail cells (columns of 12, rows of 7 px) per data component: a sketch of what the dashboard holds. */
+const THUMB_SPANS: Record<string, [number, number]> = { kpi: [3, 2], echarts: [6, 4], table: [6, 4], tabulator: [12, 3] };
+
 const updatedFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 
 /** Every dashboard the caller may see (the service decides: editors all, viewers published ones for their role). */
@@ -42,9 +45,12 @@ export default async function DashboardsPage() {
               <li key={d.id}>
                 <Link href={`/dashboards/custom/${d.slug}`} className={styles.listCard} data-testid="dashboard-card" data-slug={d.slug}>
                   <div className={styles.thumb} aria-hidden="true">
-                    {d.widgets.slice(0, 24).map((w) => (
-                      <span key={w.id} style={{ gridColumn: `span ${w.component === "kpi" ? 3 : w.component === "filter" ? 4 : 6}`, gridRow: `span ${w.component === "kpi" || w.component === "filter" ? 1 : 3}` }} />
-                    ))}
+                    {d.widgets
+                      .filter((w) => w.component in THUMB_SPANS)
+                      .slice(0, 16)
+                      .map((w) => (
+                        <span key={w.id} style={{ gridColumn: `span ${THUMB_SPANS[w.component][0]}`, gridRow: `span ${THUMB_SPANS[w.component][1]}` }} />
+                      ))}
                   </div>
                   <h2>{d.name}</h2>
                   <div className={styles.listMeta}>
