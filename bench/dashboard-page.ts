@@ -64,7 +64,7 @@ export default async function bench(args: string[]): Promise<void> {
 
   const salt = Date.now() % 9973;
   const navigation: { total: number; server: number }[] = [];
-  const filterChange: { total: number; server: number; widgets: number }[] = [];
+  const filterChange: { total: number; server: number }[] = [];
   const locations = ["Manhattan Flagship", "Boston Back Bay", "Chicago Loop", "Austin South Congress", "San Francisco Union Sq"];
 
   for (let run = 0; run < RUNS; run++) {
@@ -91,8 +91,7 @@ export default async function bench(args: string[]): Promise<void> {
         .getEntriesByType("resource")
         .filter((e): e is PerformanceResourceTiming => e.name.endsWith("/query") && e.startTime >= start)
         .at(-1);
-      const widgets = document.querySelectorAll("section[data-widget-id]").length;
-      return { total: end - start, server: query ? query.responseStart - query.requestStart : NaN, widgets };
+      return { total: end - start, server: query ? query.responseStart - query.requestStart : NaN };
     });
     filterChange.push(measured);
     await page.keyboard.press("Escape");

@@ -20,17 +20,17 @@ export interface DashboardViewProps {
   lockedFilters?: Record<string, unknown>;
 }
 
+const DEFAULT_BAND_HEIGHT = 56;
+/** Label, input and the resolved date range under it. */
+const MIN_FILTER_HEIGHT = 100;
+const NO_LOCKS: Record<string, unknown> = {};
+
 /**
  * A dashboard on screen: header band, tabs, filter panel, grid and footer band. Filter values
  * and the tab live in the URL (shareable, back button works). Whenever they change, exactly the
  * visible widgets whose inputs changed are fetched in one round trip; a newer change aborts the
  * older request so a slow answer never overwrites a newer one.
  */
-const DEFAULT_BAND_HEIGHT = 56;
-/** Label, input and the resolved date range under it. */
-const MIN_FILTER_HEIGHT = 100;
-const NO_LOCKS: Record<string, unknown> = {};
-
 export function DashboardView({ view, target, initialResults, initialFilters, timeZone, lockedFilters = NO_LOCKS }: DashboardViewProps) {
   const searchParams = useSearchParams();
   const pathname = usePathname();
