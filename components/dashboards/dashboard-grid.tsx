@@ -4,10 +4,10 @@ import { useMemo, type ReactNode } from "react";
 import { Responsive, useContainerWidth } from "react-grid-layout";
 import "react-grid-layout/css/styles.css";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { BREAKPOINT_WIDTHS, GRID_COLUMNS, responsiveLayouts } from "./wiring";
+import type { Breakpoint } from "@/lib/manifest/schema";
+import { activeBreakpoints, GRID_COLUMNS, responsiveLayouts } from "./wiring";
 import styles from "./dashboards.module.css";
 
-const COLUMNS = { wide: GRID_COLUMNS, desktop: GRID_COLUMNS, tablet: GRID_COLUMNS, mobile: GRID_COLUMNS };
 export const ROW_HEIGHT = 76;
 const MARGIN = [14, 14] as const;
 
@@ -16,6 +16,8 @@ export const gridHeight = (rows: number) => rows * ROW_HEIGHT + (rows - 1) * MAR
 
 interface DashboardGridProps {
   widgets: WidgetManifest[];
+  /** `spec.responsive.breakpoints` of the manifest. */
+  breakpoints: readonly Breakpoint[] | undefined;
   /** One cell per widget, in the same order. */
   renderWidget: (widget: WidgetManifest) => ReactNode;
 }
@@ -25,9 +27,11 @@ interface DashboardGridProps {
  * no dragging or resizing. It waits for the container's width before placing anything, so
  * widgets never jump from a guessed width to the real one.
  */
-export function DashboardGrid({ widgets, renderWidget }: DashboardGridProps) {
+export function DashboardGrid({ widgets, breakpoints, renderWidget }: DashboardGridProps) {
   const { width, containerRef, mounted } = useContainerWidth({ measureBeforeMount: true });
   const layouts = useMemo(() => responsiveLayouts(widgets), [widgets]);
+  const widths = useMemo(() => activeBreakpoints(breakpoints), [breakpoints]);
+  const columns = useMemo(() => Object.fromEntries(Object.keys(widths).map((bp) => [bp, GRID_COLUMNS])), [widths]);
   if (widgets.length === 0) {
     return <p className={styles.emptyTab}>This tab has no widgets yet.</p>;
   }
@@ -37,8 +41,8 @@ export function DashboardGrid({ widgets, renderWidget }: DashboardGridProps) {
         <Responsive
           width={width}
           layouts={layouts}
-          breakpoints={BREAKPOINT_WIDTHS}
-          cols={COLUMNS}
+          breakpoints={widths}
+          cols={columns}
           rowHeight={ROW_HEIGHT}
           margin={MARGIN}
           containerPadding={[0, 0]}

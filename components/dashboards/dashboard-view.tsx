@@ -190,7 +190,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
       <div className={left ? styles.bodyLeft : styles.bodyTop}>
         {filterPanel}
         <div id="dashboard-tabpanel" role={regions.tabs.length > 1 ? "tabpanel" : undefined} aria-labelledby={regions.tabs.length > 1 ? `tab-${regions.tab}` : undefined} className={styles.gridArea}>
-          <DashboardGrid widgets={gridWidgets} renderWidget={renderWidget} />
+          <DashboardGrid widgets={gridWidgets} breakpoints={view.manifest.spec.responsive?.breakpoints} renderWidget={renderWidget} />
         </div>
       </div>
       {band(regions.footer, "footer")}

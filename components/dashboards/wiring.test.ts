@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
 import {
+  activeBreakpoints,
   decodeFilterValue,
   dependencyKey,
   encodeFilterValue,
@@ -99,5 +100,13 @@ describe("responsive layouts", () => {
     expect(layouts.mobile.every((b) => b.x === 0 && b.w === 12)).toBe(true);
     expect(layouts.mobile.map((b) => b.i).slice(0, 5)).toEqual(["revenue_kpi", "orders_kpi", "margin_kpi", "target_kpi", "revenue_trend"]);
     for (let i = 1; i < layouts.mobile.length; i += 1) expect(layouts.mobile[i].y).toBe(layouts.mobile[i - 1].y + layouts.mobile[i - 1].h);
+  });
+});
+
+describe("breakpoints", () => {
+  it("uses the manifest's breakpoints, the narrowest listed starting at 0", () => {
+    expect(activeBreakpoints(undefined)).toEqual({ mobile: 0, tablet: 640, desktop: 1000, wide: 1500 });
+    expect(activeBreakpoints(["wide", "tablet"])).toEqual({ tablet: 0, wide: 1500 });
+    expect(activeBreakpoints([])).toEqual({ mobile: 0, tablet: 640, desktop: 1000, wide: 1500 });
   });
 });

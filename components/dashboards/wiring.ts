@@ -159,6 +159,15 @@ export function withFilterParam(search: string, filterId: string, value: unknown
 
 /** Minimum container widths (px) of the manifest breakpoints. */
 export const BREAKPOINT_WIDTHS: Record<Breakpoint, number> = { wide: 1500, desktop: 1000, tablet: 640, mobile: 0 };
+/**
+ * The breakpoints a manifest uses (`spec.responsive.breakpoints`, all four by default) with their
+ * minimum widths; the narrowest one listed starts at 0 so every width has a layout.
+ */
+export function activeBreakpoints(listed: readonly Breakpoint[] | undefined): Partial<Record<Breakpoint, number>> {
+  const chosen = (listed && listed.length > 0 ? [...new Set(listed)] : (Object.keys(BREAKPOINT_WIDTHS) as Breakpoint[])).sort((a, b) => BREAKPOINT_WIDTHS[a] - BREAKPOINT_WIDTHS[b]);
+  return Object.fromEntries(chosen.map((bp, i) => [bp, i === 0 ? 0 : BREAKPOINT_WIDTHS[bp]]));
+}
+
 /** Manifests lay out on 12 columns at every breakpoint. */
 export const GRID_COLUMNS = 12;
 
