@@ -77,6 +77,7 @@ describe("per-model vector indexes", () => {
     const exact = await planOf({ ...base, strategy: "exact" });
     expect(exact).not.toMatch(/hnsw/);
     expect(exact).toMatch(/Seq Scan on document_chunks/);
+    expect(await planOf({ ...base, mode: "hybrid", strategy: "exact" })).not.toMatch(/hnsw/);
   });
 
   it("finds the same nearest chunk through the index as by exact scan", async () => {
