@@ -445,6 +445,9 @@ describe("indexing and search", () => {
     const indexed = await index(pdfId);
     expect(indexed.status).toBe(503);
     expect((await record(pdfId)).json).toMatchObject({ status: "indexed", index_model_stale: true });
+    const listed = await call(collection.GET, "GET", "/api/v1/documents?status=indexed&limit=100", { token: analyst });
+    expect(listed.json.items.length).toBeGreaterThan(0);
+    expect(listed.json.items.every((d: { index_model_stale: boolean }) => d.index_model_stale)).toBe(true);
   });
 
   it("rate-limits indexing with 429 and Retry-After", async () => {
