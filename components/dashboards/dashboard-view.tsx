@@ -179,8 +179,19 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
               id={`tab-${t.id}`}
               aria-selected={t.id === regions.tab}
               aria-controls="dashboard-tabpanel"
+              // Roving focus (WAI-ARIA tabs): Tab reaches the selected tab, arrow keys move between tabs.
+              tabIndex={t.id === regions.tab ? 0 : -1}
               className={styles.tab}
               onClick={() => changeTab(t.id)}
+              onKeyDown={(event) => {
+                const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+                if (step === 0) return;
+                event.preventDefault();
+                const index = regions.tabs.findIndex((x) => x.id === t.id);
+                const next = regions.tabs[(index + step + regions.tabs.length) % regions.tabs.length];
+                changeTab(next.id);
+                document.getElementById(`tab-${next.id}`)?.focus();
+              }}
             >
               {t.name}
             </button>
