@@ -62,6 +62,11 @@ test("the list opens the seeded dashboard, and every component type renders with
   await page.goBack();
   await expect(page).toHaveURL(new RegExp(`${SAMPLE}$`));
   await expect(page.getByRole("tab", { name: "Overview" })).toHaveAttribute("aria-selected", "true");
+  // Keyboard: the selected tab is focusable and the arrow keys switch tabs.
+  await page.getByRole("tab", { name: "Overview" }).focus();
+  await page.keyboard.press("ArrowRight");
+  await expect(page).toHaveURL(/tab=analysis/);
+  await expect(page.getByRole("tab", { name: "Analysis" })).toBeFocused();
   expect(errors).toEqual([]);
 });
 
