@@ -1,0 +1,34 @@
+// The compiled SQL of the sample dashboard's warehouse widgets for given filter values: what the
+// engine runs, for benches to time as bare SQL beside it.
+import fs from "node:fs";
+import path from "node:path";
+import type { ParsedDashboard } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { compileDataset } from "@/lib/query/compile";
+import { toPredicate, widgetConditions } from "@/lib/query/filters";
+import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
+import { DEFAULT_ROW_CAP } from "@/lib/query/run";
+
+export function loadSampleDashboard(): { yaml: string; dashboard: ParsedDashboard } {
+  const yaml = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
+  const parsed = parseDashboardYaml(yaml);
+  if (!parsed.ok) throw new Error("the sample dashboard does not validate");
+  return { yaml, dashboard: parsed.dashboard };
+}
+
+/** Widgets whose data is a warehouse dataset or KPI. */
+export function warehouseWidgets(dashboard: ParsedDashboard) {
+  return dashboard.widgets.filter((w) => w.spec.data?.kind === "dataset" || w.spec.data?.kind === "kpi");
+}
+
+export function compileWarehouseStatements(dashboard: ParsedDashboard, filterValues: Record<string, unknown>, clock: { now: Date; timeZone: string }) {
+  return warehouseWidgets(dashboard).map((w) => {
+    const data = w.spec.data!;
+    const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi!)!.dataset : dashboard.datasets.get(data.dataset!)!;
+    const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
+    const filters = widgetConditions(dashboard.widgets, w, filterValues)
+      .filter((c) => fields.has(c.field))
+      .map((c) => ({ field: c.field, predicate: toPredicate(c, clock) }));
+    return compileDataset(dataset, { columns: data.columns, filters, limit: DEFAULT_ROW_CAP });
+  });
+}
