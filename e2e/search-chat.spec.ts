@@ -9,7 +9,8 @@ import PDFDocument from "pdfkit";
  */
 const marker = Array.from(crypto.randomBytes(10), (b) => String.fromCharCode(97 + (b % 26))).join("");
 const run = `e2e-search-${marker}`;
-const SCREENS = "test-results/screens";
+/** Screenshots of the pages for people to look at; E2E_SCREENS moves them out of test-results, which each run empties. */
+const SCREENS = process.env.E2E_SCREENS ?? "test-results/screens";
 
 const FILLER = "The quarterly operations review covers staffing, logistics, supplier contracts and training schedules for every site.";
 

@@ -294,27 +294,29 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
                       <IndexState doc={doc} activeModel={embedding.model} error={indexErrors[doc.id] ?? null} />
                     </td>
                     <td>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
-                    <td className={styles.actions}>
-                      <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>
-                      {canManage && (
-                        <>
-                          <button
-                            type="button"
-                            className="button"
-                            disabled={!doc.checksum_sha256 || doc.status === "indexing" || busyIds.has(doc.id) || !embedding.configured}
-                            title={!embedding.configured ? "The embedding provider is not configured" : !doc.checksum_sha256 ? "Upload a file first" : undefined}
-                            onClick={() => void index(doc)}
-                          >
-                            {doc.chunk_count > 0 || doc.index_model ? "Re-index" : "Index"}
-                          </button>
-                          {(doc.chunk_count > 0 || doc.index_model) && (
-                            <button type="button" className="button" disabled={doc.status === "indexing" || busyIds.has(doc.id)} onClick={() => void unindex(doc)}>
-                              Remove index
+                    <td>
+                      <div className={styles.actions}>
+                        <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>
+                        {canManage && (
+                          <>
+                            <button
+                              type="button"
+                              className="button"
+                              disabled={!doc.checksum_sha256 || doc.status === "indexing" || busyIds.has(doc.id) || !embedding.configured}
+                              title={!embedding.configured ? "The embedding provider is not configured" : !doc.checksum_sha256 ? "Upload a file first" : undefined}
+                              onClick={() => void index(doc)}
+                            >
+                              {doc.chunk_count > 0 || doc.index_model ? "Re-index" : "Index"}
                             </button>
-                          )}
-                          <button type="button" className="button danger" onClick={() => void remove(doc)}>Delete</button>
-                        </>
-                      )}
+                            {(doc.chunk_count > 0 || doc.index_model) && (
+                              <button type="button" className="button" disabled={doc.status === "indexing" || busyIds.has(doc.id)} onClick={() => void unindex(doc)}>
+                                Remove index
+                              </button>
+                            )}
+                            <button type="button" className="button danger" onClick={() => void remove(doc)}>Delete</button>
+                          </>
+                        )}
+                      </div>
                     </td>
                   </tr>
                 ))}

@@ -32,13 +32,13 @@ export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; a
         </span>
       )}
       {doc.index_stale && (
-        <span className="chip warn" data-testid="stale-chip" title="The file was replaced after indexing; re-index to search the new content">
-          file replaced
+        <span className={`chip warn ${styles.plainChip}`} data-testid="stale-chip" title="The file was replaced after indexing; re-index to search the new content">
+          File replaced
         </span>
       )}
       {modelStale && (
         <span className={`chip warn ${styles.plainChip}`} data-testid="stale-chip" title="Search uses the active model; re-index to search this document">
-          indexed with {doc.index_model}, active is {activeModel}
+          Indexed with {doc.index_model}, active is {activeModel}
         </span>
       )}
       {doc.status === "failed" && doc.status_reason && (
