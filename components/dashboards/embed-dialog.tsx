@@ -9,7 +9,7 @@ interface EmbedDialogProps {
   dashboardId: string;
   published: boolean;
   allowEmbed: boolean;
-  filterWidgets: { id: string; name: string }[];
+  filterWidgets: { id: string; name: string; control: string }[];
 }
 
 interface EmbedAnswer {
@@ -18,6 +18,8 @@ interface EmbedAnswer {
   expires_at: string;
   allowed_origins: string[];
 }
+
+const DATE_CONTROLS = new Set(["date", "date_range", "calendar"]);
 
 const EXPIRY_CHOICES = [
   { seconds: 3600, label: "1 hour" },
@@ -96,7 +98,7 @@ export function EmbedDialog({ dashboardId, published, allowEmbed, filterWidgets 
                       <span>{f.name}</span>
                       <input
                         name={`locked-${f.id}`}
-                        placeholder={f.id === "date" ? "e.g. last month, or 2026-01-01 to 2026-03-31" : 'a value, or JSON such as ["loc_acme_nyc"]'}
+                        placeholder={DATE_CONTROLS.has(f.control) ? "e.g. last month, or 2026-01-01 to 2026-03-31" : 'a value, or a JSON list such as ["loc_acme_nyc"]'}
                         value={locked[f.id] ?? ""}
                         onChange={(e) => setLocked((l) => ({ ...l, [f.id]: e.target.value }))}
                       />

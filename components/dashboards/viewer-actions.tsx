@@ -14,7 +14,7 @@ interface ViewerActionsProps {
   publishedVersion: number | null;
   hasUnpublishedChanges: boolean;
   allowEmbed: boolean;
-  filterWidgets: { id: string; name: string }[];
+  filterWidgets: { id: string; name: string; control: string }[];
 }
 
 /** Editor controls above a dashboard: draft/published switch, edit, preview, publish and embed. */

@@ -58,7 +58,7 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
             publishedVersion={record.published_version}
             hasUnpublishedChanges={record.has_unpublished_changes}
             allowEmbed={record.platform.allow_embed}
-            filterWidgets={view.widgets.filter((w) => w.spec.component === "filter").map((w) => ({ id: w.metadata.id, name: w.metadata.name }))}
+            filterWidgets={view.widgets.filter((w) => w.spec.component === "filter").map((w) => ({ id: w.metadata.id, name: w.metadata.name, control: w.spec.display.filter?.control ?? "select" }))}
           />
         )}
       </div>
