@@ -179,34 +179,36 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
         </div>
       )}
 
-      <form className={styles.composer} onSubmit={onSubmit}>
-        <label htmlFor="chat-question" className={styles.srOnly}>Your question</label>
-        <textarea
-          id="chat-question"
-          ref={inputRef}
-          value={draft}
-          onChange={(e) => setDraft(e.target.value)}
-          onKeyDown={onKeyDown}
-          placeholder={embedding.configured ? "Ask about your documents…" : "Document search is not configured"}
-          aria-describedby="chat-hint"
-          rows={2}
-          maxLength={4000}
-          disabled={!embedding.configured}
-          data-testid="chat-input"
-        />
-        {busy ? (
-          <button type="button" className="button" onClick={() => controller.current?.abort()}>
-            Stop
-          </button>
-        ) : (
-          <button type="submit" className="button primary" disabled={!draft.trim() || !embedding.configured}>
-            Ask
-          </button>
-        )}
-      </form>
-      <p id="chat-hint" className={styles.hint}>
-        Enter sends, Shift+Enter starts a new line. Citations open the source document.
-      </p>
+      <div className={styles.composer}>
+        <form className={styles.composerForm} onSubmit={onSubmit}>
+          <label htmlFor="chat-question" className={styles.srOnly}>Your question</label>
+          <textarea
+            id="chat-question"
+            ref={inputRef}
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            onKeyDown={onKeyDown}
+            placeholder={embedding.configured ? "Ask about your documents…" : "Document search is not configured"}
+            aria-describedby="chat-hint"
+            rows={2}
+            maxLength={4000}
+            disabled={!embedding.configured}
+            data-testid="chat-input"
+          />
+          {busy ? (
+            <button type="button" className="button" onClick={() => controller.current?.abort()}>
+              Stop
+            </button>
+          ) : (
+            <button type="submit" className="button primary" disabled={!draft.trim() || !embedding.configured}>
+              Ask
+            </button>
+          )}
+        </form>
+        <p id="chat-hint" className={styles.hint}>
+          Enter sends, Shift+Enter starts a new line. Citations open the source document.
+        </p>
+      </div>
     </div>
   );
 }
