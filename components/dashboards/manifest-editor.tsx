@@ -4,7 +4,6 @@ import { useCallback, useDeferredValue, useEffect, useMemo, useRef, useState } f
 import { useRouter } from "next/navigation";
 import CodeMirror, { EditorView, type ReactCodeMirrorRef } from "@uiw/react-codemirror";
 import { yaml } from "@codemirror/lang-yaml";
-// @codemirror/lint comes with @uiw/react-codemirror's basic setup; the linter extension is its public API.
 import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
 import type { Text } from "@codemirror/state";
 import { formatPath, type ManifestError } from "@/lib/manifest/errors";
