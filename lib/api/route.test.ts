@@ -1,6 +1,9 @@
 import { SignJWT, base64url } from "jose";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { GET as unknownPath, POST as unknownPathPost } from "@/app/api/v1/[...path]/route";
+import { issueLocalToken } from "@/lib/auth/local-issuer";
+import type { Role } from "@/lib/auth/roles";
 import { tokenFor, call } from "@/test/helpers";
 import { defineEndpoint } from "./endpoint";
 import { route } from "./route";
@@ -82,6 +85,21 @@ describe("route wrapper", () => {
     const res = await call(echo, "POST", "/api/v1/_echo/abc", { token: await tokenFor("initech" as "acme"), body: good, params: { id: "abc" } });
     expect(res.status).toBe(401);
     expect(res.json.detail).toMatch(/unknown organization 'initech'/);
+  });
+
+  it("answers 403 to a valid token whose role is unknown", async () => {
+    const token = await issueLocalToken({ userId: "usr_acme_admin", orgSlug: "acme", role: "superuser" as Role });
+    const res = await call(echo, "POST", "/api/v1/_echo/abc", { token, body: good, params: { id: "abc" } });
+    expect(res.status).toBe(403);
+    expect(res.json.detail).toMatch(/role 'superuser' is not one of admin, general_manager, analyst/);
+  });
+
+  it("answers unknown /api/v1 paths with 404 and a detail", async () => {
+    for (const [handler, method] of [[unknownPath, "GET"], [unknownPathPost, "POST"]] as const) {
+      const res = await call(handler, method, "/api/v1/no-such-thing/42", { token: await tokenFor("acme") });
+      expect(res.status).toBe(404);
+      expect(res.json.detail).toBe(`No endpoint ${method} /api/v1/no-such-thing/42; see /docs`);
+    }
   });
 
   it("answers 403 to roles that may not call an endpoint", async () => {
