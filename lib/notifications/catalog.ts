@@ -90,6 +90,33 @@ const dropVsLastWeek: BaseRule<z.ZodObject<{ drop_pct: z.ZodDefault<z.ZodNumber>
   },
 };
 
+const revenueBelowFloor: BaseRule<z.ZodObject<{ min_revenue: z.ZodDefault<z.ZodNumber> }>> = {
+  key: "sales.revenue_below_floor",
+  name: "Location revenue below a daily floor",
+  description: "Revenue per location on the last full day; fires for locations that took less than min_revenue (a location without sales counts as zero).",
+  params: z.strictObject({ min_revenue: z.number().min(0).max(1e12).default(1000).describe("Daily revenue a location should reach") }),
+  defaultSeverity: "warning",
+  defaultCron: "0 6 * * *",
+  role: "reader",
+  async evaluate(tx, params, now) {
+    const rows = await tx.$queryRaw<{ location_id: string; name: string; revenue: number }[]>`
+      SELECT l.id AS location_id, l.name,
+             COALESCE((SELECT sum(o.amount) FROM orders o
+                        WHERE o.location_id = l.id AND o.order_date = ${isoDay(now)}::date - 1), 0)::float8 AS revenue
+        FROM locations l
+       ORDER BY l.id`;
+    const below = rows.filter((r) => r.revenue < params.min_revenue);
+    if (below.length === 0) return null;
+    const day = isoDay(new Date(now.getTime() - 86_400_000));
+    return {
+      subject: `${below.length} location(s) took less than ${money(params.min_revenue)} on ${day}`,
+      body: below.map((r) => `${r.name}: ${money(r.revenue)}`).join("\n"),
+      fingerprint: `${day}:${below.map((r) => r.location_id).join(",")}`,
+      values: { day, locations: below },
+    };
+  },
+};
+
 const indexFailed: BaseRule<z.ZodObject<{ min_failures: z.ZodDefault<z.ZodNumber>; window_hours: z.ZodDefault<z.ZodNumber> }>> = {
   key: "documents.index_failed",
   name: "Document indexing failed",
@@ -119,7 +146,7 @@ const indexFailed: BaseRule<z.ZodObject<{ min_failures: z.ZodDefault<z.ZodNumber
 };
 
 /** The base rules custom rules are cloned from (widened: each evaluate only ever receives what its own params schema parsed). */
-export const BASE_RULES: readonly BaseRule[] = [gapToTarget, dropVsLastWeek, indexFailed] as unknown as readonly BaseRule[];
+export const BASE_RULES: readonly BaseRule[] = [gapToTarget, dropVsLastWeek, revenueBelowFloor, indexFailed] as unknown as readonly BaseRule[];
 
 export function findBaseRule(key: string): BaseRule | undefined {
   return BASE_RULES.find((r) => r.key === key);

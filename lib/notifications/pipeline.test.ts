@@ -6,6 +6,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig, listChannelConfigs } from "./channels";
 import { manualClock } from "./clock";
 import { createRule, updateRule } from "./rules";
+import { createGroupSubscription } from "./subscriptions";
 import { evaluateRun, tick, triggerRule, requeueDeadLetter, type Runtime } from "./pipeline";
 import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "./queue";
 import { startReceiver, startSmtp } from "./test-servers";
@@ -47,6 +48,24 @@ async function newRule(channels: ("email" | "slack" | "webhook" | "in_app")[], c
     { kind: "clone", key: `sales.gap_to_target.t${seq}`, name: `Test ${seq}`, description: "", base_rule_key: "sales.gap_to_target", thresholds: { gap_pct: 0 }, severity: "critical", default_channels: channels, cadence_cron: cron },
     clock.now(),
   );
+}
+
+/** Drains the queues, then moves the clock to the earliest retry and drains again, until nothing of the rule is retrying. */
+async function runRetries(ruleId: string, onAttempt?: () => void) {
+  for (;;) {
+    await drainQueues(rt);
+    onAttempt?.();
+    const retrying = (await deliveriesOf(ruleId)).filter((d) => d.status === "retrying");
+    if (retrying.length === 0) return;
+    clock.set(new Date(Math.min(...retrying.map((d) => d.nextAttemptAt!.getTime()))));
+  }
+}
+
+/** Messages the SMTP server accepted since `from`, counted per recipient. */
+function mailsPerRecipient(from: number) {
+  const counts = new Map<string, number>();
+  for (const mail of smtp.received.slice(from)) for (const to of mail.to) counts.set(to, (counts.get(to) ?? 0) + 1);
+  return Object.fromEntries([...counts].sort());
 }
 
 describe("channel secrets", () => {
@@ -170,6 +189,47 @@ describe("delivery", () => {
     expect(d).toMatchObject({ status: "dead", attempts: 1, reason: "permanent failure on attempt 1" });
   });
 
+  it("retries every recipient of an email group while SMTP answers 421 for ten minutes, then delivers each exactly once", async () => {
+    clock.set(START);
+    const outageEnds = START.getTime() + 10 * 60_000;
+    smtp.state.rejectWith = () => (clock.now().getTime() < outageEnds ? 421 : null);
+    const rule = await newRule(["email"]);
+    const members = ["east@acme.test", "north@acme.test", "west@acme.test"];
+    await createGroupSubscription(acme, { rule_key: rule.key, group_name: "Regional managers", members }, clock.now());
+    const before = smtp.received.length;
+    await triggerRule(acme, rule.id, rt);
+    await runRetries(rule.id);
+    smtp.state.rejectWith = () => null;
+
+    const deliveries = await deliveriesOf(rule.id);
+    const recipients = deliveries.map((d) => d.recipient);
+    expect(recipients).toEqual(expect.arrayContaining(["admin@acme.test", ...members]));
+    expect(deliveries.map((d) => [d.status, d.attempts])).toEqual(deliveries.map(() => ["delivered", 6]));
+    expect(deliveries.every((d) => d.lastError?.includes("421"))).toBe(true);
+    expect(mailsPerRecipient(before)).toEqual(Object.fromEntries(recipients.sort().map((r) => [r, 1])));
+  });
+
+  it("dead-letters every message of an outage longer than the retries, loses none, and a requeue sends each once", async () => {
+    clock.set(START);
+    smtp.state.rejectWith = () => 421;
+    const rule = await newRule(["email"]);
+    await createGroupSubscription(acme, { rule_key: rule.key, group_name: "Night shift", members: ["night@acme.test", "owl@acme.test"] }, clock.now());
+    const before = smtp.received.length;
+    await triggerRule(acme, rule.id, rt);
+    await runRetries(rule.id);
+    const dead = await deliveriesOf(rule.id);
+    expect(dead.length).toBeGreaterThanOrEqual(3);
+    expect(dead.every((d) => d.status === "dead" && d.attempts === 6 && d.reason === "failed after 6 attempts")).toBe(true);
+    expect(smtp.received.length).toBe(before);
+
+    smtp.state.rejectWith = () => null;
+    for (const d of dead) await requeueDeadLetter(acme, d.id, rt);
+    await runRetries(rule.id);
+    const after = await deliveriesOf(rule.id);
+    expect(after.map((d) => [d.id, d.status])).toEqual(dead.map((d) => [d.id, "delivered"]));
+    expect(mailsPerRecipient(before)).toEqual(Object.fromEntries(dead.map((d) => [d.recipient, 1])));
+  });
+
   it("picks up the job of a worker killed mid-delivery, and sends it once", async () => {
     clock.set(START);
     const rule = await newRule(["webhook"]);
@@ -192,6 +252,28 @@ describe("delivery", () => {
     const [d] = await deliveriesOf(rule.id);
     expect(d).toMatchObject({ status: "delivered", attempts: 1 });
     expect(receiver.received.filter((r) => r.path === "/hook").length - before).toBe(1);
+  });
+
+  it("fires sales.revenue_below_floor for locations under the floor on the last full day, and stays quiet under a zero floor", async () => {
+    clock.set(START);
+    const runsOf = (floor: number) =>
+      createRule(
+        acme,
+        { kind: "clone", key: `sales.floor.f${floor}`, name: "Floor", description: "", base_rule_key: "sales.revenue_below_floor", thresholds: { min_revenue: floor }, severity: "warning", default_channels: ["in_app"], cadence_cron: "0 6 * * *" },
+        clock.now(),
+      ).then(async (rule) => {
+        await triggerRule(acme, rule.id, rt);
+        await drainQueues(rt);
+        return withTenant(acme, (tx) => tx.notificationRuleRun.findMany({ where: { ruleId: rule.id } }));
+      });
+    const [quiet] = await runsOf(0);
+    expect(quiet.status).toBe("quiet");
+    const [fired] = await runsOf(1e9);
+    expect(fired.status).toBe("fired");
+    const result = fired.result as { day: string; locations: { location_id: string; revenue: number }[] };
+    expect(result.day).toBe("2025-06-09");
+    expect(result.locations.map((l) => l.location_id)).toEqual(["loc_acme_aus", "loc_acme_bos", "loc_acme_chi", "loc_acme_nyc", "loc_acme_sfo"]);
+    expect(result.locations.every((l) => l.revenue > 0)).toBe(true);
   });
 
   it("records a delivery to an unconfigured channel as skipped with the reason", async () => {

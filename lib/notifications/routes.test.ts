@@ -161,7 +161,7 @@ describe("custom rules", () => {
 
   it("lists the base rules with their thresholds", async () => {
     const res = await call(baseRules.GET, "GET", `${U}/base-rules`, { token: admin });
-    expect(res.json.items.map((r: { key: string }) => r.key)).toEqual(["sales.gap_to_target", "sales.drop_vs_last_week", "documents.index_failed"]);
+    expect(res.json.items.map((r: { key: string }) => r.key)).toEqual(["sales.gap_to_target", "sales.drop_vs_last_week", "sales.revenue_below_floor", "documents.index_failed"]);
     expect(res.json.items[0].thresholds.properties.gap_pct.type).toBe("number");
   });
 

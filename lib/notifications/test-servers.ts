@@ -11,8 +11,10 @@ export interface ReceivedMail {
   raw: string;
 }
 
+/** `rejectWith` decides per message: an SMTP reply code to refuse MAIL FROM with (421: service down), or null to accept. */
 export async function startSmtp() {
   const received: ReceivedMail[] = [];
+  const state: { rejectWith: () => number | null } = { rejectWith: () => null };
   const server = new SMTPServer({
     authOptional: true,
     allowInsecureAuth: true,
@@ -21,6 +23,11 @@ export async function startSmtp() {
       callback(null, { user: auth.username });
     },
     logger: false,
+    onMailFrom(_address, _session, callback) {
+      const code = state.rejectWith();
+      if (code) return callback(Object.assign(new Error("Service not available, try again later"), { responseCode: code }));
+      callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on("data", (c: Buffer) => chunks.push(c));
@@ -36,7 +43,7 @@ export async function startSmtp() {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as AddressInfo).port;
-  return { port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { port, received, state, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 export interface ReceivedRequest {

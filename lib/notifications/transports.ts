@@ -64,8 +64,10 @@ async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
     });
   } catch (error) {
     const e = error as { code?: string; responseCode?: number; message?: string };
-    // 5xx replies and bad credentials will not fix themselves; connection trouble and 4xx replies may.
-    const permanent = e.code === "EAUTH" || e.code === "EENVELOPE" || (typeof e.responseCode === "number" && e.responseCode >= 500);
+    // The reply code decides: 5xx will not fix itself, 4xx ("421 service not available", also on MAIL FROM or RCPT TO,
+    // which nodemailer reports as EENVELOPE) may. Without one, bad credentials or a refused envelope are permanent,
+    // connection trouble is not.
+    const permanent = typeof e.responseCode === "number" ? e.responseCode >= 500 : e.code === "EAUTH" || e.code === "EENVELOPE";
     throw new SendError(`SMTP: ${e.message ?? String(error)}`, !permanent);
   } finally {
     transport.close();
