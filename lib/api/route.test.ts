@@ -96,7 +96,7 @@ describe("route wrapper", () => {
 
   it("answers unknown /api/v1 paths with 404 and a detail", async () => {
     for (const [handler, method] of [[unknownPath, "GET"], [unknownPathPost, "POST"]] as const) {
-      const res = await call(handler, method, "/api/v1/no-such-thing/42", { token: await tokenFor("acme") });
+      const res = await call(async (req) => handler(req), method, "/api/v1/no-such-thing/42", { token: await tokenFor("acme") });
       expect(res.status).toBe(404);
       expect(res.json.detail).toBe(`No endpoint ${method} /api/v1/no-such-thing/42; see /docs`);
     }
