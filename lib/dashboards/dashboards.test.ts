@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { decodeJwt } from "jose";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as list from "@/app/api/v1/custom-dashboards/route";
 import * as one from "@/app/api/v1/custom-dashboards/[id]/route";
 import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
@@ -11,6 +11,7 @@ import * as revoke from "@/app/api/v1/custom-dashboards/[id]/embeds/[embed_id]/r
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as seed from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import * as embedQuery from "@/app/api/v1/embed/query/route";
+import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { getDb } from "@/lib/db/client";
 import { call, tokenFor } from "@/test/helpers";
 
@@ -217,5 +218,117 @@ describe("dashboards API", () => {
     const { json } = await create("to-delete");
     expect((await call(one.DELETE, "DELETE", "/x", { token: admin, params: { id: json.id } })).status).toBe(204);
     expect((await call(one.GET, "GET", "/x", { token: admin, params: { id: json.id } })).status).toBe(404);
+  });
+});
+
+describe("dashboards API: audit of issue 4", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("matches hand-computed totals for date expressions in the organization's time zone", async () => {
+    const { json } = await create("date-numbers");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    // acme's time zone is America/New_York; order_date is a calendar date, so "today" is New York's today.
+    const today = "(now() AT TIME ZONE 'America/New_York')::date";
+    const cases: [string, string][] = [
+      ["2026-02-14", "order_date = '2026-02-14'"],
+      ["before 2025-01-01", "order_date < '2025-01-01'"],
+      ["after 2026-10-31", "order_date > '2026-10-31'"],
+      ["since 2026-11-01", "order_date >= '2026-11-01'"],
+      ["yesterday", `order_date = ${today} - 1`],
+      ["last 30 days", `order_date > ${today} - 30 AND order_date <= ${today}`],
+      ["last month", `order_date >= date_trunc('month', ${today} - interval '1 month')::date AND order_date < date_trunc('month', ${today})::date`],
+      ["this week", `order_date >= date_trunc('week', ${today})::date AND order_date < date_trunc('week', ${today})::date + 7`],
+    ];
+    for (const [expression, where] of cases) {
+      const res = await call(query.POST, "POST", "/x", {
+        token: analyst,
+        params: { id: json.id },
+        body: { filters: { period: expression, location: "loc_acme_chi" }, widget_ids: ["revenue_kpi"] },
+      });
+      expect(res.status, expression).toBe(200);
+      expect(res.json.widgets.revenue_kpi.error, expression).toBeNull();
+      const expected = await sqlValue(`SELECT coalesce(sum(amount), 0) AS v FROM orders WHERE org_id = 'org_acme' AND location_id = 'loc_acme_chi' AND ${where}`);
+      expect(Number(res.json.widgets.revenue_kpi.rows[0]?.revenue ?? 0), expression).toBeCloseTo(expected, 2);
+    }
+    const bad = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { filters: { period: "the day after never" }, widget_ids: ["revenue_kpi"] } });
+    expect(bad.json.widgets.revenue_kpi.error.detail).toMatch(/the day after never/);
+  });
+
+  it("drops cached results when a new version is published", async () => {
+    const { json } = await create("republish");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    const ask = () => call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"] } });
+    expect((await ask()).json.widgets.revenue_kpi.cached).toBe(false);
+    expect((await ask()).json.widgets.revenue_kpi.cached).toBe(true);
+    const costs = SMALL.replace("expression: sum(orders.amount)", "expression: sum(orders.cost)");
+    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: json.id }, body: { spec_yaml: costs } });
+    // Editing the draft does not touch what viewers see...
+    const beforePublish = await ask();
+    expect(beforePublish.json).toMatchObject({ version: 1, widgets: { revenue_kpi: { cached: true } } });
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    // ...publishing does, at once.
+    const after = await ask();
+    expect(after.json).toMatchObject({ version: 2, widgets: { revenue_kpi: { cached: false } } });
+    const totalCost = await sqlValue("SELECT sum(cost) AS v FROM orders WHERE org_id = 'org_acme'");
+    expect(Number(after.json.widgets.revenue_kpi.rows[0].revenue)).toBeCloseTo(totalCost, 2);
+  });
+
+  it("lets viewers query only the current published version", async () => {
+    const { json } = await create("narrowed");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: json.id }, body: { spec_yaml: SMALL.replace("roles: [admin, general_manager, analyst]", "roles: [admin]") } });
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    for (const version of [1, 2, "published"]) {
+      const res = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { version } });
+      expect(res.status, String(version)).toBe(404);
+    }
+    expect((await call(query.POST, "POST", "/x", { token: gm, params: { id: json.id }, body: { version: 1 } })).status).toBe(200);
+  });
+
+  it("refuses an expired embed token with a clear detail", async () => {
+    const { json } = await create("short-embed");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    const grant = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { expires_in: 60 } });
+    expect(grant.status).toBe(201);
+    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
+    const expired = await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } });
+    expect(expired.status).toBe(401);
+    expect(expired.json.detail).toMatch(/expired/);
+  });
+
+  it("refuses locked filters that name no filter widget", async () => {
+    const { json } = await create("locked-unknown");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    const res = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { locked_filters: { revenue_kpi: 1 } } });
+    expect(res.status).toBe(422);
+    expect(res.json.detail[0]).toMatchObject({ loc: ["body", "locked_filters", "revenue_kpi"], type: "unknown_filter" });
+  });
+
+  it("gives globex 404 for acme's embed grants", async () => {
+    const { json } = await create("embed-secret");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    const grant = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    expect((await call(embeds.GET, "GET", "/x", { token: globex, params: { id: json.id } })).status).toBe(404);
+    expect((await call(revoke.DELETE, "DELETE", "/x", { token: globex, params: { id: json.id, embed_id: grant.json.embed_id } })).status).toBe(404);
+    // globex's own dashboard path cannot reach acme's grant either.
+    const theirs = await create("globex-own", globex);
+    expect((await call(revoke.DELETE, "DELETE", "/x", { token: globex, params: { id: theirs.json.id, embed_id: grant.json.embed_id } })).status).toBe(404);
+    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
+  });
+
+  it("rate limits the query endpoint per caller with 429 and Retry-After", async () => {
+    const { json } = await create("hammered");
+    const burst = await issueLocalToken({ userId: "usr_acme_burst", orgSlug: "acme", role: "admin" });
+    const ask = (token: string) => call(query.POST, "POST", "/x", { token, params: { id: json.id }, body: { version: "draft", widget_ids: [] } });
+    for (let i = 0; i < 120; i++) expect((await ask(burst)).status).toBe(200);
+    const limited = await ask(burst);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.json.detail).toMatch(/Too many requests/);
+    // Another caller of the same organization is not affected.
+    expect((await ask(admin)).status).toBe(200);
   });
 });

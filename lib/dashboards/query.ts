@@ -98,6 +98,8 @@ export async function queryDashboard(principal: Principal, idOrSlug: string, bod
       if (isEditor(principal)) return { row, yaml: row.draftYaml, version: "draft" as const };
       throw notFound("Dashboard");
     }
+    // Viewers see the current published version only: an older one may still list a role that was since removed.
+    if (!isEditor(principal) && versionNo !== row.publishedVersion) throw notFound("Dashboard version");
     const v = await tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: row.id, version: versionNo } } });
     if (!v) throw notFound("Dashboard version");
     return { row, yaml: v.specYaml, version: v.version };
