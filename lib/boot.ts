@@ -5,6 +5,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { seedDemoDashboards } from "@/lib/dashboards/demo";
 import { getDb } from "@/lib/db/client";
+import { seedDemoDocuments } from "@/lib/documents/demo";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/notifications/worker";
@@ -27,6 +28,8 @@ export async function boot(): Promise<void> {
   if (cfg.seedDemo) {
     const seeded = await seedDemoDashboards();
     if (seeded > 0) log.info("sample dashboard loaded", { organizations: seeded });
+    const withDocuments = await seedDemoDocuments();
+    if (withDocuments > 0) log.info("sample documents loaded", { organizations: withDocuments });
   }
   if (notifications.in_process_worker) await startNotificationWorker();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });
