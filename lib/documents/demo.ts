@@ -7,7 +7,6 @@ import type { Principal } from "@/lib/auth/roles";
 import { DEMO_ORGS } from "@/lib/db/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { embeddingStatus } from "@/lib/embeddings";
-import { log } from "@/lib/log";
 import { createDocumentFor } from "./documents";
 import { DOCUMENT_TYPES } from "./file-types";
 import { indexDocument } from "./index-document";
