@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatManifestError } from "./errors";
+import { formatManifestError, formatPath } from "./errors";
 import { parseDashboardYaml, parseWidgetYaml } from "./parse";
 
 const dashboard = (spec: string) => `version: "1.0"
@@ -121,6 +121,23 @@ describe("parseDashboardYaml", () => {
     const yaml = BASE.replace("column: orders.channel", "column: channel").replace("expression: sum(orders.amount)", 'expression: "sum(orders.amount); DELETE FROM orders"');
     const messages = errorsOf(yaml).map((e) => e.message);
     expect(messages).toEqual(expect.arrayContaining(["column 'channel' must be fully qualified, e.g. <table>.channel", "';' is not allowed in an expression"]));
+  });
+
+  it("keeps SQL out of field names: ids, binding fields, columns lists and order_by are identifiers only", () => {
+    const hostile = `order_date" OR 1=1 --`;
+    const yaml = BASE.replace("{ id: channel, column: orders.channel }", `{ id: 'channel"; DROP TABLE orders; --', column: orders.channel }`)
+      .replace('field: order_date, operator: date }]\n---', `field: '${hostile}', operator: date }]\n---`)
+      .replace("columns: [revenue, margin]", "columns: [revenue, 'margin) FROM users --']")
+      .replace("      metrics:", "      order_by: [{ column: 'revenue DESC; DELETE FROM orders' }]\n      metrics:");
+    const errors = errorsOf(yaml);
+    expect(errors.map((e) => `${e.line}:${formatPath(e.path)}`)).toEqual([
+      "12:spec.datasets[0].dimensions[1].id",
+      "13:spec.datasets[0].order_by[0].column",
+      "28:spec.bindings[0].field",
+      "36:spec.data.columns[1]",
+    ]);
+    const from = errorsOf(BASE.replace("from: orders", "from: 'orders; DELETE FROM orders'"));
+    expect(from.map((e) => `${e.line}:${formatPath(e.path)}: ${e.message}`)).toEqual(["9:spec.datasets[0].from: ';' is not allowed in an expression"]);
   });
 
   it("explains a dashboard that is not first, a numeric version and duplicate keys", () => {
