@@ -105,6 +105,20 @@ describe("user SQL runs read-only", () => {
     expect((await run("w", {}, acme, dashboard)).rows).toHaveLength(1);
   });
 
+  it("caps the rows a query returns", async () => {
+    const dashboard = custom("SELECT id FROM orders");
+    const capped = await runWidgetQuery({ scope: acme, dashboard, widgetId: "w", filterValues: {}, now, timeZone: "UTC", rowCap: 7 });
+    expect(capped.rows).toHaveLength(7);
+    expect((await run("w", {}, acme, dashboard)).rows).toHaveLength(5_000);
+  });
+
+  it("a widget's own filters entry on a field its data lacks empties it (SPEC 2.5 rule 4)", async () => {
+    const dashboard = custom("SELECT channel, count(*)::int AS n FROM orders GROUP BY channel", "  filters: [{ filter_id: pick, field: region, operator: eq }]");
+    expect((await run("w", { pick: "store" }, acme, dashboard)).rows).toEqual([]);
+    // No value chosen: no condition, so nothing to lack.
+    expect((await run("w", {}, acme, dashboard)).rows).toHaveLength(3);
+  });
+
   it.each([
     ["WITH gone AS (DELETE FROM orders RETURNING id) SELECT count(*) FROM gone", "sql_error"],
     ["SELECT * FROM users", "write_not_allowed"],
