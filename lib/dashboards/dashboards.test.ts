@@ -319,6 +319,22 @@ describe("dashboards API: audit of issue 4", () => {
     expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
   });
 
+  it("edits the draft with the same checks as creation", async () => {
+    await create("taken-slug");
+    const { json } = await create("editable");
+    const put = (token: string, body: unknown, id = json.id) => call(one.PUT, "PUT", "/x", { token, params: { id }, body });
+    expect((await put(admin, { slug: "taken-slug" })).status).toBe(409);
+    const broken = await put(admin, { spec_yaml: SMALL.replace("w: 3, h: 2 }\n  data:", "w: 3, h: two }\n  data:") });
+    expect(broken.status).toBe(422);
+    expect(broken.json.detail).toContainEqual(expect.objectContaining({ line: 54, msg: expect.stringMatching(/^54:\d+ .*expected number/) }));
+    expect((await put(admin, {})).status).toBe(422);
+    expect((await put(analyst, { name: "Mine now" })).status).toBe(403);
+    expect((await put(globex, { name: "Ours now" })).status).toBe(404);
+    const renamed = await put(gm, { name: "Renamed", slug: "renamed" });
+    expect(renamed.json).toMatchObject({ name: "Renamed", slug: "renamed", draft_revision: 2 });
+    expect((await call(one.GET, "GET", "/x", { token: admin, params: { id: "renamed" } })).json.id).toBe(json.id);
+  });
+
   it("rate limits the query endpoint per caller with 429 and Retry-After", async () => {
     const { json } = await create("hammered");
     const burst = await issueLocalToken({ userId: "usr_acme_burst", orgSlug: "acme", role: "admin" });
