@@ -90,6 +90,11 @@ describe("parseDashboardYaml", () => {
     );
   });
 
+  it("does not report an invalid widget as missing where it is referenced", () => {
+    const errors = errorsOf(BASE.replace("w: 3, h: 1 }", "w: 3, h: one }"));
+    expect(errors.map((e) => `${e.line}: ${e.message}`)).toEqual(["25: Invalid input: expected number, received string"]);
+  });
+
   it("checks cross references: tabs, datasets, filters, mappings, duplicates", () => {
     const yaml = BASE.replace("widgets: [date, revenue]", "widgets: [date, revenue, ghost]")
       .replace("dataset: sales, columns", "dataset: salez, columns")

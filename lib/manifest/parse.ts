@@ -32,6 +32,7 @@ export function parseDashboardYaml(text: string): { ok: true; dashboard: ParsedD
   if (!dashboard && firstKind === "widget") errors.unshift(source.error(first.index, ["kind"], "the first document must be the dashboard manifest (kind: dashboard); widgets follow after ---"));
 
   const widgets: PlacedWidget[] = [];
+  const invalidWidgetIds = new Set<string>();
   dashboard?.spec.widgets?.forEach((manifest, i) => widgets.push({ manifest, document: first.index, path: ["spec", "widgets", i] }));
   for (const { index } of rest) {
     if (kindOf(source, index) === "dashboard") {
@@ -40,10 +41,14 @@ export function parseDashboardYaml(text: string): { ok: true; dashboard: ParsedD
     }
     const manifest = validate(WidgetManifest, source, index, errors);
     if (manifest) widgets.push({ manifest, document: index, path: [] });
+    else {
+      const id = source.documents[index].getIn(["metadata", "id"]);
+      if (typeof id === "string") invalidWidgetIds.add(id);
+    }
   }
   if (!dashboard) return { ok: false, errors: sortErrors(errors) };
 
-  errors.push(...checkReferences(dashboard, widgets, source));
+  errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds));
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   return {
     ok: true,

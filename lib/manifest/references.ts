@@ -23,8 +23,10 @@ const DATA_REQUIRED: readonly Component[] = ["echarts", "kpi", "table", "tabulat
  * Checks what the schema cannot: ids unique and referenced ids declared, sources and
  * SQL well formed, formula metrics resolvable and acyclic, display blocks matching the
  * component, mappings naming columns that exist. Every problem is collected.
+ * `invalidWidgetIds` are widgets that exist but failed the schema: their own errors are
+ * reported already, so references to them are not reported again as missing.
  */
-export function checkReferences(dashboard: DashboardManifest, widgets: readonly PlacedWidget[], source: ManifestSource): ManifestError[] {
+export function checkReferences(dashboard: DashboardManifest, widgets: readonly PlacedWidget[], source: ManifestSource, invalidWidgetIds: ReadonlySet<string> = new Set()): ManifestError[] {
   const errors: ManifestError[] = [];
   const report: Report = (document, path, message, options) => errors.push(source.error(document, path, message, options));
 
@@ -47,16 +49,16 @@ export function checkReferences(dashboard: DashboardManifest, widgets: readonly 
     if (tabIds.has(tab.id)) report(0, ["spec", "tabs", i, "id"], `duplicate tab id '${tab.id}'`);
     tabIds.add(tab.id);
     tab.widgets.forEach((id, j) => {
-      if (!widgetsById.has(id)) report(0, ["spec", "tabs", i, "widgets", j], `no widget has id '${id}'`);
+      if (!widgetsById.has(id) && !invalidWidgetIds.has(id)) report(0, ["spec", "tabs", i, "widgets", j], `no widget has id '${id}'`);
     });
   });
   for (const band of ["header", "footer"] as const) {
     dashboard.spec.config?.[band]?.widgets.forEach((id, j) => {
-      if (!widgetsById.has(id)) report(0, ["spec", "config", band, "widgets", j], `no widget has id '${id}'`);
+      if (!widgetsById.has(id) && !invalidWidgetIds.has(id)) report(0, ["spec", "config", band, "widgets", j], `no widget has id '${id}'`);
     });
   }
 
-  for (const placed of widgets) checkWidget(placed, { datasetColumns, widgetsById }, report);
+  for (const placed of widgets) checkWidget(placed, { datasetColumns, widgetsById, invalidWidgetIds }, report);
   return errors;
 }
 
@@ -141,6 +143,7 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report): Set
 interface WidgetContext {
   datasetColumns: ReadonlyMap<string, Set<string>>;
   widgetsById: ReadonlyMap<string, PlacedWidget>;
+  invalidWidgetIds: ReadonlySet<string>;
 }
 
 function checkWidget({ manifest, document, path }: PlacedWidget, context: WidgetContext, report: Report): void {
@@ -190,12 +193,14 @@ function checkWidget({ manifest, document, path }: PlacedWidget, context: Widget
 
   spec.filters.forEach((use, i) => {
     const source = context.widgetsById.get(use.filter_id);
-    if (!source) report(document, at("filters", i, "filter_id"), `no widget has id '${use.filter_id}'`);
+    if (!source) {
+      if (!context.invalidWidgetIds.has(use.filter_id)) report(document, at("filters", i, "filter_id"), `no widget has id '${use.filter_id}'`);
+    }
     else if (source.manifest.spec.component !== "filter") report(document, at("filters", i, "filter_id"), `widget '${use.filter_id}' is a ${source.manifest.spec.component}, not a filter`);
   });
   spec.bindings.forEach((binding, i) => {
     if (spec.component !== "filter") report(document, at("bindings", i), "only filter widgets declare bindings");
-    if (binding.target !== "*" && !context.widgetsById.has(binding.target)) report(document, at("bindings", i, "target"), `no widget has id '${binding.target}'`);
+    if (binding.target !== "*" && !context.widgetsById.has(binding.target) && !context.invalidWidgetIds.has(binding.target)) report(document, at("bindings", i, "target"), `no widget has id '${binding.target}'`);
   });
 }
 
