@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { getDb } from "@/lib/db/client";
 import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
 import { QueryError } from "./errors";
 import { runWidgetQuery } from "./run";
@@ -103,6 +104,20 @@ describe("user SQL runs read-only", () => {
     const dashboard = custom("SELECT count(*)::int AS n FROM orders");
     expect((await run("w", { pick: "store" }, acme, dashboard)).rows).toEqual([]);
     expect((await run("w", {}, acme, dashboard)).rows).toHaveLength(1);
+  });
+
+  it("a query cancelled by the database's statement timeout is a clear timeout error", async () => {
+    // PGlite cannot fire statement_timeout (no timer signal in WebAssembly), so the cancellation
+    // PostgreSQL would raise (SQLSTATE 57014) is raised by a function here; the mapping is what is tested.
+    const { system } = await getDb();
+    await system.exec(`CREATE FUNCTION test_cancelled() RETURNS int LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'canceling statement due to statement timeout' USING ERRCODE = '57014'; END $$;
+      GRANT EXECUTE ON FUNCTION test_cancelled() TO quarry_reader`);
+    await expect(run("w", {}, acme, custom("SELECT test_cancelled() AS n"))).rejects.toMatchObject({
+      name: "QueryError",
+      code: "timeout",
+      message: "The query took longer than 10000 ms and was cancelled",
+    });
   });
 
   it("caps the rows a query returns", async () => {
