@@ -230,6 +230,7 @@ export const QueryBody = z
     filters: z.record(z.string(), z.unknown()).default({}).describe("filter widget metadata.id -> value"),
     widget_ids: z.array(z.string()).max(200).optional().describe("widgets to compute; all when absent"),
     version: z.union([z.literal("draft"), z.literal("published"), z.number().int().min(1)]).default("published").describe("draft is for editors"),
+    refresh: z.boolean().optional().describe("recompute every requested widget instead of serving cached results; at most 10 refreshes per caller per minute (429 with Retry-After beyond)"),
   })
   .default({ filters: {}, version: "published" })
   .meta({ id: "DashboardQuery" });

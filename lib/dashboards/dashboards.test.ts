@@ -347,4 +347,22 @@ describe("dashboards API: audit of issue 4", () => {
     // Another caller of the same organization is not affected.
     expect((await ask(admin)).status).toBe(200);
   });
+  it("recomputes on a forced refresh, at most 10 times a minute per caller", async () => {
+    const { json } = await create("refreshed");
+    const refresher = await issueLocalToken({ userId: "usr_acme_refresher", orgSlug: "acme", role: "analyst" });
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    const ask = (body: object) => call(query.POST, "POST", "/x", { token: refresher, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"], ...body } });
+    await ask({});
+    expect((await ask({})).json.widgets.revenue_kpi.cached).toBe(true);
+    for (let i = 0; i < 10; i++) {
+      const fresh = await ask({ refresh: true });
+      expect(fresh.status).toBe(200);
+      expect(fresh.json.widgets.revenue_kpi.cached).toBe(false);
+    }
+    const limited = await ask({ refresh: true });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Plain queries are still served.
+    expect((await ask({})).json.widgets.revenue_kpi.cached).toBe(true);
+  });
 });

@@ -1,6 +1,7 @@
 import "server-only";
 import type { z } from "zod";
-import { ApiError, forbidden, notFound } from "@/lib/api/errors";
+import { ApiError, forbidden, notFound, tooManyRequests } from "@/lib/api/errors";
+import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
@@ -45,7 +46,12 @@ interface RunInput {
   filters: Record<string, unknown>;
   widgetIds?: string[];
   timeZone: string;
+  /** Recompute instead of reading the cache (the fresh result still replaces the cached one). */
+  refresh?: boolean;
 }
+
+/** Forced refreshes skip the cache and cost real queries, so they have their own, tighter limit. */
+const REFRESH_LIMIT = { limit: 10, windowSeconds: 60 };
 
 /** Computes (or serves from cache) every requested widget; one widget's failure is its own `error`. */
 async function runWidgets(input: RunInput) {
@@ -59,7 +65,7 @@ async function runWidgets(input: RunInput) {
     }
     const relevant = Object.fromEntries(filtersAffecting(input.manifest, widgetId).map((id) => [id, input.filters[id] ?? null]));
     const key = resultKey(input.scope.orgId, input.dashboardId, input.version, widgetId, [input.scope.locationIds ?? null, relevant]);
-    const hit = getCachedResult(key);
+    const hit = input.refresh ? undefined : getCachedResult(key);
     if (hit) {
       widgets[widgetId] = { ...hit, error: null, cached: true };
       continue;
@@ -87,6 +93,10 @@ async function runWidgets(input: RunInput) {
 
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>) {
+  if (body.refresh) {
+    const verdict = checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
+    if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
+  }
   const { row, yaml, version } = await withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
     if (body.version === "draft") {
@@ -116,6 +126,7 @@ export async function queryDashboard(principal: Principal, idOrSlug: string, bod
     filters: body.filters,
     widgetIds: body.widget_ids,
     timeZone: org?.timeZone ?? "UTC",
+    refresh: body.refresh,
   });
   return { dashboard_id: row.id, version, widgets };
 }
