@@ -81,16 +81,15 @@ export async function searchPassages(query: string, mode: SearchMode, topK: numb
   return (await res.json()) as SearchResultView;
 }
 
-/** Opens a document's file through a fresh signed URL; PDFs jump to `page`. */
+/** Opens a document's file in a new tab through a fresh inline signed URL; PDFs jump to `page`. */
 export async function openDocument(documentId: string, filename: string, page: number | null): Promise<void> {
-  const res = await fetch(`/api/v1/documents/${encodeURIComponent(documentId)}/download`, { cache: "no-store" });
+  const res = await fetch(`/api/v1/documents/${encodeURIComponent(documentId)}/download?disposition=inline`, { cache: "no-store" });
   const body = await jsonOrNull(res);
   if (!res.ok) throw new Error(errorDetail(body, `Opening the document failed (HTTP ${res.status})`));
   const link = document.createElement("a");
   link.href = `${(body as { url: string }).url}${page !== null && filename.toLowerCase().endsWith(".pdf") ? `#page=${page}` : ""}`;
   link.target = "_blank";
   link.rel = "noopener";
-  link.download = filename;
   document.body.appendChild(link);
   link.click();
   link.remove();

@@ -92,7 +92,7 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
   const linkFor = (documentId: string) => {
     if (!links.has(documentId)) {
       // A document deleted since the search has no file to link to; the passage is still worth showing.
-      links.set(documentId, createDownloadLink(principal, documentId).catch(() => null));
+      links.set(documentId, createDownloadLink(principal, documentId, "inline").catch(() => null));
     }
     return links.get(documentId)!;
   };
@@ -118,7 +118,7 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
         excerpt: excerpt(hit.text, 600, question),
         open_url: link ? `${link.url}${pageAnchor}` : null,
         url_expires_at: link ? link.expires_at.toISOString() : null,
-        download_endpoint: `/api/v1/documents/${encodeURIComponent(hit.document_id)}/download`,
+        download_endpoint: `/api/v1/documents/${encodeURIComponent(hit.document_id)}/download?disposition=inline`,
       };
       return { source, prompt: { ...hit, n } };
     }),

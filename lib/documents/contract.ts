@@ -123,7 +123,15 @@ export const SignedFileQuery = z.object({
   name: z.string(),
   type: z.string(),
   expires: z.string(),
+  disposition: z.enum(["attachment", "inline"]).optional(),
   sig: z.string(),
+});
+
+export const DownloadQuery = z.object({
+  disposition: z
+    .enum(["attachment", "inline"])
+    .default("attachment")
+    .describe("inline: the browser shows the file where it can (PDF viewer, text) instead of saving it; citations use it to open a PDF at its page"),
 });
 
 const TAGS = ["Documents"];
@@ -195,6 +203,7 @@ export const downloadDocument = defineEndpoint({
   tags: TAGS,
   access: "user",
   params: DocumentIdParams,
+  query: DownloadQuery,
   response: DownloadLink,
   errors: [404, 409],
 });

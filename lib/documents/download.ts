@@ -7,12 +7,12 @@ import { config } from "@/lib/config";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import { verifyLocalDownload } from "@/lib/storage/local-signed-url";
-import { ObjectNotFoundError, attachmentDisposition } from "@/lib/storage/object-storage";
+import { ObjectNotFoundError, contentDisposition, type Disposition } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
 import type { SignedFileQuery } from "./contract";
 
 /** A signed URL for the document's current file, valid for DOCUMENT_DOWNLOAD_URL_TTL_SECONDS (local URLs start with QUARRY_PUBLIC_URL). */
-export async function createDownloadLink(principal: Principal, id: string) {
+export async function createDownloadLink(principal: Principal, id: string, disposition: Disposition = "attachment") {
   const row = await withTenant(principal, (tx) => tx.document.findUnique({ where: { id } }));
   if (!row) throw notFound("Document");
   if (!row.storageKey || row.sizeBytes === null || !row.checksumSha256) throw conflict("No file has been uploaded for this document yet");
@@ -20,7 +20,7 @@ export async function createDownloadLink(principal: Principal, id: string) {
   const expiresAt = new Date(Date.now() + ttl * 1000);
   // The configured public URL, not the request's origin: Next reports 127.0.0.1 as localhost, and proxies rewrite hosts.
   const appOrigin = config().publicUrl.replace(/\/+$/, "");
-  const url = await objectStorage().signedDownloadUrl(row.storageKey, { filename: row.filename, contentType: row.contentType, expiresInSeconds: ttl, appOrigin });
+  const url = await objectStorage().signedDownloadUrl(row.storageKey, { filename: row.filename, contentType: row.contentType, expiresInSeconds: ttl, appOrigin, disposition });
   return { url, expires_at: expiresAt, filename: row.filename, content_type: row.contentType, size_bytes: Number(row.sizeBytes), checksum_sha256: row.checksumSha256 };
 }
 
@@ -45,7 +45,7 @@ export async function openSignedFile(query: z.output<typeof SignedFileQuery>): P
       headers: {
         "Content-Type": grant.contentType,
         "Content-Length": String(object.size),
-        "Content-Disposition": attachmentDisposition(grant.filename),
+        "Content-Disposition": contentDisposition(grant.filename, grant.disposition),
         "Cache-Control": "private, no-store",
         "X-Content-Type-Options": "nosniff",
       },

@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Storage, type StorageOptions } from "@google-cloud/storage";
 import type { GcsStorageSettings } from "@/lib/config/storage";
-import { ObjectNotFoundError, assertSafeKey, attachmentDisposition, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
+import { ObjectNotFoundError, assertSafeKey, contentDisposition, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
 
 export function gcsClientOptions(settings: GcsStorageSettings["gcs"]): StorageOptions {
   return {
@@ -57,7 +57,7 @@ export class GcsObjectStorage implements ObjectStorage {
       version: "v4",
       action: "read",
       expires: Date.now() + options.expiresInSeconds * 1000,
-      responseDisposition: attachmentDisposition(options.filename),
+      responseDisposition: contentDisposition(options.filename, options.disposition),
       responseType: options.contentType,
     });
     return url;

@@ -74,6 +74,7 @@ export class LocalObjectStorage implements ObjectStorage {
       filename: options.filename,
       contentType: options.contentType,
       expires: Math.floor(Date.now() / 1000) + options.expiresInSeconds,
+      disposition: options.disposition ?? "attachment",
     });
     return `${options.appOrigin}${LOCAL_SIGNED_FILE_PATH}?${query}`;
   }

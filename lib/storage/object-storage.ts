@@ -31,7 +31,11 @@ export interface SignedDownloadOptions {
   expiresInSeconds: number;
   /** Origin of this app, for providers whose download URLs are served by the app itself (local). */
   appOrigin: string;
+  /** `inline` lets the browser show the file (a PDF at a cited page); default `attachment` saves it. */
+  disposition?: Disposition;
 }
+
+export type Disposition = "attachment" | "inline";
 
 export interface StoredObject {
   body: Readable;
@@ -82,7 +86,7 @@ export function guardedBody(body: Readable, { maxBytes, signal }: Pick<PutStream
 }
 
 /** RFC 6266 Content-Disposition with an ASCII fallback and the UTF-8 name. */
-export function attachmentDisposition(filename: string): string {
+export function contentDisposition(filename: string, disposition: Disposition = "attachment"): string {
   const ascii = filename.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }

@@ -4,7 +4,7 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, typ
 import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3StorageSettings } from "@/lib/config/storage";
-import { ObjectNotFoundError, assertSafeKey, attachmentDisposition, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
+import { ObjectNotFoundError, assertSafeKey, contentDisposition, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
 
 /** 8 MiB parts, two in flight: at most ~16 MiB of one upload is in memory at a time. */
 const PART_SIZE = 8 * 1024 * 1024;
@@ -86,7 +86,7 @@ export class S3ObjectStorage implements ObjectStorage {
     const command = new GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
-      ResponseContentDisposition: attachmentDisposition(options.filename),
+      ResponseContentDisposition: contentDisposition(options.filename, options.disposition),
       ResponseContentType: options.contentType,
     });
     return getSignedUrl(this.client, command, { expiresIn: options.expiresInSeconds });

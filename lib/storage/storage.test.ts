@@ -145,6 +145,15 @@ describe("s3 provider against a real S3-compatible server (s3rver)", () => {
     expect(res.headers.get("content-disposition")).toContain("filename*=UTF-8''R%C3%A9sum%C3%A9.pdf");
   });
 
+  it("presigns inline URLs that the server answers with an inline Content-Disposition", async () => {
+    await storage.putStream("documents/org_acme/doc_inline/v1", chunked(bytesOf(1000, 3)), { contentType: "application/pdf", maxBytes: MiB });
+    const url = await storage.signedDownloadUrl("documents/org_acme/doc_inline/v1", { filename: "a.pdf", contentType: "application/pdf", expiresInSeconds: 60, appOrigin: "http://unused", disposition: "inline" });
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toMatch(/^inline; filename="a.pdf"/);
+    await res.arrayBuffer();
+  });
+
   it("aborts a multipart upload whose body fails after the first part: nothing visible", async () => {
     await expect(storage.putStream("documents/org_acme/doc_half/v1", droppedAfter(bytesOf(9 * MiB)), PUT)).rejects.toThrow(/connection reset/);
     const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: "documents/org_acme/doc_half/" }));

@@ -85,7 +85,9 @@ describe("POST /api/v1/chat with a chat model", () => {
     expect(head).toMatchObject({ mode: "model", model: "loopback-chat", notice: null });
     expect(head.sources.length).toBeGreaterThan(0);
     expect(head.sources.length).toBeLessThanOrEqual(3);
-    expect(head.sources[0]).toMatchObject({ n: 1, document_id: ids.acmePumps, document_title: "pump manual", download_endpoint: `/api/v1/documents/${ids.acmePumps}/download` });
+    expect(head.sources[0]).toMatchObject({ n: 1, document_id: ids.acmePumps, document_title: "pump manual", download_endpoint: `/api/v1/documents/${ids.acmePumps}/download?disposition=inline` });
+    // Citations open the file in the browser (a PDF at its page), not as a download.
+    expect(new URL(head.sources[0].open_url!).searchParams.get("disposition")).toBe("inline");
     expect(head.sources[0].open_url).toContain("/api/v1/documents/signed-file?");
     expect(head.sources.map((s) => s.document_id)).not.toContain(ids.globexPumps);
     expect(evs.slice(1).map((e) => e.type)).toEqual(["delta", "delta", "done"]);

@@ -128,6 +128,29 @@ describe("documents API", () => {
     expect((await fetchSigned("http://localhost:3000/api/v1/documents/signed-file")).status).toBe(422);
   });
 
+  it("serves inline links (citations open a PDF at its page) only when the signature says inline", async () => {
+    const id = (await create("manual.pdf")).json.id as string;
+    await put(id, files.pdf, { type: "application/pdf" });
+    const link = await call(download.GET, "GET", `/api/v1/documents/${id}/download?disposition=inline`, { token: analyst, params: { id } });
+    expect(link.status).toBe(200);
+    const inline = await fetchSigned(link.json.url);
+    expect(inline.status).toBe(200);
+    expect(inline.headers.get("content-disposition")).toBe(`inline; filename="manual.pdf"; filename*=UTF-8''manual.pdf`);
+    expect(inline.headers.get("content-type")).toBe("application/pdf");
+
+    const { url } = (await call(download.GET, "GET", `/api/v1/documents/${id}/download`, { token: analyst, params: { id } })).json;
+    const promoted = new URL(url);
+    promoted.searchParams.set("disposition", "inline");
+    expect((await fetchSigned(promoted.toString())).status).toBe(403);
+    const demoted = new URL(link.json.url);
+    demoted.searchParams.delete("disposition");
+    expect((await fetchSigned(demoted.toString())).status).toBe(403);
+
+    const bad = await call(download.GET, "GET", `/api/v1/documents/${id}/download?disposition=open`, { token: analyst, params: { id } });
+    expect(bad.status).toBe(422);
+    expect(bad.json.detail[0].loc).toEqual(["query", "disposition"]);
+  });
+
   it("refuses lying content with 415 and leaves the record and storage untouched", async () => {
     const pdf = (await create("fake.pdf")).json.id as string;
     const asZip = await put(pdf, files.docx);
