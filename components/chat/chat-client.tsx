@@ -26,7 +26,8 @@ export interface ChatClientProps {
   embedding: { configured: boolean; reason: string | null; model: string };
 }
 
-const EXAMPLES = ["What do our documents say about maintenance intervals?", "Summarise the main points of the latest report", "Which document mentions refunds?"];
+// Questions the demo documents (docs/demo-documents) answer, so a fresh start shows what chat does.
+const EXAMPLES = ["When do loyalty points expire?", "What temperature must the chillers hold?", "Which supplier delivers fresh produce in the West, and when?"];
 
 export function ChatClient({ chatModel, embedding }: ChatClientProps) {
   const [turns, setTurns] = useState<Turn[]>([]);

@@ -73,7 +73,7 @@ export function SearchPanel({ embedding }: { embedding: EmbeddingView }) {
           type="search"
           value={query}
           onChange={(e) => setQuery(e.target.value)}
-          placeholder="Ask about your documents, e.g. “maintenance interval of the pumps”"
+          placeholder="Ask about your documents, e.g. “when do loyalty points expire”"
           aria-label="Search query"
           maxLength={4000}
           data-testid="search-input"
