@@ -324,6 +324,8 @@ describe("dashboards API: audit of issue 4", () => {
     const { json } = await create("editable");
     const put = (token: string, body: unknown, id = json.id) => call(one.PUT, "PUT", "/x", { token, params: { id }, body });
     expect((await put(admin, { slug: "taken-slug" })).status).toBe(409);
+    // Slugs are unique per organization, not across them.
+    expect((await create("taken-slug", globex)).status).toBe(201);
     const broken = await put(admin, { spec_yaml: SMALL.replace("w: 3, h: 2 }\n  data:", "w: 3, h: two }\n  data:") });
     expect(broken.status).toBe(422);
     expect(broken.json.detail).toContainEqual(expect.objectContaining({ line: 54, msg: expect.stringMatching(/^54:\d+ .*expected number/) }));
