@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
+import { dropFiles, type DroppedFile } from "./drop-files";
 import { csvFile, docxFile, pdfFile, txtFile } from "../lib/documents/testing/fixtures";
 
 const sha256 = (b: Buffer) => crypto.createHash("sha256").update(b).digest("hex");
@@ -8,35 +9,13 @@ const sha256 = (b: Buffer) => crypto.createHash("sha256").update(b).digest("hex"
 /** Names unique to this run, so a reused e2e data folder never confuses rows. */
 const run = `e2e-${Date.now().toString(36)}`;
 
-interface Fixture {
-  name: string;
-  type: string;
-  data: Buffer;
-}
-
-async function fixtures(): Promise<Fixture[]> {
+async function fixtures(): Promise<DroppedFile[]> {
   return [
     { name: `${run} report.pdf`, type: "application/pdf", data: await pdfFile() },
     { name: `${run} policy.docx`, type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document", data: await docxFile() },
     { name: `${run} revenue.csv`, type: "text/csv", data: csvFile() },
     { name: `${run} notes.txt`, type: "text/plain", data: txtFile() },
   ];
-}
-
-/** Drops files on the drop zone the way a browser does: a drop event carrying a DataTransfer. */
-async function dropFiles(page: Page, files: Fixture[]) {
-  const payload = files.map((f) => ({ name: f.name, type: f.type, base64: f.data.toString("base64") }));
-  const dataTransfer = await page.evaluateHandle((items) => {
-    const transfer = new DataTransfer();
-    for (const item of items) {
-      const bytes = Uint8Array.from(atob(item.base64), (c) => c.charCodeAt(0));
-      transfer.items.add(new File([bytes], item.name, { type: item.type }));
-    }
-    return transfer;
-  }, payload);
-  const zone = page.getByTestId("document-dropzone");
-  await zone.dispatchEvent("dragover", { dataTransfer });
-  await zone.dispatchEvent("drop", { dataTransfer });
 }
 
 const row = (page: Page, filename: string) => page.locator(`[data-testid="document-row"][data-filename="${filename}"]`);

@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import PDFDocument from "pdfkit";
+import { dropFiles } from "./drop-files";
 
 /**
  * A random word no other run or seed contains, so searches find this run's passages. Random letters rather
@@ -41,27 +42,6 @@ async function policyPdf(): Promise<Buffer> {
   doc.end();
   await done;
   return Buffer.concat(chunks);
-}
-
-interface Fixture {
-  name: string;
-  type: string;
-  data: Buffer;
-}
-
-async function dropFiles(page: Page, files: Fixture[]) {
-  const payload = files.map((f) => ({ name: f.name, type: f.type, base64: f.data.toString("base64") }));
-  const dataTransfer = await page.evaluateHandle((items) => {
-    const transfer = new DataTransfer();
-    for (const item of items) {
-      const bytes = Uint8Array.from(atob(item.base64), (c) => c.charCodeAt(0));
-      transfer.items.add(new File([bytes], item.name, { type: item.type }));
-    }
-    return transfer;
-  }, payload);
-  const zone = page.getByTestId("document-dropzone");
-  await zone.dispatchEvent("dragover", { dataTransfer });
-  await zone.dispatchEvent("drop", { dataTransfer });
 }
 
 const row = (page: Page, filename: string) => page.locator(`[data-testid="document-row"][data-filename="${filename}"]`);
