@@ -367,4 +367,19 @@ describe("dashboards API: audit of issue 4", () => {
     // Plain queries are still served.
     expect((await ask({})).json.widgets.revenue_kpi.cached).toBe(true);
   });
+  it("treats prototype names in widget ids and filters as ordinary data", async () => {
+    const { json } = await create("proto-ids");
+    const res = await call(query.POST, "POST", "/x", {
+      token: admin,
+      params: { id: json.id },
+      rawBody: '{"version": "draft", "widget_ids": ["__proto__", "constructor", "revenue_kpi"], "filters": {"__proto__": {"location": "loc_acme_nyc"}, "constructor": 1}}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(200);
+    // zod records drop a "__proto__" key; nothing else changes.
+    expect(Object.keys(res.json.widgets)).toEqual(["constructor", "revenue_kpi"]);
+    expect(res.json.widgets.constructor.error.detail).toBe("No widget 'constructor' in this dashboard");
+    const total = await sqlValue("SELECT sum(amount) AS v FROM orders WHERE org_id = 'org_acme'");
+    expect(Number(res.json.widgets.revenue_kpi.rows[0].revenue)).toBeCloseTo(total, 2);
+  });
 });
