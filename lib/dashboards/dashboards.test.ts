@@ -382,4 +382,18 @@ describe("dashboards API: audit of issue 4", () => {
     const total = await sqlValue("SELECT sum(amount) AS v FROM orders WHERE org_id = 'org_acme'");
     expect(Number(res.json.widgets.revenue_kpi.rows[0].revenue)).toBeCloseTo(total, 2);
   });
+  it("stops existing embed links when a newly published version turns allow_embed off", async () => {
+    const { json } = await create("embed-off");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    const grant = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
+    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: json.id }, body: { spec_yaml: SMALL.replace("allow_embed: true", "allow_embed: false") } });
+    // Editing the draft alone changes nothing...
+    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    // ...publishing it does.
+    const off = await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } });
+    expect(off.status).toBe(403);
+    expect(off.json.detail).toMatch(/Embedding has been turned off/);
+  });
 });

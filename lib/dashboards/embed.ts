@@ -94,9 +94,22 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   if (typeof org !== "string" || typeof dsh !== "string" || typeof ver !== "number" || typeof jti !== "string") {
     throw new EmbedTokenError(401, "This embed link is not valid");
   }
-  const grant = await withTenant({ orgId: org }, (tx) => tx.dashboardEmbed.findFirst({ where: { id: jti, dashboardId: dsh } }));
+  const { grant, current } = await withTenant({ orgId: org }, async (tx) => {
+    const grant = await tx.dashboardEmbed.findFirst({ where: { id: jti, dashboardId: dsh } });
+    const dashboard = grant ? await tx.dashboard.findUnique({ where: { id: dsh }, select: { publishedVersion: true } }) : null;
+    const current = dashboard?.publishedVersion
+      ? await tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: dsh, version: dashboard.publishedVersion } }, select: { specYaml: true } })
+      : null;
+    return { grant, current };
+  });
   if (!grant || grant.version !== ver) throw new EmbedTokenError(401, "This embed link is not valid");
   if (grant.revokedAt) throw new EmbedTokenError(401, "This embed link has been revoked");
+  // The grant shows the version it was made for, but the dashboard's current published manifest
+  // decides whether it may be embedded at all: turning allow_embed off and publishing stops every link.
+  const currentManifest = current ? parseManifestCached(current.specYaml) : null;
+  if (!currentManifest?.ok || !currentManifest.value.manifest.platform.allow_embed) {
+    throw new EmbedTokenError(403, "Embedding has been turned off for this dashboard");
+  }
   return {
     embedId: grant.id,
     orgId: grant.orgId,
