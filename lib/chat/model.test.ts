@@ -1,7 +1,7 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/api/errors";
 import type { ChatModelSettings } from "@/lib/config/chat";
+import { rejection } from "@/lib/embeddings/loopback-server";
 import { openChatStream, type ModelPiece } from "./model";
 import { buildPrompt, excerpt, passagesAnswer, PASSAGES_LABEL, type PromptSource } from "./prompt";
 import { startChatServer } from "./testing/chat-server";
@@ -40,15 +40,6 @@ async function collect(pieces: AsyncIterable<ModelPiece>) {
   const out: ModelPiece[] = [];
   for await (const piece of pieces) out.push(piece);
   return out;
-}
-
-async function failure(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
 }
 
 describe("prompt", () => {
@@ -128,7 +119,7 @@ describe("chat model client (openai SDK against a loopback server)", () => {
 
   it("reports a refused key as 502 without repeating the key", async () => {
     server.answerWith({ kind: "status", status: 401, message: `Incorrect API key provided: ${KEY}` });
-    const error = await failure(openChatStream(settings(), [{ role: "user", content: "hi" }], new AbortController().signal));
+    const error = await rejection(openChatStream(settings(), [{ role: "user", content: "hi" }], new AbortController().signal));
     expect(error.status).toBe(502);
     expect(String(error.detail)).toMatch(/^The chat model failed: 401/);
     expect(String(error.detail)).not.toContain(KEY);
@@ -139,14 +130,14 @@ describe("chat model client (openai SDK against a loopback server)", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const error = await failure(openChatStream(settings({ base_url: `http://127.0.0.1:${port}/v1` }), [{ role: "user", content: "hi" }], new AbortController().signal));
+    const error = await rejection(openChatStream(settings({ base_url: `http://127.0.0.1:${port}/v1` }), [{ role: "user", content: "hi" }], new AbortController().signal));
     expect(error.status).toBe(502);
     expect(String(error.detail)).toContain("cannot be reached");
   });
 
   it("gives up on a server that never answers with 504", async () => {
     server.answerWith({ kind: "hang" });
-    const error = await failure(openChatStream(settings({ request_timeout_ms: 1000 }), [{ role: "user", content: "hi" }], new AbortController().signal));
+    const error = await rejection(openChatStream(settings({ request_timeout_ms: 1000 }), [{ role: "user", content: "hi" }], new AbortController().signal));
     expect(error.status).toBe(504);
   });
 
@@ -154,7 +145,7 @@ describe("chat model client (openai SDK against a loopback server)", () => {
     server.answerWith({ kind: "cut-after", pieces: ["Partial ", "answer"] });
     const seen: ModelPiece[] = [];
     const stream = await openChatStream(settings(), [{ role: "user", content: "hi" }], new AbortController().signal);
-    const error = await failure(
+    const error = await rejection(
       (async () => {
         for await (const piece of stream) seen.push(piece);
       })(),

@@ -1,5 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach, expect } from "vitest";
+import { ApiError } from "@/lib/api/errors";
+import type { EmbeddingProviderOptions } from "./index";
 
 /*
  * Test support: a real HTTP server on 127.0.0.1 standing in for a provider's API, so each
@@ -55,7 +58,39 @@ export async function startLoopback(handler: LoopbackHandler): Promise<LoopbackS
   };
 }
 
+/** Provider options whose retry backoff is a few milliseconds, so retry tests run fast. */
+export const FAST_BACKOFF: EmbeddingProviderOptions = { backoff: { backoffBaseMs: 5, backoffMaxMs: 20 } };
+
+/**
+ * For a test file that starts its own server in each test: start() opens one, and every server
+ * started in a test is closed after it, even when the test failed half-way. Closing one the test
+ * already closed is harmless.
+ */
+export function loopbackPerTest(): { start: (handler: LoopbackHandler) => Promise<LoopbackServer> } {
+  const started: LoopbackServer[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((server) => server.close()));
+  });
+  return {
+    start: async (handler) => {
+      const server = await startLoopback(handler);
+      started.push(server);
+      return server;
+    },
+  };
+}
+
 /** A deterministic vector of `dims` numbers for text `i`, so tests can check order. */
 export function fakeVector(seed: number, dims: number): number[] {
   return Array.from({ length: dims }, (_, k) => ((seed * 31 + k) % 97) / 97);
+}
+
+/** The ApiError a provider call was rejected with; fails the test if it resolved or threw anything else. */
+export async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
 }

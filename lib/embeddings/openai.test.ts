@@ -1,17 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/api/errors";
+import { describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders } from "./index";
-import { fakeVector, sendJson, startLoopback, type LoopbackHandler, type LoopbackServer } from "./loopback-server";
+import { FAST_BACKOFF, fakeVector, loopbackPerTest, rejection, sendJson, type LoopbackHandler } from "./loopback-server";
 
 const KEY = "sk-test-0123456789abcdefSECRET";
-const FAST = { backoff: { backoffBaseMs: 5, backoffMaxMs: 20 } };
-
-let server: LoopbackServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const loopback = loopbackPerTest();
 
 interface EmbeddingsBody {
   model: string;
@@ -36,18 +29,9 @@ function openAiSettings(url: string, extra: Partial<EmbeddingSettings> = {}): Em
   return { ...LOCAL_EMBEDDING_SETTINGS, default_provider: "openai", openai: { api_key: KEY, base_url: `${url}/v1` }, ...extra };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
-}
-
 describe("OpenAI embeddings through the openai SDK", () => {
   it("sends the documented request with the key as a bearer token and returns vectors in input order", async () => {
-    server = await startLoopback(openAiLike(1536));
+    const server = await loopback.start(openAiLike(1536));
     const embedder = new EmbeddingProviders(openAiSettings(server.url)).embedder(null);
     expect([embedder.provider, embedder.model, embedder.dims]).toEqual(["openai", "text-embedding-3-small", 1536]);
 
@@ -62,7 +46,7 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("uses the configured model and its dimension", async () => {
-    server = await startLoopback(openAiLike(3072));
+    const server = await loopback.start(openAiLike(3072));
     const embedder = new EmbeddingProviders(openAiSettings(server.url, { default_model: "text-embedding-3-large" })).embedder(null);
     expect(embedder.dims).toBe(3072);
     expect((await embedder.embedQuery("x")).length).toBe(3072);
@@ -70,7 +54,7 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("batches at 2,048 inputs and reports progress after each batch", async () => {
-    server = await startLoopback(openAiLike(1536));
+    const server = await loopback.start(openAiLike(1536));
     const embedder = new EmbeddingProviders(openAiSettings(server.url)).embedder("text-embedding-3-small");
     const texts = Array.from({ length: 2100 }, (_, i) => `t${i}`);
     const progress: [number, number][] = [];
@@ -84,7 +68,7 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("keeps each request inside the 300,000-token budget", async () => {
-    server = await startLoopback(openAiLike(1536));
+    const server = await loopback.start(openAiLike(1536));
     const embedder = new EmbeddingProviders(openAiSettings(server.url)).embedder(null);
     // 240,000 bytes is estimated at 80,001 tokens: three fit in 300,000, a fourth does not.
     const texts = Array.from({ length: 5 }, (_, i) => `t${i} ${"a".repeat(240_000 - 3)}`);
@@ -95,12 +79,12 @@ describe("OpenAI embeddings through the openai SDK", () => {
   it("retries a 429 after the Retry-After the server asked for, then succeeds", async () => {
     let calls = 0;
     const ok = openAiLike(1536);
-    server = await startLoopback((request, response) => {
+    const server = await loopback.start((request, response) => {
       calls += 1;
       if (calls === 1) return sendJson(response, 429, { error: { message: "Rate limit reached" } }, { "retry-after-ms": "150" });
       return ok(request, response);
     });
-    const embedder = new EmbeddingProviders(openAiSettings(server.url), FAST).embedder(null);
+    const embedder = new EmbeddingProviders(openAiSettings(server.url), FAST_BACKOFF).embedder(null);
     const started = Date.now();
     expect(await embedder.embedQuery("t4")).toEqual(fakeVector(4, 1536));
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
@@ -108,8 +92,8 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("gives up after max_retries on repeated 500s with a 502 naming the provider and status", async () => {
-    server = await startLoopback((_request, response) => sendJson(response, 500, { error: { message: "The server had an error" } }));
-    const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 2 }), FAST).embedder(null);
+    const server = await loopback.start((_request, response) => sendJson(response, 500, { error: { message: "The server had an error" } }));
+    const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 2 }), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedDocuments(["t1"]));
     expect(error.status).toBe(502);
     expect(error.detail).toBe("embedding provider openai failed: 500 The server had an error");
@@ -117,8 +101,8 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("answers 504 when the provider hangs, after retrying each attempt's timeout", async () => {
-    server = await startLoopback(() => undefined); // never answers
-    const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 1, request_timeout_ms: 200 }), FAST).embedder(null);
+    const server = await loopback.start(() => undefined); // never answers
+    const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 1, request_timeout_ms: 200 }), FAST_BACKOFF).embedder(null);
     const started = Date.now();
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.status).toBe(504);
@@ -128,10 +112,10 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("does not retry a 401 and never puts the key in the error, even when the server echoes it", async () => {
-    server = await startLoopback((request, response) =>
+    const server = await loopback.start((request, response) =>
       sendJson(response, 401, { error: { message: `Incorrect API key provided: ${request.headers.authorization?.slice(7)}. Also sk-abc***xyz.`, code: "invalid_api_key" } }),
     );
-    const embedder = new EmbeddingProviders(openAiSettings(server.url), FAST).embedder(null);
+    const embedder = new EmbeddingProviders(openAiSettings(server.url), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.status).toBe(502);
     expect(error.detail).toMatch(/^embedding provider openai failed: 401 Incorrect API key provided: \[redacted\]/);
@@ -141,27 +125,26 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("reports a connection refused as a 502 network error", async () => {
-    server = await startLoopback(() => undefined);
+    const server = await loopback.start(() => undefined);
     const url = server.url;
     await server.close();
-    server = undefined;
-    const embedder = new EmbeddingProviders(openAiSettings(url, { max_retries: 1 }), FAST).embedder(null);
+    const embedder = new EmbeddingProviders(openAiSettings(url, { max_retries: 1 }), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.status).toBe(502);
     expect(error.detail).toMatch(/^embedding provider openai failed: network error /);
   });
 
   it("rejects vectors of the wrong dimension instead of storing them", async () => {
-    server = await startLoopback(openAiLike(10));
-    const embedder = new EmbeddingProviders(openAiSettings(server.url), FAST).embedder(null);
+    const server = await loopback.start(openAiLike(10));
+    const embedder = new EmbeddingProviders(openAiSettings(server.url), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.detail).toBe("embedding provider openai failed: returned a vector of 10 dimensions, expected 1536");
     expect(server.requests).toHaveLength(1);
   });
 
   it("stops at once, without retrying, when the caller aborts", async () => {
-    server = await startLoopback(() => undefined);
-    const embedder = new EmbeddingProviders(openAiSettings(server.url, { request_timeout_ms: 10_000 }), FAST).embedder(null);
+    const server = await loopback.start(() => undefined);
+    const embedder = new EmbeddingProviders(openAiSettings(server.url, { request_timeout_ms: 10_000 }), FAST_BACKOFF).embedder(null);
     const controller = new AbortController();
     const pending = embedder.embedDocuments(["t1"], { signal: controller.signal });
     setTimeout(() => controller.abort(new Error("index cancelled")), 100);
@@ -178,7 +161,7 @@ describe("OpenAI-compatible servers", () => {
   });
 
   it("calls the base URL with the first declared model and no Authorization header when no key is set", async () => {
-    server = await startLoopback(openAiLike(768));
+    const server = await loopback.start(openAiLike(768));
     const providers = new EmbeddingProviders(compatible(server.url));
     const embedder = providers.embedder(null);
     expect([embedder.provider, embedder.model, embedder.dims]).toEqual(["openai_compatible", "nomic-embed-text", 768]);
@@ -188,7 +171,7 @@ describe("OpenAI-compatible servers", () => {
   });
 
   it("sends the key when one is set and serves every declared model", async () => {
-    server = await startLoopback(openAiLike(384));
+    const server = await loopback.start(openAiLike(384));
     const embedder = new EmbeddingProviders(compatible(server.url, "local-key-123456")).embedder("bge-small");
     expect(embedder.dims).toBe(384);
     await embedder.embedQuery("t1");

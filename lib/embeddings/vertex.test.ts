@@ -5,10 +5,9 @@ import path from "node:path";
 import { gaxios } from "google-auth-library";
 import { importSPKI, jwtVerify } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/api/errors";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders, type EmbeddingProviderOptions } from "./index";
-import { fakeVector, sendJson, startLoopback, type LoopbackHandler, type LoopbackServer } from "./loopback-server";
+import { FAST_BACKOFF, fakeVector, rejection, sendJson, startLoopback, type LoopbackHandler, type LoopbackServer } from "./loopback-server";
 
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const CLIENT_EMAIL = "quarry-embeddings@test-project.iam.gserviceaccount.com";
@@ -102,16 +101,7 @@ function loopbackAuth(): EmbeddingProviderOptions {
       return options;
     },
   });
-  return { backoff: { backoffBaseMs: 5, backoffMaxMs: 20 }, vertexAuth: { clientOptions: { transporter } } };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
+  return { ...FAST_BACKOFF, vertexAuth: { clientOptions: { transporter } } };
 }
 
 describe("Vertex AI embeddings over REST with google-auth-library", () => {
@@ -213,7 +203,7 @@ describe("Vertex AI embeddings over REST with google-auth-library", () => {
     delete process.env.GOOGLE_APPLICATION_CREDENTIALS;
     try {
       const adc = settings({ vertex: { project: "test-project", location: "europe-west4", api_endpoint: server.url } });
-      const embedder = new EmbeddingProviders(adc, { backoff: { backoffBaseMs: 5, backoffMaxMs: 20 } }).embedder(null);
+      const embedder = new EmbeddingProviders(adc, FAST_BACKOFF).embedder(null);
       expect(await embedder.embedQuery("t8")).toEqual(fakeVector(8, 768));
       expect(metadataTokens).toBe(1);
       expect(tokenExchanges).toBe(0);

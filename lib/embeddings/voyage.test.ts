@@ -1,17 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/api/errors";
+import { describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders } from "./index";
-import { fakeVector, sendJson, startLoopback, type LoopbackHandler, type LoopbackServer } from "./loopback-server";
+import { FAST_BACKOFF, fakeVector, loopbackPerTest, rejection, sendJson, type LoopbackHandler } from "./loopback-server";
 
 const KEY = "pa-voyage-test-key-0123456789";
-const FAST = { backoff: { backoffBaseMs: 5, backoffMaxMs: 20 } };
-
-let server: LoopbackServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const loopback = loopbackPerTest();
 
 interface VoyageBody {
   input: string[];
@@ -35,18 +28,9 @@ function settings(url: string, extra: Partial<EmbeddingSettings> = {}): Embeddin
   return { ...LOCAL_EMBEDDING_SETTINGS, default_provider: "voyage", voyage: { api_key: KEY, base_url: `${url}/v1` }, ...extra };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
-}
-
 describe("Voyage AI embeddings", () => {
   it("sends {input, model, input_type} with document for chunks and query for questions", async () => {
-    server = await startLoopback(voyageLike(1024));
+    const server = await loopback.start(voyageLike(1024));
     const embedder = new EmbeddingProviders(settings(server.url)).embedder(null);
     expect([embedder.provider, embedder.model, embedder.dims]).toEqual(["voyage", "voyage-3", 1024]);
     expect(await embedder.embedDocuments(["t1", "t2"])).toEqual([fakeVector(1, 1024), fakeVector(2, 1024)]);
@@ -58,14 +42,14 @@ describe("Voyage AI embeddings", () => {
   });
 
   it("serves voyage-3-lite at 512 and voyage-code-3 at 1024 dimensions", async () => {
-    server = await startLoopback(voyageLike(512));
+    const server = await loopback.start(voyageLike(512));
     const providers = new EmbeddingProviders(settings(server.url));
     expect((await providers.embedder("voyage-3-lite").embedQuery("t1")).length).toBe(512);
     expect(providers.embedder("voyage-code-3").dims).toBe(1024);
   });
 
   it("sends at most 128 inputs per request", async () => {
-    server = await startLoopback(voyageLike(1024));
+    const server = await loopback.start(voyageLike(1024));
     const embedder = new EmbeddingProviders(settings(server.url)).embedder(null);
     const progress: number[] = [];
     const vectors = await embedder.embedDocuments(
@@ -80,41 +64,41 @@ describe("Voyage AI embeddings", () => {
   it("retries a 429 with Retry-After 0 and a 502, then succeeds", async () => {
     const statuses = [429, 502];
     const ok = voyageLike(1024);
-    server = await startLoopback((request, response) => {
+    const server = await loopback.start((request, response) => {
       const status = statuses.shift();
       if (status) return sendJson(response, status, { detail: "slow down" }, { "retry-after": "0" });
       return ok(request, response);
     });
-    const embedder = new EmbeddingProviders(settings(server.url), FAST).embedder(null);
+    const embedder = new EmbeddingProviders(settings(server.url), FAST_BACKOFF).embedder(null);
     expect(await embedder.embedQuery("t4")).toEqual(fakeVector(4, 1024));
     expect(server.requests).toHaveLength(3);
   });
 
   it("fails a Retry-After longer than a minute at once instead of holding the job", async () => {
-    server = await startLoopback((_request, response) => sendJson(response, 429, { detail: "Rate limit" }, { "retry-after": "3600" }));
-    const embedder = new EmbeddingProviders(settings(server.url), FAST).embedder(null);
+    const server = await loopback.start((_request, response) => sendJson(response, 429, { detail: "Rate limit" }, { "retry-after": "3600" }));
+    const embedder = new EmbeddingProviders(settings(server.url), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.detail).toBe("embedding provider voyage failed: 429 Rate limit (asked to retry after 3600 s)");
     expect(server.requests).toHaveLength(1);
   });
 
   it("ends repeated 500s in a 502 with Voyage's detail, and hangs in a 504", async () => {
-    server = await startLoopback((_request, response) => sendJson(response, 500, { detail: "Internal error" }));
-    const failing = new EmbeddingProviders(settings(server.url, { max_retries: 3 }), FAST).embedder(null);
+    let server = await loopback.start((_request, response) => sendJson(response, 500, { detail: "Internal error" }));
+    const failing = new EmbeddingProviders(settings(server.url, { max_retries: 3 }), FAST_BACKOFF).embedder(null);
     const error = await rejection(failing.embedDocuments(["t1"]));
     expect([error.status, error.detail]).toEqual([502, "embedding provider voyage failed: 500 Internal error"]);
     expect(server.requests).toHaveLength(4);
     await server.close();
 
-    server = await startLoopback(() => undefined);
-    const hanging = new EmbeddingProviders(settings(server.url, { max_retries: 0, request_timeout_ms: 150 }), FAST).embedder(null);
+    server = await loopback.start(() => undefined);
+    const hanging = new EmbeddingProviders(settings(server.url, { max_retries: 0, request_timeout_ms: 150 }), FAST_BACKOFF).embedder(null);
     const timeout = await rejection(hanging.embedQuery("t1"));
     expect([timeout.status, timeout.detail]).toEqual([504, "embedding provider voyage timed out after 150 ms (1 attempts)"]);
   });
 
   it("never puts the key in an error, even when the server echoes it", async () => {
-    server = await startLoopback((request, response) => sendJson(response, 403, { detail: `Key ${request.headers.authorization} is not allowed` }));
-    const embedder = new EmbeddingProviders(settings(server.url), FAST).embedder(null);
+    const server = await loopback.start((request, response) => sendJson(response, 403, { detail: `Key ${request.headers.authorization} is not allowed` }));
+    const embedder = new EmbeddingProviders(settings(server.url), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.detail).toBe("embedding provider voyage failed: 403 Key Bearer [redacted] is not allowed");
     expect(error.message).not.toContain(KEY);
