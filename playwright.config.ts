@@ -33,6 +33,14 @@ export default defineConfig({
     timeout: 240_000,
     reuseExistingServer: false,
     stdout: "pipe",
-    env: { PORT: String(PORT), QUARRY_DATA_DIR: ".data/e2e", QUARRY_PUBLIC_URL: baseURL, NEXTAUTH_URL: baseURL, QUARRY_LOG_LEVEL: "warn" },
+    env: {
+      PORT: String(PORT),
+      QUARRY_DATA_DIR: ".data/e2e",
+      QUARRY_PUBLIC_URL: baseURL,
+      NEXTAUTH_URL: baseURL,
+      QUARRY_LOG_LEVEL: "warn",
+      // e2e/notifications.spec.ts starts its SMTP server and webhook receiver on 127.0.0.1, which the SSRF guard refuses unless allow-listed.
+      NOTIFICATIONS_CONFIG: JSON.stringify({ url_allow_list: ["127.0.0.1"] }),
+    },
   },
 });

@@ -36,5 +36,5 @@ export function HealthChart({ series, from, to }: { series: Bucket[]; from: stri
       data: series.map((b) => [b.bucket, b[s.key]]),
     })),
   };
-  return <ReactECharts className={styles.chart} option={option} notMerge aria-label="Deliveries per hour by outcome" />;
+  return <ReactECharts className={styles.chart} option={option} notMerge role="img" aria-label="Deliveries per hour by outcome" />;
 }

@@ -33,6 +33,15 @@ interface Props {
 
 const STATUS_TONE: Record<string, string> = { delivered: "good", dead: "bad", retrying: "warn", skipped: "", pending: "", sending: "" };
 
+/** A data table that scrolls sideways inside its own box on a narrow screen instead of widening the page. */
+function Table(props: React.ComponentProps<"table">) {
+  return (
+    <div className={styles.scroll}>
+      <table className="grid-table" {...props} />
+    </div>
+  );
+}
+
 function StatusChip({ status }: { status: string }) {
   return <span className={`chip ${STATUS_TONE[status] ?? ""}`}>{status}</span>;
 }
@@ -80,7 +89,7 @@ export function NotificationsAdmin(props: Props) {
 
       <section className={styles.section} aria-labelledby="channels-h">
         <h2 id="channels-h">Channels</h2>
-        <table className="grid-table">
+        <Table>
           <thead><tr><th>Channel</th><th>Status</th><th>Settings</th><th>Updated</th><th>Actions</th></tr></thead>
           <tbody>
             {channels.map((c) => (
@@ -98,7 +107,7 @@ export function NotificationsAdmin(props: Props) {
               />
             ))}
           </tbody>
-        </table>
+        </Table>
         <p className="muted">Secrets are stored encrypted and shown masked. Webhook and SMTP targets must be public addresses unless the server allow-lists them.</p>
       </section>
 
@@ -123,7 +132,7 @@ export function NotificationsAdmin(props: Props) {
         {rules.length === 0 ? (
           !creatingRule && <p className="empty-state">No custom rules yet. Clone a base rule with “New rule” to start alerting.</p>
         ) : (
-          <table className="grid-table">
+          <Table>
             <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence</th><th>Next runs (UTC cron)</th><th>Actions</th></tr></thead>
             <tbody>
               {rules.map((r) => (
@@ -135,10 +144,10 @@ export function NotificationsAdmin(props: Props) {
                   <td className={styles.mono}>{Object.entries(r.thresholds).map(([k, v]) => `${k} = ${v}`).join(", ") || "—"}</td>
                   <td><span className={`chip ${r.severity === "critical" ? "bad" : r.severity === "warning" ? "warn" : ""}`}>{r.severity}</span></td>
                   <td>{r.default_channels.join(", ")}{r.group_subscriptions > 0 && <div className="muted">+{r.group_subscriptions} email group(s)</div>}</td>
-                  <td className={styles.mono}>{r.cadence_cron}</td>
+                  <td className={`${styles.mono} ${styles.nowrap}`}>{r.cadence_cron}</td>
                   <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
                   <td>
-                    <div className={styles.row}>
+                    <div className={`${styles.row} ${styles.nowrap}`}>
                       <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, "POST", `/api/v1/notifications/admin/custom-rules/${r.id}/trigger`, "Queued: deliveries appear below shortly.")}>Run now</button>
                       <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, "PATCH", `/api/v1/notifications/admin/custom-rules/${r.id}`, r.enabled ? "Disabled." : "Enabled.", { enabled: !r.enabled })}>{r.enabled ? "Disable" : "Enable"}</button>
                     </div>
@@ -147,7 +156,7 @@ export function NotificationsAdmin(props: Props) {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </Table>
         )}
       </section>
 
@@ -158,7 +167,7 @@ export function NotificationsAdmin(props: Props) {
         {groups.length === 0 ? (
           <p className="empty-state">No email groups yet.</p>
         ) : (
-          <table className="grid-table">
+          <Table>
             <thead><tr><th>Group</th><th>Rule</th><th>Members</th><th>Created</th><th /></tr></thead>
             <tbody>
               {groups.map((g) => (
@@ -166,7 +175,7 @@ export function NotificationsAdmin(props: Props) {
                   <td>{g.group_name}</td>
                   <td className={styles.mono}>{g.rule_key}</td>
                   <td>{g.members.join(", ")}</td>
-                  <td>{when(g.created_at)}</td>
+                  <td className={styles.nowrap}>{when(g.created_at)}</td>
                   <td>
                     <button className="button danger" type="button" onClick={() => void act(`group:${g.id}`, "DELETE", `/api/v1/notifications/admin/group-subscriptions/${g.id}`, "Removed.")}>Remove</button>
                     <Result value={flash[`group:${g.id}`] ?? null} />
@@ -174,7 +183,7 @@ export function NotificationsAdmin(props: Props) {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </Table>
         )}
       </section>
 
@@ -185,14 +194,14 @@ export function NotificationsAdmin(props: Props) {
         {unsubscribes.length === 0 ? (
           <p className="empty-state">Nobody has unsubscribed.</p>
         ) : (
-          <table className="grid-table">
+          <Table>
             <thead><tr><th>Recipient</th><th>From</th><th>Since</th><th /></tr></thead>
             <tbody>
               {unsubscribes.map((u) => (
                 <tr key={u.id}>
                   <td>{u.address ?? u.user_id}</td>
                   <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? `rule ${u.rule_key}` : `group ${u.group_name}`}</td>
-                  <td>{when(u.created_at)}</td>
+                  <td className={styles.nowrap}>{when(u.created_at)}</td>
                   <td>
                     <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, "DELETE", `/api/v1/notifications/admin/unsubscribes/${u.id}`, "Subscribed again.")}>Resubscribe</button>
                     <Result value={flash[`unsub:${u.id}`] ?? null} />
@@ -200,7 +209,7 @@ export function NotificationsAdmin(props: Props) {
                 </tr>
               ))}
             </tbody>
-          </table>
+          </Table>
         )}
       </section>
 
@@ -225,21 +234,27 @@ export function NotificationsAdmin(props: Props) {
         {health.recent.length === 0 ? (
           <p className="empty-state">No deliveries yet.</p>
         ) : (
-          <table className="grid-table" aria-label="Recent deliveries">
+          <Table aria-label="Recent deliveries">
             <thead><tr><th>When</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Status</th><th>Why</th></tr></thead>
             <tbody>
               {health.recent.map((d) => (
                 <tr key={d.id}>
-                  <td>{when(d.created_at)}</td>
+                  <td className={styles.nowrap}>{when(d.created_at)}</td>
                   <td className={styles.mono}>{d.rule_key}</td>
                   <td>{d.channel}</td>
                   <td>{d.recipient}</td>
-                  <td><StatusChip status={d.status} /></td>
-                  <td>{d.reason}{d.last_error && <div className={`${styles.mono} ${styles.failed}`}>{d.last_error}</div>}</td>
+                  <td className={styles.nowrap}><StatusChip status={d.status} /></td>
+                  <td>
+                    {d.reason}
+                    {d.last_error && (
+                      // After a success the last error is history (an earlier attempt, or before a requeue), not an alarm.
+                      <div className={`${styles.mono} ${d.status === "delivered" ? "muted" : styles.failed}`}>{d.status === "delivered" ? `earlier: ${d.last_error}` : d.last_error}</div>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
-          </table>
+          </Table>
         )}
       </section>
 
@@ -249,12 +264,12 @@ export function NotificationsAdmin(props: Props) {
           <p className="empty-state">Nothing failed permanently.</p>
         ) : (
           <>
-            <table className="grid-table">
+            <Table>
               <thead><tr><th>Created</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Attempts</th><th>Last error</th><th /></tr></thead>
               <tbody>
                 {deadLetters.map((d) => (
                   <tr key={d.id}>
-                    <td>{when(d.created_at)}</td>
+                    <td className={styles.nowrap}>{when(d.created_at)}</td>
                     <td className={styles.mono}>{d.rule_key}</td>
                     <td>{d.channel}</td>
                     <td>{d.recipient}</td>
@@ -267,7 +282,7 @@ export function NotificationsAdmin(props: Props) {
                   </tr>
                 ))}
               </tbody>
-            </table>
+            </Table>
             {deadLetterTotal > deadLetters.length && <p className="muted">Showing the latest {deadLetters.length} of {deadLetterTotal}; the API pages through all of them.</p>}
           </>
         )}
@@ -297,11 +312,11 @@ function ChannelRow({ channel: c, editing, flash, onEdit, onTest, onSaved }: Cha
     <>
       <tr data-channel={c.kind}>
         <td><strong>{c.kind === "in_app" ? "In-app" : c.kind}</strong></td>
-        <td>{!c.configured ? <span className="chip warn">not configured</span> : c.enabled ? <span className="chip good">enabled</span> : <span className="chip">disabled</span>}</td>
+        <td className={styles.nowrap}>{!c.configured ? <span className="chip warn">not configured</span> : c.enabled ? <span className="chip good">enabled</span> : <span className="chip">disabled</span>}</td>
         <td className={styles.mono}>{settings || (c.kind === "in_app" ? "bell of every admin" : "—")}</td>
-        <td>{when(c.updated_at)}</td>
+        <td className={styles.nowrap}>{when(c.updated_at)}</td>
         <td>
-          <div className={styles.row}>
+          <div className={`${styles.row} ${styles.nowrap}`}>
             <button className="button" type="button" onClick={onEdit} aria-expanded={editing}>{c.configured && c.kind !== "in_app" ? "Edit" : "Configure"}</button>
             <button className="button" type="button" disabled={!c.configured || !c.enabled} onClick={onTest}>Send test</button>
           </div>

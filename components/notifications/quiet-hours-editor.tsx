@@ -22,7 +22,7 @@ function WindowRow({ label, value, onChange }: { label: string; value: QuietWind
   return (
     <tr>
       <td>
-        <label className={styles.check}>
+        <label className={`${styles.check} ${styles.flush}`}>
           <input type="checkbox" checked={value !== null} onChange={(e) => onChange(e.target.checked ? OFF : null)} aria-label={`Quiet hours for ${label}`} /> {label}
         </label>
       </td>
@@ -60,16 +60,18 @@ export function QuietHoursEditor({ initial, onSaved }: { initial: QuietHours; on
   return (
     <div>
       <p className="muted">Times are local to the organization ({initial.time_zone}). A channel&apos;s own window replaces the organization&apos;s for that channel.</p>
-      <table className="grid-table">
-        <thead><tr><th>Applies to</th><th>From</th><th>Until</th><th>During quiet hours</th></tr></thead>
-        <tbody>
-          <WindowRow label="Whole organization" value={org} onChange={setOrg} />
-          {Object.keys(channels).map((kind) => (
-            <WindowRow key={kind} label={kind} value={channels[kind]} onChange={(w) => setChannels((c) => ({ ...c, [kind]: w }))} />
-          ))}
-        </tbody>
-      </table>
-      <div className={styles.row}>
+      <div className={styles.scroll}>
+        <table className="grid-table">
+          <thead><tr><th>Applies to</th><th>From</th><th>Until</th><th>During quiet hours</th></tr></thead>
+          <tbody>
+            <WindowRow label="Whole organization" value={org} onChange={setOrg} />
+            {Object.keys(channels).map((kind) => (
+              <WindowRow key={kind} label={kind} value={channels[kind]} onChange={(w) => setChannels((c) => ({ ...c, [kind]: w }))} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div className={`${styles.row} ${styles.below}`}>
         <button className="button primary" type="button" onClick={() => void save()}>Save quiet hours</button>
         {status && <span role="status" className={`${styles.result} ${status.ok ? styles.ok : styles.failed}`}>{status.text}</span>}
       </div>
