@@ -12,6 +12,26 @@ describe("sample manifests in docs/manifests", () => {
     expect(samples).toContain("sample-dashboard.yaml");
   });
 
+  it("the bundled sample shows every part issue 4 asks of it", () => {
+    const result = parseDashboardYaml(fs.readFileSync(path.join(dir, "sample-dashboard.yaml"), "utf8"));
+    if (!result.ok) throw new Error("the sample does not validate");
+    const { manifest, widgets } = result.dashboard;
+    expect(manifest.spec.tabs.length).toBeGreaterThanOrEqual(2);
+    expect(manifest.spec.config?.filterPanel).toBeDefined();
+    expect(manifest.spec.config?.header?.widgets.length).toBeGreaterThan(0);
+    expect(manifest.spec.config?.footer?.widgets.length).toBeGreaterThan(0);
+    const filters = widgets.filter((w) => w.spec.component === "filter");
+    expect(filters.some((w) => w.spec.display.filter?.control === "date")).toBe(true);
+    expect(filters.some((w) => w.spec.display.filter?.control === "select" && w.spec.bindings.some((b) => b.field === "location_id"))).toBe(true);
+    expect(widgets.some((w) => w.spec.component === "kpi" && w.spec.display.kpi?.delta)).toBe(true);
+    const seriesTypes = new Set(
+      widgets.flatMap((w) => ((w.spec.display.echarts?.option.series ?? []) as { type?: string }[]).map((series) => series.type)),
+    );
+    for (const type of ["line", "bar", "pie", "heatmap", "gauge", "radar", "scatter"]) expect(seriesTypes, type).toContain(type);
+    const components = new Set(widgets.map((w) => w.spec.component));
+    for (const component of ["table", "tabulator", "markdown", "image"] as const) expect(components, component).toContain(component);
+  });
+
   it.each(samples)("%s validates", (file) => {
     const result = parseDashboardYaml(fs.readFileSync(path.join(dir, file), "utf8"));
     expect(result.ok ? [] : result.errors.map((e) => formatManifestError(e, file))).toEqual([]);
