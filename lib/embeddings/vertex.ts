@@ -1,6 +1,7 @@
 import { GoogleAuth, gaxios, type GoogleAuthOptions } from "google-auth-library";
+import { ProviderHttpError, postJson } from "./http";
 import type { EmbeddingModelInfo } from "./models";
-import { batchRanges, callProvider, checkVectors, embedInBatches, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
+import { batchRanges, callProvider, checkVectors, embedInBatches, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 
 /** Vertex AI text-embedding models: at most 250 instances and 20,000 input tokens per request (longer single inputs are truncated to 2,048 tokens by the API). */
@@ -17,19 +18,8 @@ export interface VertexConnection {
   apiEndpoint: string | undefined;
 }
 
-/** Thrown for a non-2xx answer of the predict endpoint, carrying what callProvider needs. */
-class VertexHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly retryAfterMs: number | null,
-  ) {
-    super(message);
-  }
-}
-
 function describeVertexError(error: unknown): ProviderFailure {
-  if (error instanceof VertexHttpError) return { status: error.status, message: error.message, retryAfterMs: error.retryAfterMs };
+  if (error instanceof ProviderHttpError) return error.failure();
   if (error instanceof gaxios.GaxiosError) {
     // The OAuth token exchange failed: report the token endpoint's status, and do not retry a refused credential.
     const data = error.response?.data as { error?: unknown; error_description?: unknown } | undefined;
@@ -78,19 +68,11 @@ export function createVertexEmbedder(info: EmbeddingModelInfo, connection: Verte
       attempt: async (attemptSignal) => {
         // Cached by the library until shortly before expiry; a fresh exchange only when needed.
         const authHeaders = await untilAborted(auth.getRequestHeaders(url), attemptSignal);
-        const headers = new Headers(authHeaders);
-        headers.set("content-type", "application/json");
-        const response = await fetch(url, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ instances: texts.map((content) => ({ content, task_type: taskType })), parameters: { autoTruncate: true } }),
-          signal: attemptSignal,
-        });
-        const body = (await response.json().catch(() => null)) as (PredictResponse & { error?: { message?: unknown } }) | null;
-        if (!response.ok) {
-          const message = typeof body?.error?.message === "string" ? body.error.message : response.statusText;
-          throw new VertexHttpError(response.status, message, retryAfterMs(response.headers));
-        }
+        const body = await postJson<PredictResponse & { error?: { message?: unknown } }>(
+          url,
+          { headers: authHeaders, body: { instances: texts.map((content) => ({ content, task_type: taskType })), parameters: { autoTruncate: true } }, signal: attemptSignal },
+          (error) => error?.error?.message,
+        );
         const vectors = (body?.predictions ?? []).map((p) => p.embeddings?.values as number[]);
         return checkVectors("vertex", vectors, texts.length, info.dims);
       },

@@ -1,5 +1,6 @@
+import { ProviderHttpError, postJson } from "./http";
 import type { EmbeddingModelInfo } from "./models";
-import { batchRanges, callProvider, checkVectors, embedInBatches, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
+import { batchRanges, callProvider, checkVectors, embedInBatches, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 
 /** Voyage's per-request limit on the input list as its API reference for these models states it ("The maximum length of the list is 128"). */
@@ -12,19 +13,8 @@ export const VOYAGE_MAX_TOKENS_PER_REQUEST: Record<string, number> = {
 };
 export const VOYAGE_DEFAULT_BASE_URL = "https://api.voyageai.com/v1";
 
-/** Thrown for a non-2xx answer, carrying what callProvider needs. */
-class VoyageHttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly retryAfterMs: number | null,
-  ) {
-    super(message);
-  }
-}
-
 function describeVoyageError(error: unknown): ProviderFailure {
-  if (error instanceof VoyageHttpError) return { status: error.status, message: error.message, retryAfterMs: error.retryAfterMs };
+  if (error instanceof ProviderHttpError) return error.failure();
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
   return { status: null, message: `${error instanceof Error ? error.message : String(error)}${cause}`, retryAfterMs: null };
 }
@@ -51,18 +41,12 @@ export function createVoyageEmbedder(info: EmbeddingModelInfo, connection: { api
       secrets: [connection.apiKey],
       describe: describeVoyageError,
       attempt: async (attemptSignal) => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${connection.apiKey}`, "content-type": "application/json" },
-          body: JSON.stringify({ input, model: info.model, input_type: inputType }),
-          signal: attemptSignal,
-        });
-        const body = (await response.json().catch(() => null)) as (VoyageEmbedResponse & { detail?: unknown }) | null;
-        if (!response.ok) {
+        const body = await postJson<VoyageEmbedResponse & { detail?: unknown }>(
+          url,
+          { headers: { authorization: `Bearer ${connection.apiKey}` }, body: { input, model: info.model, input_type: inputType }, signal: attemptSignal },
           // Voyage answers errors as {"detail": "..."}.
-          const message = typeof body?.detail === "string" ? body.detail : response.statusText;
-          throw new VoyageHttpError(response.status, message, retryAfterMs(response.headers));
-        }
+          (error) => error?.detail,
+        );
         const vectors = new Array<number[]>(input.length);
         for (const item of body?.data ?? []) if (typeof item.index === "number" && item.embedding) vectors[item.index] = item.embedding;
         return checkVectors("voyage", Array.from(vectors), input.length, info.dims);
