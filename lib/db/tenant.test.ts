@@ -14,6 +14,31 @@ describe("withTenant (row-level security)", () => {
     expect(counts[0]).toEqual({ orders: 0, locations: 0, users: 0 });
   });
 
+  it("guards every table with an org_id: RLS enabled and forced, a tenant policy, and zero rows without tenant context", async () => {
+    const { prisma, system } = await getDb();
+    const tables = await system.query<{ name: string; rls: boolean; forced: boolean; tenantPolicies: number }>(
+      `SELECT c.relname AS name, c.relrowsecurity AS rls, c.relforcerowsecurity AS forced,
+              (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid AND p.polpermissive
+                 AND pg_get_expr(p.polqual, p.polrelid) LIKE '%quarry_current_org()%') AS "tenantPolicies"
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
+          AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
+        ORDER BY 1`,
+    );
+    expect(tables.length).toBeGreaterThanOrEqual(8);
+    expect(tables.filter((t) => !t.rls || !t.forced || t.tenantPolicies === 0).map((t) => t.name)).toEqual([]);
+    const seen = await prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe("SET LOCAL ROLE quarry_app");
+      const counts: Record<string, number> = {};
+      for (const { name } of tables) {
+        const [row] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "${name}"`);
+        counts[name] = row.n;
+      }
+      return counts;
+    });
+    expect(Object.entries(seen).filter(([, n]) => n > 0)).toEqual([]);
+  });
+
   it("sees only the tenant's own rows", async () => {
     const acme = await withTenant({ orgId: "org_acme" }, (tx) => tx.order.groupBy({ by: ["orgId"], _count: true }));
     expect(acme).toHaveLength(1);
