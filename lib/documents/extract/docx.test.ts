@@ -3,16 +3,8 @@ import { describe, expect, it } from "vitest";
 import { readZipDirectory } from "../zip-directory";
 import { DEFAULT_DOCX_LIMITS, extractDocx } from "./docx";
 import { docxWithParagraphs, prose } from "./fixtures/generate";
-import { ExtractionError, extractText } from "./index";
-
-const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ExtractionError);
-  return (error as ExtractionError).reason;
-};
+import { reasonOf } from "./fixtures/reason-of";
+import { extractText } from "./index";
 
 /** A minimal docx built by hand, so its parts can be anything. */
 async function handMadeDocx(documentXml: string | Buffer, extra: Record<string, string | Buffer> = {}): Promise<Buffer> {

@@ -1,17 +1,9 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
+import { reasonOf } from "./fixtures/reason-of";
 import { ExtractionError, extractText } from "./index";
 import { DEFAULT_PDF_LIMITS, extractPdf, pdfWorkers } from "./pdf";
-
-const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ExtractionError);
-  return (error as ExtractionError).reason;
-};
 
 describe("pdf extraction", () => {
   it("keeps page numbers, skips pages without text and counts words", async () => {

@@ -1,17 +1,9 @@
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
 import { chunkDocument } from "../chunk";
-import { ExtractionError, extractText } from "./index";
+import { reasonOf } from "./fixtures/reason-of";
+import { extractText } from "./index";
 import { MAX_WORD_CHARS } from "./words";
-
-const reasonOf = async (promise: Promise<unknown>): Promise<string> => {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ExtractionError);
-  return (error as ExtractionError).reason;
-};
 
 const SAMPLE = "Größe café naïve Zürich — “quoted” 5 €";
 
