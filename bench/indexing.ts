@@ -2,18 +2,15 @@
 // throughput with the local embedder (read the stored file, extract, chunk, embed, store the
 // chunks in batches, swap the generation in), in words/s, with the share of each stage; beside the
 // baseline of embedding the same chunk texts alone (the work no indexer can skip).
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
-import { closeDb, getDb } from "@/lib/db/client";
 import { chunkDocument } from "@/lib/documents/chunk";
 import { createDocumentFor } from "@/lib/documents/documents";
 import { extractText } from "@/lib/documents/extract/index";
 import { indexDocument, type IndexTimings } from "@/lib/documents/index-document";
 import { uploadDocumentFile } from "@/lib/documents/upload";
 import { getEmbedder } from "@/lib/embeddings";
+import { withScratchDb } from "./lib/scratch-db";
 
 const RUNS = 3;
 
@@ -104,20 +101,12 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
 export default async function bench(args: string[]): Promise<void> {
   const words = Number(args[0] ?? 200_000);
   const pages = Number(args[1] ?? 100);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bench-indexing-"));
-  process.env.QUARRY_DATA_DIR = dir;
-  process.env.QUARRY_SEED_DEMO = "false";
-  delete process.env.DATABASE_URL;
-  try {
-    const db = await getDb();
+  await withScratchDb("indexing", async (db) => {
     await db.system.query("INSERT INTO organizations (id, slug, name) VALUES ('org_bench', 'bench', 'Bench')");
     const principal: Principal = { userId: "usr_bench", orgId: "org_bench", orgSlug: "bench", orgName: "Bench", role: "admin", locationIds: null, via: "bearer" };
     const embedder = getEmbedder();
     console.log(`indexing bench: ${embedder.provider} embedder ${embedder.model} (${embedder.dims} dims), PGlite, 500-word chunks with 50 overlap`);
     await measure(principal, "prose.txt", Buffer.from(prose(words), "utf8"));
     await measure(principal, "manual.pdf", await pdfOf(pages, 400));
-  } finally {
-    await closeDb();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }

@@ -8,14 +8,11 @@
 // find "the" neighbours (DESIGN.md). Rows are loaded with binary COPY into a fresh file-backed PGlite
 // in a temporary folder; the index is built after loading, as CREATE INDEX, with the migration's
 // definition.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
-import { closeDb, getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
 import { searchChunks, type ChunkSearch } from "@/lib/documents/search";
+import { withScratchDb } from "./lib/scratch-db";
 
 const DIMS = 384;
 const ORG = "org_bench";
@@ -193,12 +190,7 @@ function recall(approx: string[][], exact: string[][]): number {
 export default async function bench(args: string[]): Promise<void> {
   const sizes = (args[0] ?? "10000,100000").split(",").map(Number);
   const queryCount = Number(args[1] ?? 50);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bench-search-"));
-  process.env.QUARRY_DATA_DIR = dir;
-  process.env.QUARRY_SEED_DEMO = "false";
-  delete process.env.DATABASE_URL;
-  try {
-    const db = await getDb();
+  await withScratchDb("search", async (db) => {
     const pglite = db.pglite!;
     await pglite.query("INSERT INTO organizations (id, slug, name) VALUES ($1, 'bench', 'Bench')", [ORG]);
     await pglite.exec(
@@ -223,8 +215,5 @@ export default async function bench(args: string[]): Promise<void> {
         );
       }
     }
-  } finally {
-    await closeDb();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
