@@ -25,7 +25,8 @@ export function HealthChart({ series, from, to }: { series: Bucket[]; from: stri
     tooltip: { trigger: "axis" },
     legend: { top: 0 },
     grid: { left: 40, right: 16, top: 36, bottom: 28 },
-    xAxis: { type: "time", min: from, max: to },
+    // On a phone three days of hourly ticks crowd each other; overlapping labels are dropped rather than drawn on top.
+    xAxis: { type: "time", min: from, max: to, axisLabel: { hideOverlap: true } },
     yAxis: { type: "value", minInterval: 1 },
     series: SERIES.map((s) => ({
       name: s.name,
