@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { EmbeddingModelInfo } from "./models";
-import { batchRanges, callProvider, checkVectors, embedInBatches, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
+import { batchedEmbedder, callProvider, checkVectors, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 
 /** OpenAI's documented limits for /v1/embeddings: 2,048 inputs and 300,000 tokens per request. */
@@ -40,7 +40,8 @@ export function createOpenAiEmbedder(info: EmbeddingModelInfo, connection: OpenA
   });
   const secrets = connection.apiKey === null ? [] : [connection.apiKey];
 
-  const embedBatch = (input: string[], signal: AbortSignal | undefined) =>
+  // OpenAI embeds documents and queries alike.
+  return batchedEmbedder(info, { maxItems: OPENAI_MAX_INPUTS, maxTokens: OPENAI_MAX_TOKENS_PER_REQUEST }, (input, _purpose, signal) =>
     callProvider({
       provider: info.provider,
       policy,
@@ -54,19 +55,6 @@ export function createOpenAiEmbedder(info: EmbeddingModelInfo, connection: OpenA
         for (const item of response.data) vectors[item.index] = item.embedding;
         return checkVectors(info.provider, Array.from(vectors), input.length, info.dims);
       },
-    });
-
-  return {
-    provider: info.provider,
-    model: info.model,
-    dims: info.dims,
-    embedDocuments(texts, opts) {
-      const ranges = batchRanges(texts, OPENAI_MAX_INPUTS, OPENAI_MAX_TOKENS_PER_REQUEST);
-      return embedInBatches(texts, ranges, (batch) => embedBatch(batch, opts?.signal), opts?.onProgress);
-    },
-    async embedQuery(text, opts) {
-      const [vector] = await embedBatch([text], opts?.signal);
-      return vector;
-    },
-  };
+    }),
+  );
 }

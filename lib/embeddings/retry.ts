@@ -1,6 +1,7 @@
 import { ApiError } from "@/lib/api/errors";
 import { log } from "@/lib/log";
-import type { EmbeddingProviderName } from "./models";
+import type { EmbeddingModelInfo, EmbeddingProviderName } from "./models";
+import type { Embedder } from "./types";
 
 export interface RequestPolicy {
   /** Limit for one HTTP attempt; a hung connection is aborted after it. */
@@ -153,6 +154,33 @@ export async function embedInBatches(
     onProgress?.(end, texts.length);
   }
   return vectors;
+}
+
+/** Stored passages or a search question: Voyage (input_type) and Vertex (task_type) embed the two differently. */
+export type EmbedPurpose = "document" | "query";
+
+/**
+ * An Embedder over one provider request, `embedBatch`: documents go in consecutive batches of at most
+ * `maxItems` texts and about `maxTokens` tokens, with progress after each; a query goes alone.
+ */
+export function batchedEmbedder(
+  info: EmbeddingModelInfo,
+  limits: { maxItems: number; maxTokens: number },
+  embedBatch: (texts: string[], purpose: EmbedPurpose, signal: AbortSignal | undefined) => Promise<number[][]>,
+): Embedder {
+  return {
+    provider: info.provider,
+    model: info.model,
+    dims: info.dims,
+    embedDocuments(texts, opts) {
+      const ranges = batchRanges(texts, limits.maxItems, limits.maxTokens);
+      return embedInBatches(texts, ranges, (batch) => embedBatch(batch, "document", opts?.signal), opts?.onProgress);
+    },
+    async embedQuery(text, opts) {
+      const [vector] = await embedBatch([text], "query", opts?.signal);
+      return vector;
+    },
+  };
 }
 
 /** Checks a provider's answer before it reaches the index: one vector per input, each of the model's dimension. */

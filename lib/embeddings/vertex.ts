@@ -1,13 +1,14 @@
 import { GoogleAuth, gaxios, type GoogleAuthOptions } from "google-auth-library";
 import { ProviderHttpError, postJson } from "./http";
 import type { EmbeddingModelInfo } from "./models";
-import { batchRanges, callProvider, checkVectors, embedInBatches, type ProviderFailure, type RequestPolicy } from "./retry";
+import { batchedEmbedder, callProvider, checkVectors, type EmbedPurpose, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 
 /** Vertex AI text-embedding models: at most 250 instances and 20,000 input tokens per request (longer single inputs are truncated to 2,048 tokens by the API). */
 export const VERTEX_MAX_INSTANCES = 250;
 export const VERTEX_MAX_TOKENS_PER_REQUEST = 20_000;
 const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
+const TASK_TYPES: Record<EmbedPurpose, string> = { document: "RETRIEVAL_DOCUMENT", query: "RETRIEVAL_QUERY" };
 
 export interface VertexConnection {
   project: string;
@@ -58,7 +59,7 @@ export function createVertexEmbedder(info: EmbeddingModelInfo, connection: Verte
   const endpoint = (connection.apiEndpoint ?? `https://${connection.location}-aiplatform.googleapis.com`).replace(/\/+$/, "");
   const url = `${endpoint}/v1/projects/${encodeURIComponent(connection.project)}/locations/${encodeURIComponent(connection.location)}/publishers/google/models/${encodeURIComponent(info.model)}:predict`;
 
-  const embedBatch = (texts: string[], taskType: "RETRIEVAL_DOCUMENT" | "RETRIEVAL_QUERY", signal: AbortSignal | undefined) =>
+  return batchedEmbedder(info, { maxItems: VERTEX_MAX_INSTANCES, maxTokens: VERTEX_MAX_TOKENS_PER_REQUEST }, (texts, purpose, signal) =>
     callProvider({
       provider: "vertex",
       policy,
@@ -70,25 +71,12 @@ export function createVertexEmbedder(info: EmbeddingModelInfo, connection: Verte
         const authHeaders = await untilAborted(auth.getRequestHeaders(url), attemptSignal);
         const body = await postJson<PredictResponse & { error?: { message?: unknown } }>(
           url,
-          { headers: authHeaders, body: { instances: texts.map((content) => ({ content, task_type: taskType })), parameters: { autoTruncate: true } }, signal: attemptSignal },
+          { headers: authHeaders, body: { instances: texts.map((content) => ({ content, task_type: TASK_TYPES[purpose] })), parameters: { autoTruncate: true } }, signal: attemptSignal },
           (error) => error?.error?.message,
         );
         const vectors = (body?.predictions ?? []).map((p) => p.embeddings?.values as number[]);
         return checkVectors("vertex", vectors, texts.length, info.dims);
       },
-    });
-
-  return {
-    provider: "vertex",
-    model: info.model,
-    dims: info.dims,
-    embedDocuments(texts, opts) {
-      const ranges = batchRanges(texts, VERTEX_MAX_INSTANCES, VERTEX_MAX_TOKENS_PER_REQUEST);
-      return embedInBatches(texts, ranges, (batch) => embedBatch(batch, "RETRIEVAL_DOCUMENT", opts?.signal), opts?.onProgress);
-    },
-    async embedQuery(text, opts) {
-      const [vector] = await embedBatch([text], "RETRIEVAL_QUERY", opts?.signal);
-      return vector;
-    },
-  };
+    }),
+  );
 }

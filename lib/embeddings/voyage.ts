@@ -1,6 +1,6 @@
 import { ProviderHttpError, postJson } from "./http";
 import type { EmbeddingModelInfo } from "./models";
-import { batchRanges, callProvider, checkVectors, embedInBatches, type ProviderFailure, type RequestPolicy } from "./retry";
+import { batchedEmbedder, callProvider, checkVectors, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 
 /** Voyage's per-request limit on the input list as its API reference for these models states it ("The maximum length of the list is 128"). */
@@ -33,7 +33,7 @@ export function createVoyageEmbedder(info: EmbeddingModelInfo, connection: { api
   const url = `${connection.baseUrl.replace(/\/+$/, "")}/embeddings`;
   const maxTokens = VOYAGE_MAX_TOKENS_PER_REQUEST[info.model] ?? 120_000;
 
-  const embedBatch = (input: string[], inputType: "document" | "query", signal: AbortSignal | undefined) =>
+  return batchedEmbedder(info, { maxItems: VOYAGE_MAX_INPUTS, maxTokens }, (input, inputType, signal) =>
     callProvider({
       provider: "voyage",
       policy,
@@ -51,19 +51,6 @@ export function createVoyageEmbedder(info: EmbeddingModelInfo, connection: { api
         for (const item of body?.data ?? []) if (typeof item.index === "number" && item.embedding) vectors[item.index] = item.embedding;
         return checkVectors("voyage", Array.from(vectors), input.length, info.dims);
       },
-    });
-
-  return {
-    provider: "voyage",
-    model: info.model,
-    dims: info.dims,
-    embedDocuments(texts, opts) {
-      const ranges = batchRanges(texts, VOYAGE_MAX_INPUTS, maxTokens);
-      return embedInBatches(texts, ranges, (batch) => embedBatch(batch, "document", opts?.signal), opts?.onProgress);
-    },
-    async embedQuery(text, opts) {
-      const [vector] = await embedBatch([text], "query", opts?.signal);
-      return vector;
-    },
-  };
+    }),
+  );
 }
