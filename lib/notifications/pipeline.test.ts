@@ -276,6 +276,22 @@ describe("delivery", () => {
     expect(result.locations.every((l) => l.revenue > 0)).toBe(true);
   });
 
+  it("does not follow a webhook's redirect (it could lead inward) and dead-letters the delivery", async () => {
+    clock.set(START);
+    await putChannelConfig(acme, "webhook", { enabled: true, config: { url: `${receiver.url}/moved`, signing_secret: SECRET } });
+    receiver.state.failWith = (r) => (r.path === "/moved" ? 302 : null);
+    const rule = await newRule(["webhook"]);
+    const before = receiver.received.filter((r) => r.path === "/hook").length;
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    receiver.state.failWith = () => null;
+    await putChannelConfig(acme, "webhook", { enabled: true, config: { url: `${receiver.url}/hook` } });
+    const [d] = await deliveriesOf(rule.id);
+    expect(d).toMatchObject({ status: "dead", attempts: 1, reason: "permanent failure on attempt 1" });
+    expect(d.lastError).toContain("HTTP 302");
+    expect(receiver.received.filter((r) => r.path === "/hook").length).toBe(before);
+  });
+
   it("records a delivery to an unconfigured channel as skipped with the reason", async () => {
     clock.set(START);
     const rule = await newRule(["slack"]);

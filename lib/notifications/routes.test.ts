@@ -94,6 +94,18 @@ describe("channel configs", () => {
     expect(test.json.detail).toContain("HTTP 503");
   });
 
+  it("rate limits the test action with 429 and Retry-After", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 11 && !statuses.includes(429); i++) {
+      const res = await call(channelTest.POST, "POST", `${U}/channel-configs/in_app/test`, { token: admin, params: { kind: "in_app" } });
+      statuses.push(res.status);
+      if (res.status === 429) expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    // Ten a minute per caller, the tests above included.
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.slice(0, -1).every((s) => s === 200)).toBe(true);
+  });
+
   it.each([
     ["webhook", { url: "http://169.254.169.254/latest/meta-data", signing_secret: "0123456789abcdef" }, "url"],
     ["webhook", { url: "https://10.0.0.8/hook", signing_secret: "0123456789abcdef" }, "url"],

@@ -63,7 +63,8 @@ export async function startReceiver() {
       const entry = { path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
       const status = state.failWith(entry);
       if (status) {
-        res.writeHead(status).end("unavailable");
+        // A redirect points at /hook, so a client that followed it would be seen arriving there.
+        res.writeHead(status, status >= 300 && status < 400 ? { location: "/hook" } : {}).end("unavailable");
         return;
       }
       received.push(entry);
