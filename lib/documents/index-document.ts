@@ -94,6 +94,8 @@ export async function indexDocument(principal: Principal, documentId: string, op
     if (chunks.length === 0) throw new ExtractionError("The document contains no text");
 
     await embedAndStore(principal, job, embedder, chunks, controller.signal, timings);
+    // A run past its time limit never swaps in, even when its last batch beat the timer.
+    controller.signal.throwIfAborted();
     return await swapIn(principal, job, embedder, chunks.length);
   } catch (caught) {
     const error = controller.signal.aborted && !(caught instanceof ApiError) ? controller.signal.reason : caught;
