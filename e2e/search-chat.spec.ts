@@ -50,6 +50,15 @@ const PDF = `${run} handbook.pdf`;
 
 test.describe.configure({ mode: "serial" });
 
+// These tests rank passages against each other: they start from an organization holding none but
+// their own (the demo documents and other specs' files would compete for the first place).
+test.beforeAll(async ({ browser }) => {
+  const context = await browser.newContext({ storageState: "e2e/.auth/admin.json" });
+  const list = await (await context.request.get("/api/v1/documents?limit=100")).json();
+  for (const doc of list.items ?? []) expect((await context.request.delete(`/api/v1/documents/${doc.id}`)).status()).toBe(204);
+  await context.close();
+});
+
 // A failed run must not leave passages behind that compete with the next run's.
 test.afterAll(async ({ browser }) => {
   const context = await browser.newContext({ storageState: "e2e/.auth/admin.json" });
