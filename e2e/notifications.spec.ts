@@ -176,6 +176,12 @@ test("the admin page reads well on a desktop and on a phone", async ({ page }) =
   await openAdmin(page);
   await expect(page.getByRole("img", { name: "Deliveries per hour by outcome" }).locator("canvas").first()).toBeVisible();
   await page.screenshot({ path: `${SCREENS}/notifications-admin.png`, fullPage: true });
+  await page.getByRole("button", { name: "New rule" }).click();
+  await page.getByRole("form", { name: "New rule" }).screenshot({ path: `${SCREENS}/notifications-rule-form.png` });
+  await page.getByRole("form", { name: "New rule" }).getByRole("button", { name: "Cancel" }).click();
+  await channelRow(page, "email").getByRole("button", { name: "Edit" }).click();
+  await page.getByRole("form", { name: "Configure email" }).screenshot({ path: `${SCREENS}/notifications-email-form.png` });
+  await page.getByRole("form", { name: "Configure email" }).getByRole("button", { name: "Cancel" }).click();
   await page.setViewportSize({ width: 390, height: 844 });
   await openAdmin(page);
   // Nothing but the wide tables' own scrollers may scroll sideways on a phone.
@@ -229,5 +235,6 @@ test("globex's admin sees none of acme's rules, deliveries or dead letters", asy
   await expect(page.getByText(MEMBER)).toHaveCount(0);
   await expect(page.getByText(WEBHOOK_RULE)).toHaveCount(0);
   await expect(channelRow(page, "email")).not.toContainText(`port: ${smtp.port}`);
+  await page.screenshot({ path: `${SCREENS}/notifications-admin-globex.png`, fullPage: true });
   await context.close();
 });

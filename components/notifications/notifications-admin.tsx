@@ -133,7 +133,7 @@ export function NotificationsAdmin(props: Props) {
           !creatingRule && <p className="empty-state">No custom rules yet. Clone a base rule with “New rule” to start alerting.</p>
         ) : (
           <Table>
-            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence</th><th>Next runs (UTC cron)</th><th>Actions</th></tr></thead>
+            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence (UTC cron)</th><th>Next runs (your time)</th><th>Actions</th></tr></thead>
             <tbody>
               {rules.map((r) => (
                 <tr key={r.id} data-rule={r.key}>
@@ -230,31 +230,32 @@ export function NotificationsAdmin(props: Props) {
           ))}
         </div>
         <HealthChart series={health.series} from={health.from} to={health.to} />
-        <h3>Recent deliveries</h3>
-        {health.recent.length === 0 ? (
-          <p className="empty-state">No deliveries yet.</p>
-        ) : (
-          <Table aria-label="Recent deliveries">
-            <thead><tr><th>When</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Status</th><th>Why</th></tr></thead>
-            <tbody>
-              {health.recent.map((d) => (
-                <tr key={d.id}>
-                  <td className={styles.nowrap}>{when(d.created_at)}</td>
-                  <td className={styles.mono}>{d.rule_key}</td>
-                  <td>{d.channel}</td>
-                  <td>{d.recipient}</td>
-                  <td className={styles.nowrap}><StatusChip status={d.status} /></td>
-                  <td>
-                    {d.reason}
-                    {d.last_error && (
-                      // After a success the last error is history (an earlier attempt, or before a requeue), not an alarm.
-                      <div className={`${styles.mono} ${d.status === "delivered" ? "muted" : styles.failed}`}>{d.status === "delivered" ? `earlier: ${d.last_error}` : d.last_error}</div>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </Table>
+        {/* With no deliveries the chart's own empty state says it all; a second one under it would only repeat it. */}
+        {health.recent.length > 0 && (
+          <>
+            <h3>Recent deliveries</h3>
+            <Table aria-label="Recent deliveries">
+              <thead><tr><th>When</th><th>Rule</th><th>Channel</th><th>Recipient</th><th>Status</th><th>Why</th></tr></thead>
+              <tbody>
+                {health.recent.map((d) => (
+                  <tr key={d.id}>
+                    <td className={styles.nowrap}>{when(d.created_at)}</td>
+                    <td className={styles.mono}>{d.rule_key}</td>
+                    <td>{d.channel}</td>
+                    <td>{d.recipient}</td>
+                    <td className={styles.nowrap}><StatusChip status={d.status} /></td>
+                    <td>
+                      {d.reason}
+                      {d.last_error && (
+                        // After a success the last error is history (an earlier attempt, or before a requeue), not an alarm.
+                        <div className={`${styles.mono} ${d.status === "delivered" ? "muted" : styles.failed}`}>{d.status === "delivered" ? `earlier: ${d.last_error}` : d.last_error}</div>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+          </>
         )}
       </section>
 

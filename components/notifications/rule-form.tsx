@@ -108,7 +108,8 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
         {specs.map((s) => (
           <div key={s.name} className="field">
             <label htmlFor={`rule-t-${s.name}`}>{s.name}</label>
-            <input id={`rule-t-${s.name}`} type="number" step="any" placeholder={s.default ? `default ${s.default}` : undefined} title={s.description} value={thresholds[s.name] ?? ""} onChange={(e) => setThresholds((t) => ({ ...t, [s.name]: e.target.value }))} />
+            <input id={`rule-t-${s.name}`} type="number" step="any" placeholder={s.default ? `default ${s.default}` : undefined} aria-describedby={`rule-t-${s.name}-hint`} value={thresholds[s.name] ?? ""} onChange={(e) => setThresholds((t) => ({ ...t, [s.name]: e.target.value }))} />
+            <span id={`rule-t-${s.name}-hint`} className={styles.hint}>{s.description}</span>
           </div>
         ))}
       </div>
