@@ -1,6 +1,8 @@
 import "server-only";
 import { z } from "zod";
 import type { TenantTx } from "@/lib/db/tenant";
+import { compileDataset } from "@/lib/query/compile";
+import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
 
 /** What a rule found when it fired; `fingerprint` identifies the finding for deduplication. */
 export interface Finding {
@@ -29,6 +31,24 @@ export interface BaseRule<P extends z.ZodObject = z.ZodObject> {
 const pct = (description: string) => z.number().min(0).max(1000).describe(description);
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 const money = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+const dayBefore = (day: string, days: number) => isoDay(new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000));
+
+/**
+ * Revenue over the days [from, to), per location or in total, from the catalog's `revenue` KPI
+ * compiled by the dashboard engine: an alert counts revenue exactly as a KPI widget does. Runs in
+ * the rule's own read-only reader transaction.
+ */
+async function kpiRevenue(tx: TenantTx, from: string, to: string, byLocation: boolean): Promise<Map<string, number>> {
+  const kpi = KPI_CATALOG.get("revenue");
+  if (!kpi) throw new Error("The KPI catalog has no 'revenue' KPI");
+  const compiled = compileDataset(kpi.dataset, {
+    columns: byLocation ? ["location_id", "value"] : ["value"],
+    filters: [{ field: "order_date", predicate: { kind: "range", from, to, toInclusive: false } }],
+    limit: 10_000,
+  });
+  const rows = await tx.$queryRawUnsafe<{ row: { location_id?: string; value: number | string | null } }[]>(compiled.text, ...compiled.values);
+  return new Map(rows.map(({ row }) => [row.location_id ?? "*", Number(row.value ?? 0)]));
+}
 
 const gapToTarget: BaseRule<z.ZodObject<{ gap_pct: z.ZodDefault<z.ZodNumber> }>> = {
   key: "sales.gap_to_target",
@@ -39,15 +59,16 @@ const gapToTarget: BaseRule<z.ZodObject<{ gap_pct: z.ZodDefault<z.ZodNumber> }>>
   defaultCron: "0 8 * * *",
   role: "reader",
   async evaluate(tx, params, now) {
-    const rows = await tx.$queryRaw<{ location_id: string; name: string; expected: number; actual: number }[]>`
-      WITH b AS (SELECT date_trunc('month', ${isoDay(now)}::date)::date AS m0, ${isoDay(now)}::date AS d)
-      SELECT t.location_id, l.name,
-             (t.target_amount * (b.d - b.m0) / EXTRACT(day FROM (b.m0 + interval '1 month' - interval '1 day')))::float8 AS expected,
-             COALESCE((SELECT sum(o.amount) FROM orders o
-                        WHERE o.location_id = t.location_id AND o.order_date >= b.m0 AND o.order_date < b.d), 0)::float8 AS actual
+    const today = isoDay(now);
+    const targets = await tx.$queryRaw<{ location_id: string; name: string; month_start: string; expected: number }[]>`
+      WITH b AS (SELECT date_trunc('month', ${today}::date)::date AS m0, ${today}::date AS d)
+      SELECT t.location_id, l.name, b.m0::text AS month_start,
+             (t.target_amount * (b.d - b.m0) / EXTRACT(day FROM (b.m0 + interval '1 month' - interval '1 day')))::float8 AS expected
         FROM sales_targets t JOIN locations l ON l.id = t.location_id CROSS JOIN b
        WHERE t.month = b.m0
        ORDER BY t.location_id`;
+    const actual = targets.length > 0 ? await kpiRevenue(tx, targets[0].month_start, today, true) : new Map<string, number>();
+    const rows = targets.map((t) => ({ ...t, actual: actual.get(t.location_id) ?? 0 }));
     const behind = rows
       .filter((r) => r.expected > 0)
       .map((r) => ({ ...r, gap_pct: Math.round(((r.expected - r.actual) / r.expected) * 1000) / 10 }))
@@ -71,13 +92,9 @@ const dropVsLastWeek: BaseRule<z.ZodObject<{ drop_pct: z.ZodDefault<z.ZodNumber>
   defaultCron: "0 7 * * 1",
   role: "reader",
   async evaluate(tx, params, now) {
-    const [row] = await tx.$queryRaw<{ current: number | null; previous: number | null }[]>`
-      SELECT sum(amount) FILTER (WHERE order_date >= ${isoDay(now)}::date - 7)::float8 AS current,
-             sum(amount) FILTER (WHERE order_date < ${isoDay(now)}::date - 7)::float8 AS previous
-        FROM orders
-       WHERE order_date >= ${isoDay(now)}::date - 14 AND order_date < ${isoDay(now)}::date`;
-    const current = row?.current ?? 0;
-    const previous = row?.previous ?? 0;
+    const today = isoDay(now);
+    const current = (await kpiRevenue(tx, dayBefore(today, 7), today, false)).get("*") ?? 0;
+    const previous = (await kpiRevenue(tx, dayBefore(today, 14), dayBefore(today, 7), false)).get("*") ?? 0;
     if (previous <= 0) return null;
     const drop = Math.round(((previous - current) / previous) * 1000) / 10;
     if (drop < params.drop_pct) return null;
@@ -99,15 +116,13 @@ const revenueBelowFloor: BaseRule<z.ZodObject<{ min_revenue: z.ZodDefault<z.ZodN
   defaultCron: "0 6 * * *",
   role: "reader",
   async evaluate(tx, params, now) {
-    const rows = await tx.$queryRaw<{ location_id: string; name: string; revenue: number }[]>`
-      SELECT l.id AS location_id, l.name,
-             COALESCE((SELECT sum(o.amount) FROM orders o
-                        WHERE o.location_id = l.id AND o.order_date = ${isoDay(now)}::date - 1), 0)::float8 AS revenue
-        FROM locations l
-       ORDER BY l.id`;
+    const day = dayBefore(isoDay(now), 1);
+    const revenue = await kpiRevenue(tx, day, isoDay(now), true);
+    // Every location, so one without a single sale counts as zero rather than not at all.
+    const locations = await tx.$queryRaw<{ location_id: string; name: string }[]>`SELECT id AS location_id, name FROM locations ORDER BY id`;
+    const rows = locations.map((l) => ({ ...l, revenue: revenue.get(l.location_id) ?? 0 }));
     const below = rows.filter((r) => r.revenue < params.min_revenue);
     if (below.length === 0) return null;
-    const day = isoDay(new Date(now.getTime() - 86_400_000));
     return {
       subject: `${below.length} location(s) took less than ${money(params.min_revenue)} on ${day}`,
       body: below.map((r) => `${r.name}: ${money(r.revenue)}`).join("\n"),

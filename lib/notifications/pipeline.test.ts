@@ -273,7 +273,13 @@ describe("delivery", () => {
     const result = fired.result as { day: string; locations: { location_id: string; revenue: number }[] };
     expect(result.day).toBe("2025-06-09");
     expect(result.locations.map((l) => l.location_id)).toEqual(["loc_acme_aus", "loc_acme_bos", "loc_acme_chi", "loc_acme_nyc", "loc_acme_sfo"]);
-    expect(result.locations.every((l) => l.revenue > 0)).toBe(true);
+    // Figures come from the `revenue` KPI through the dashboard compiler; they match a plain sum of the day's orders.
+    const { system } = await getDb();
+    const direct = await system.query<{ location_id: string; revenue: number }>(
+      "SELECT location_id, sum(amount)::float8 AS revenue FROM orders WHERE org_id = 'org_acme' AND order_date = '2025-06-09' GROUP BY 1 ORDER BY 1",
+    );
+    expect(direct.length).toBe(5);
+    expect(result.locations.map((l) => [l.location_id, Math.round(l.revenue * 100)])).toEqual(direct.map((d) => [d.location_id, Math.round(d.revenue * 100)]));
   });
 
   it("does not follow a webhook's redirect (it could lead inward) and dead-letters the delivery", async () => {
