@@ -55,7 +55,11 @@ export interface ReceivedRequest {
 /** `failWith` decides per request: a status to answer with instead of 200, or null to accept. */
 export async function startReceiver() {
   const received: ReceivedRequest[] = [];
-  const state: { failWith: (req: ReceivedRequest) => number | null } = { failWith: () => null };
+  const state: { failWith: (req: ReceivedRequest) => number | null; apiReply: (req: ReceivedRequest) => object } = {
+    failWith: () => null,
+    // What the Slack Web API stand-in (paths under /api/) answers with HTTP 200; `ok: false` is a Slack platform error.
+    apiReply: () => ({ ok: true, channel: "C1", ts: "1.0" }),
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -69,7 +73,7 @@ export async function startReceiver() {
       }
       received.push(entry);
       res.writeHead(200, { "content-type": entry.path.startsWith("/api/") ? "application/json" : "text/plain" });
-      res.end(entry.path.startsWith("/api/") ? JSON.stringify({ ok: true, channel: "C1", ts: "1.0" }) : "ok");
+      res.end(entry.path.startsWith("/api/") ? JSON.stringify(state.apiReply(entry)) : "ok");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
