@@ -111,6 +111,13 @@ describe("channel configs", () => {
     ["webhook", { url: "https://10.0.0.8/hook", signing_secret: "0123456789abcdef" }, "url"],
     ["webhook", { url: "https://localhost/hook", signing_secret: "0123456789abcdef" }, "url"],
     ["webhook", { url: "https://[::1]/hook", signing_secret: "0123456789abcdef" }, "url"],
+    // Spellings of inward addresses that a naive string check misses: IPv4-mapped IPv6, decimal and hex IPv4, CGNAT, cloud metadata names.
+    ["webhook", { url: "https://[::ffff:10.0.0.1]/hook", signing_secret: "0123456789abcdef" }, "url"],
+    ["webhook", { url: "https://167772161/hook", signing_secret: "0123456789abcdef" }, "url"],
+    ["webhook", { url: "https://0x7f000002/hook", signing_secret: "0123456789abcdef" }, "url"],
+    ["webhook", { url: "https://100.64.0.1/hook", signing_secret: "0123456789abcdef" }, "url"],
+    ["webhook", { url: "https://metadata.google.internal/computeMetadata/v1/", signing_secret: "0123456789abcdef" }, "url"],
+    ["webhook", { url: "https://user:pw@example.com/hook", signing_secret: "0123456789abcdef" }, "url"],
     ["slack", { mode: "webhook", webhook_url: "https://evil.example.com/services/x" }, "webhook_url"],
     ["slack", { mode: "webhook", webhook_url: "http://hooks.slack.com/services/x" }, "webhook_url"],
     ["email", { host: "192.168.1.1", from: "a@b.test" }, "host"],
