@@ -7,7 +7,7 @@ import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import type { ChatEvent, ChatRequest, ChatSource } from "./contract";
 import { ChatAbortedError, openChatStream, type ModelPiece } from "./model";
-import { buildPrompt, excerpt, passagesAnswer } from "./prompt";
+import { buildPrompt, excerpt, passagesAnswer, relevantPassages } from "./prompt";
 
 type SearchHit = Awaited<ReturnType<typeof searchDocuments>>["results"][number];
 
@@ -32,7 +32,7 @@ export async function answerChat(principal: Principal, request: ChatRequest, cli
   const question = request.messages[request.messages.length - 1].content.trim();
   // Hybrid: full-text ranks rescue exact terms (names, codes) that an embedding alone can rank low.
   const found = await searchDocuments(principal, { query: question, top_k: request.top_k ?? cfg.contextChunks, document_ids: request.document_ids, model: null, mode: "hybrid" });
-  const sources = await toSources(principal, found.results, question);
+  const sources = await toSources(principal, relevantPassages(found.results), question);
   const head = (mode: "model" | "passages", notice: string | null): ChatEvent => ({
     type: "sources",
     mode,

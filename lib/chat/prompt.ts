@@ -121,3 +121,17 @@ export function passagesAnswer(sources: PromptSource[], question = ""): string {
   }
   return parts.join("\n\n");
 }
+
+/** A passage is kept when its fused rank score is at least this share of the best passage's. */
+export const RELEVANCE_SHARE = 0.5;
+
+/**
+ * Drops passages far weaker than the best one (hits ordered best first, as search returns them):
+ * a passage both the embedding and the full-text search rank scores about twice one only the
+ * embedding found, so near-random neighbours do not pad the answer or the prompt.
+ */
+export function relevantPassages<T extends { score: number }>(hits: readonly T[]): T[] {
+  if (hits.length === 0) return [];
+  const floor = hits[0].score * RELEVANCE_SHARE;
+  return hits.filter((hit) => hit.score >= floor);
+}
