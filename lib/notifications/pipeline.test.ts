@@ -298,6 +298,22 @@ describe("delivery", () => {
     expect(receiver.received.filter((r) => r.path === "/hook").length).toBe(before);
   });
 
+  it("checks the target again at send time: a stored URL that now points inward is refused, not called", async () => {
+    clock.set(START);
+    // As if the saved host had since started resolving to a private address: the row changes behind the PUT's back.
+    const { system } = await getDb();
+    await system.query(`UPDATE notification_channel_configs SET settings = jsonb_set(settings, '{url}', '"https://10.0.0.8/hook"') WHERE org_id = 'org_acme' AND kind = 'webhook'`);
+    const rule = await newRule(["webhook"]);
+    const before = receiver.received.length;
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    await putChannelConfig(acme, "webhook", { enabled: true, config: { url: `${receiver.url}/hook` } });
+    const [d] = await deliveriesOf(rule.id);
+    expect(d).toMatchObject({ status: "dead", attempts: 1, reason: "permanent failure on attempt 1" });
+    expect(d.lastError).toContain("private or reserved address (10.0.0.8)");
+    expect(receiver.received.length).toBe(before);
+  });
+
   it("records a delivery to an unconfigured channel as skipped with the reason", async () => {
     clock.set(START);
     const rule = await newRule(["slack"]);
