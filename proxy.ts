@@ -1,5 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { embedFrameAncestors } from "@/app/embed/[token]/frame-ancestors";
+import { allowedMethods } from "@/lib/api/allowed-methods";
 
 /** Request header the root layout reads: "bare" renders the page without the app's top bar. */
 export const CHROME_HEADER = "x-quarry-chrome";
@@ -19,6 +20,8 @@ function isBarePage(request: NextRequest): boolean {
  */
 export async function proxy(request: NextRequest) {
   const requestId = request.headers.get("x-request-id") ?? crypto.randomUUID();
+  const wrongMethod = methodNotAllowed(request, requestId);
+  if (wrongMethod) return wrongMethod;
   const headers = new Headers(request.headers);
   headers.set("x-request-id", requestId);
   if (isBarePage(request)) headers.set(CHROME_HEADER, "bare");
@@ -35,6 +38,19 @@ export async function proxy(request: NextRequest) {
     response.headers.set("Content-Security-Policy", "frame-ancestors 'none'");
   }
   return response;
+}
+
+/** A method no endpoint serves at an existing API path: 405 with Allow and a detail, as every API error (Next would send an empty body). */
+function methodNotAllowed(request: NextRequest, requestId: string): NextResponse | null {
+  const { pathname } = request.nextUrl;
+  if (!pathname.startsWith("/api/v1/") || request.method === "OPTIONS") return null;
+  const allowed = allowedMethods(pathname);
+  const method = request.method === "HEAD" ? "GET" : request.method;
+  if (!allowed || allowed.includes(method)) return null;
+  return NextResponse.json(
+    { detail: `Method ${request.method} is not allowed on ${pathname}; allowed: ${allowed.join(", ")}` },
+    { status: 405, headers: { Allow: allowed.join(", "), "X-Request-Id": requestId } },
+  );
 }
 
 export const config = {
