@@ -1,5 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { embedFrameAncestors } from "@/app/embed/[token]/frame-ancestors";
+import { embedFrameAncestors } from "@/lib/dashboards/embed-frame";
 import { allowedMethods } from "@/lib/api/allowed-methods";
 
 /** Request header the root layout reads: "bare" renders the page without the app's top bar. */

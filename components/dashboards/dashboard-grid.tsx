@@ -5,7 +5,7 @@ import { Responsive, useContainerWidth } from "react-grid-layout";
 import "react-grid-layout/css/styles.css";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import type { Breakpoint } from "@/lib/manifest/schema";
-import { activeBreakpoints, GRID_COLUMNS, responsiveLayouts } from "./wiring";
+import { activeBreakpoints, GRID_COLUMNS, responsiveLayouts } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
 export const ROW_HEIGHT = 76;

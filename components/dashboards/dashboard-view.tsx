@@ -6,7 +6,7 @@ import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
 import { failedResults, queryWidgets, type QueryTarget, type WidgetResults } from "./query-client";
-import { dataWidgetIds, dependencyKey, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, withFilterParam, type ViewManifest } from "./wiring";
+import { dataWidgetIds, dependencyKey, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
 export interface DashboardViewProps {

@@ -2,7 +2,7 @@
 
 import { useRef, useState, type FormEvent } from "react";
 import { detailText } from "./query-client";
-import { decodeFilterValue } from "./wiring";
+import { decodeFilterValue } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
 interface EmbedDialogProps {

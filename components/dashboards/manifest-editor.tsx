@@ -10,7 +10,7 @@ import { formatPath, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
 import { DashboardView } from "./dashboard-view";
 import { detailText, type WidgetResults } from "./query-client";
-import type { ViewManifest } from "./wiring";
+import type { ViewManifest } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
 interface ManifestEditorProps {

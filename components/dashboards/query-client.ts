@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import type { QueryResponse, WidgetResult as WidgetResultSchema } from "@/lib/dashboards/contract";
+import type { QueryResponse, WidgetResult as WidgetResultSchema, WidgetResults } from "@/lib/dashboards/contract";
 
 export type WidgetResult = z.infer<typeof WidgetResultSchema>;
-export type WidgetResults = Record<string, WidgetResult>;
+export type { WidgetResults };
 
 /** Where a dashboard's widget data comes from: the signed-in batch endpoint, or an embed token. */
 export type QueryTarget = { kind: "dashboard"; id: string; version: "draft" | "published" | number } | { kind: "embed"; token: string };

@@ -224,6 +224,8 @@ export const WidgetResult = z.object({
   error: z.object({ detail: z.string() }).nullable(),
   cached: z.boolean().describe("served from the short-lived result cache"),
 });
+/** Widget id -> its data, as the query endpoint answers and the pages render. */
+export type WidgetResults = Record<string, z.infer<typeof WidgetResult>>;
 
 export const QueryBody = z
   .object({

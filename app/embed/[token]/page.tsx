@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
 import styles from "@/components/dashboards/dashboards.module.css";
-import { loadEmbed } from "./load";
+import { loadEmbed } from "@/lib/dashboards/embed-page";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Embedded dashboard", robots: { index: false } };

@@ -7,7 +7,7 @@ import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
 import { ViewerActions } from "@/components/dashboards/viewer-actions";
 import styles from "@/components/dashboards/dashboards.module.css";
-import { loadDashboard, type SearchParams } from "./load";
+import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
 
 export const dynamic = "force-dynamic";
 

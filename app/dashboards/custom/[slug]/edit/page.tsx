@@ -7,7 +7,7 @@ import { isEditor } from "@/lib/dashboards/records";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { ManifestEditor } from "@/components/dashboards/manifest-editor";
 import styles from "@/components/dashboards/dashboards.module.css";
-import { loadDashboard, type SearchParams } from "../load";
+import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Edit dashboard" };

@@ -4,7 +4,7 @@ import { currentPagePrincipal } from "@/lib/auth/session";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
 import styles from "@/components/dashboards/dashboards.module.css";
-import { loadDashboard, type SearchParams } from "../load";
+import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Preview" };

@@ -3,13 +3,12 @@ import { toJsonValue } from "@/lib/api/json";
 import { ApiError, notFound } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
-import type { DashboardRecord } from "@/lib/dashboards/contract";
-import { parseManifestCached } from "@/lib/dashboards/manifest";
-import { queryDashboard } from "@/lib/dashboards/query";
-import { findDashboardOr404, isEditor, publishedVersionOf, toRecord, viewerMayOpen } from "@/lib/dashboards/records";
+import type { DashboardRecord, WidgetResults } from "./contract";
+import { parseManifestCached } from "./manifest";
+import { queryDashboard } from "./query";
+import { findDashboardOr404, isEditor, publishedVersionOf, toRecord, viewerMayOpen } from "./records";
 import { withTenant } from "@/lib/db/tenant";
-import type { WidgetResults } from "@/components/dashboards/query-client";
-import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "@/components/dashboards/wiring";
+import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
 export type SearchParams = Record<string, string | string[] | undefined>;
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { ApiError } from "@/lib/api/errors";
-import { verifyEmbedToken } from "@/lib/dashboards/embed";
+import { verifyEmbedToken } from "./embed";
 
 /**
  * CSP frame-ancestors for an embed page: the grant's partner origins (none configured: any

@@ -2,12 +2,12 @@ import "server-only";
 import { toJsonValue } from "@/lib/api/json";
 import { ApiError, notFound } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
-import { verifyEmbedToken, type EmbedGrant } from "@/lib/dashboards/embed";
-import { parseManifestCached } from "@/lib/dashboards/manifest";
-import { queryEmbedded } from "@/lib/dashboards/query";
+import { verifyEmbedToken, type EmbedGrant } from "./embed";
+import { parseManifestCached } from "./manifest";
+import { queryEmbedded } from "./query";
 import { withTenant } from "@/lib/db/tenant";
-import type { WidgetResults } from "@/components/dashboards/query-client";
-import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "@/components/dashboards/wiring";
+import type { WidgetResults } from "./contract";
+import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
 export type EmbedPage =
   | { ok: true; grant: EmbedGrant; name: string; view: ViewManifest; filters: Record<string, unknown>; results: WidgetResults; timeZone: string }
