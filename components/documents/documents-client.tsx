@@ -278,7 +278,7 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
           <div className={styles.tableWrap}>
             <table className="grid-table" data-testid="documents-table">
               <thead>
-                <tr><th>Title</th><th>File</th><th>Size</th><th>Status</th><th>Uploaded</th><th aria-label="Actions" /></tr>
+                <tr><th>Title</th><th className={styles.wideOnly}>File</th><th className={styles.wideOnly}>Size</th><th>Status</th><th className={styles.wideOnly}>Uploaded</th><th aria-label="Actions" /></tr>
               </thead>
               <tbody>
                 {list.items.map((doc) => (
@@ -287,13 +287,13 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
                       <strong>{doc.title}</strong>
                       {doc.tags.length > 0 && <div className={styles.tags}>{doc.tags.map((t) => <span key={t} className={styles.tag}>{t}</span>)}</div>}
                     </td>
-                    <td className={styles.filename}>{doc.filename}</td>
-                    <td>{formatBytes(doc.size_bytes)}</td>
+                    <td className={`${styles.filename} ${styles.wideOnly}`}>{doc.filename}</td>
+                    <td className={styles.wideOnly}>{formatBytes(doc.size_bytes)}</td>
                     <td className={styles.statusCell}>
                       <span className={`chip ${STATUS_TONE[doc.status]}`} data-testid="status-chip">{doc.status}</span>
                       <IndexState doc={doc} activeModel={embedding.model} error={indexErrors[doc.id] ?? null} />
                     </td>
-                    <td>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
+                    <td className={styles.wideOnly}>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
                     <td>
                       <div className={styles.actions}>
                         <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>
