@@ -125,6 +125,15 @@ let batchesServed = 0;
 let held: Promise<void> = Promise.resolve();
 let onHold: () => void = () => undefined;
 
+/** Holds the loopback provider at the second batch: `reached` settles when it gets there, `release` lets it answer. */
+function holdSecondBatch(): { reached: Promise<void>; release: () => void } {
+  behaviour = "hold-batches";
+  let release!: () => void;
+  const reached = new Promise<void>((resolve) => (onHold = resolve));
+  held = new Promise<void>((resolve) => (release = resolve));
+  return { reached, release };
+}
+
 beforeAll(async () => {
   provider = await startLoopback(async (request, response) => {
     const body = JSON.parse(request.body) as { model: string; input: string[]; encoding_format?: string };
@@ -336,14 +345,9 @@ describe("indexing and search", () => {
     expect(chunkCount).toBeGreaterThan(64);
 
     switchToTinyProvider();
-    behaviour = "hold-batches";
-    let heldRequest!: () => void;
-    let release!: () => void;
-    const reachedSecondBatch = new Promise<void>((resolve) => (heldRequest = resolve));
-    held = new Promise<void>((resolve) => (release = resolve));
-    onHold = heldRequest;
+    const { reached, release } = holdSecondBatch();
     const running = index(id, admin, TINY_MODEL);
-    await reachedSecondBatch;
+    await reached;
     // The first batch is stored while the second one is being embedded.
     await waitFor(async () => (await record(id)).json.index_progress_done === 64);
 
@@ -394,15 +398,10 @@ describe("indexing and search", () => {
   it("a file uploaded while indexing runs: the status stays indexing, and the fresh index is marked stale", async () => {
     const id = await createAndUpload("ledger.txt", Buffer.from(`Ferry timetable for the winter season. ${filler(33_000, 11)}`));
     switchToTinyProvider();
-    behaviour = "hold-batches";
     heldBatchesSucceed = true;
-    let heldRequest!: () => void;
-    let release!: () => void;
-    const reachedSecondBatch = new Promise<void>((resolve) => (heldRequest = resolve));
-    held = new Promise<void>((resolve) => (release = resolve));
-    onHold = heldRequest;
+    const { reached, release } = holdSecondBatch();
     const running = index(id, admin, TINY_MODEL);
-    await reachedSecondBatch;
+    await reached;
 
     const replaced = await replaceFile(id, Buffer.from("Ferry timetable, summer edition.\n"));
     expect(replaced.json).toMatchObject({ status: "indexing", index_stale: true });
