@@ -8,7 +8,7 @@
 // find "the" neighbours (DESIGN.md). Rows are loaded with binary COPY into a fresh file-backed PGlite
 // in a temporary folder; the index is built after loading, as CREATE INDEX, with the migration's
 // definition.
-import type { PGlite } from "@electric-sql/pglite";
+import type { Database } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
 import { searchChunks, type ChunkSearch } from "@/lib/documents/search";
@@ -98,11 +98,11 @@ class CopyWriter {
     this.parts.push(vector);
   }
 
-  finish(): Blob {
+  finish(): Buffer {
     const trailer = Buffer.alloc(2);
     trailer.writeInt16BE(-1);
     this.parts.push(trailer);
-    return new Blob(this.parts.map((p) => new Uint8Array(p)));
+    return Buffer.concat(this.parts);
   }
 
   private text(value: string) {
@@ -128,10 +128,10 @@ function chunkText(n: number): string {
   return words.join(" ");
 }
 
-async function load(pglite: PGlite, corpus: Corpus, size: number): Promise<{ copyMs: number; buildMs: number }> {
-  await pglite.exec(`DROP INDEX IF EXISTS ${INDEX_NAME}; TRUNCATE document_chunks`);
+async function load(db: Database, corpus: Corpus, size: number): Promise<{ copyMs: number; buildMs: number }> {
+  await db.system.exec(`DROP INDEX IF EXISTS ${INDEX_NAME}; TRUNCATE document_chunks`);
   // Loading only: per-row foreign-key checks (every row's document exists, inserted above) would dominate the load.
-  await pglite.exec("ALTER TABLE document_chunks DISABLE TRIGGER ALL");
+  await db.system.exec("ALTER TABLE document_chunks DISABLE TRIGGER ALL");
   let copyMs = 0;
   // 10k rows per COPY: one blob of every row would be copied whole into PGlite's WebAssembly memory.
   for (let from = 0; from < size; from += 10_000) {
@@ -140,24 +140,20 @@ async function load(pglite: PGlite, corpus: Corpus, size: number): Promise<{ cop
       const d = i % DOCUMENTS;
       writer.row({ orgId: ORG, documentId: `doc_bench_${d}`, ordinal: Math.floor(i / DOCUMENTS), text: chunkText(i), vector: corpus.chunk(d) });
     }
-    const blob = writer.finish();
+    const data = writer.finish();
     const started = performance.now();
-    await pglite.query(
-      "COPY document_chunks (org_id, document_id, generation, ordinal, text, word_start, word_end, model, dims, embedding) FROM '/dev/blob' WITH (FORMAT binary)",
-      [],
-      { blob },
-    );
+    await db.copyFrom("COPY document_chunks (org_id, document_id, generation, ordinal, text, word_start, word_end, model, dims, embedding) FROM STDIN WITH (FORMAT binary)", data);
     copyMs += performance.now() - started;
   }
-  await pglite.exec("ALTER TABLE document_chunks ENABLE TRIGGER ALL");
+  await db.system.exec("ALTER TABLE document_chunks ENABLE TRIGGER ALL");
   const started = performance.now();
   // The graph of 100k x 384 fits in memory with this; the default 64 MB makes the build spill and crawl.
-  await pglite.exec(`SET maintenance_work_mem = '1GB'`);
-  await pglite.exec(
+  await db.system.exec(`SET maintenance_work_mem = '1GB'`);
+  await db.system.exec(
     `CREATE INDEX ${INDEX_NAME} ON document_chunks USING hnsw ((embedding::vector(${DIMS})) vector_cosine_ops) WHERE model = '${LOCAL_EMBEDDING_MODEL}'`,
   );
   const buildMs = performance.now() - started;
-  await pglite.exec("RESET maintenance_work_mem; ANALYZE document_chunks; ANALYZE documents");
+  await db.system.exec("RESET maintenance_work_mem; ANALYZE document_chunks; ANALYZE documents");
   return { copyMs, buildMs };
 }
 
@@ -191,18 +187,17 @@ export default async function bench(args: string[]): Promise<void> {
   const sizes = (args[0] ?? "10000,100000").split(",").map(Number);
   const queryCount = Number(args[1] ?? 50);
   await withScratchDb("search", async (db) => {
-    const pglite = db.pglite!;
-    await pglite.query("INSERT INTO organizations (id, slug, name) VALUES ($1, 'bench', 'Bench')", [ORG]);
-    await pglite.exec(
+    await db.system.query("INSERT INTO organizations (id, slug, name) VALUES ($1, 'bench', 'Bench')", [ORG]);
+    await db.system.exec(
       `INSERT INTO documents (id, org_id, title, filename, content_type, extension, created_by, status, index_generation, index_model, index_dims)
        SELECT 'doc_bench_' || d, '${ORG}', 'Document ' || d, 'document-' || d || '.txt', 'text/plain', 'txt', 'bench', 'indexed', 1, '${LOCAL_EMBEDDING_MODEL}', ${DIMS}
        FROM generate_series(0, ${DOCUMENTS - 1}) d`,
     );
     const corpus = new Corpus();
     const queries = Array.from({ length: queryCount }, () => corpus.query());
-    console.log(`search bench: ${DIMS}-dim clustered vectors (${TOPICS} topics, ${DOCUMENTS} documents), top ${TOP_K}, ${queryCount} queries, PGlite (pgvector 0.8), API search SQL`);
+    console.log(`search bench: ${DIMS}-dim clustered vectors (${TOPICS} topics, ${DOCUMENTS} documents), top ${TOP_K}, ${queryCount} queries, embedded engine (PGlite, pgvector 0.8), API search SQL`);
     for (const size of sizes) {
-      const { copyMs, buildMs } = await load(pglite, corpus, size);
+      const { copyMs, buildMs } = await load(db, corpus, size);
       const exact = await timeSearches(queries.slice(0, 5), "exact").then(() => timeSearches(queries, "exact"));
       await timeSearches(queries.slice(0, 5), "auto");
       console.log(`\n${size} chunks: binary COPY ${(copyMs / 1000).toFixed(1)} s (${Math.round(size / (copyMs / 1000))} rows/s), HNSW build ${(buildMs / 1000).toFixed(1)} s`);

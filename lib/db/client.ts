@@ -1,25 +1,37 @@
 import "server-only";
-import fs from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite/vector";
-import { PrismaPGlite } from "pglite-prisma-adapter";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { from as copyStreamFrom } from "pg-copy-streams";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { config } from "@/lib/config";
 import { PrismaClient } from "./generated/client";
+import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
 import { seedDemo } from "./seed";
 import type { SqlRunner } from "./sql";
 
 export type { PrismaClient };
 
+/**
+ * Time limit for embedded statements that set none (service work, migrations, ANALYZE): generous,
+ * as the engine is restarted when it passes. User SQL sets its own through withTenant.
+ */
+const EMBEDDED_DEFAULT_LIMIT_MS = 120_000;
+
 export interface Database {
   kind: "pglite" | "postgres";
   prisma: PrismaClient;
   /** Owner-level access for migrations, seeding and identity look-ups; tenant data goes through withTenant. */
   system: SqlRunner;
-  /** The embedded engine itself, for bulk paths (COPY); undefined on a PostgreSQL server. */
-  pglite?: PGlite;
+  /**
+   * Bulk load as the owner: `COPY <table> [(columns)] FROM STDIN [WITH (FORMAT binary)]` with the
+   * whole input in `data`, in its own transaction. Works on both engines (embedded: see
+   * EmbeddedEngine.copyFrom, as pglite-socket cannot carry COPY FROM STDIN).
+   */
+  copyFrom(sql: string, data: Uint8Array): Promise<void>;
+  /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
+  engine?: EmbeddedEngine;
   close(): Promise<void>;
 }
 
@@ -48,32 +60,55 @@ async function openDatabase(): Promise<Database> {
   const cfg = config();
   if (cfg.database.kind === "postgres") {
     const pool = new pg.Pool({ connectionString: cfg.database.url });
-    const system: SqlRunner = {
-      exec: async (sql) => void (await pool.query(sql)),
-      query: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
-    };
+    const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-    return { kind: "postgres", prisma, system, close: async () => { await prisma.$disconnect(); await pool.end(); } };
+    return {
+      kind: "postgres",
+      prisma,
+      system,
+      copyFrom: (sql, data) => copyThroughPool(pool, sql, data),
+      close: async () => { await prisma.$disconnect(); await pool.end(); },
+    };
   }
 
-  // PGlite does not create missing parent folders.
-  fs.mkdirSync(cfg.database.dir, { recursive: true });
-  const pglite = await PGlite.create({ dataDir: cfg.database.dir, extensions: { vector } });
-  const system: SqlRunner = {
-    exec: async (sql) => void (await pglite.exec(sql)),
-    query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params)).rows,
-  };
-  await migrate(system);
-  if (cfg.seedDemo) await seedDemo(system);
-  // PGlite runs no autovacuum daemon, so nothing else gathers planner statistics: without them the
-  // warehouse plans as if its tables were tiny (the sample dashboard's widest queries ran 4x slower).
-  await system.exec("ANALYZE");
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS });
+  try {
+    await engine.start();
+    const system = poolRunner(engine.pool);
+    await migrate(system);
+    if (cfg.seedDemo) await seedDemo(system);
+    // PGlite runs no autovacuum daemon, so nothing else gathers planner statistics: without them the
+    // warehouse plans as if its tables were tiny (the sample dashboard's widest queries ran 4x slower).
+    await system.exec("ANALYZE");
+    const prisma = new PrismaClient({ adapter: new PrismaPg(engine.pool) });
+    return {
+      kind: "pglite",
+      prisma,
+      system,
+      engine,
+      copyFrom: (sql, data) => engine.copyFrom(sql, data),
+      close: async () => { await prisma.$disconnect(); await engine.close(); },
+    };
+  } catch (error) {
+    await engine.close();
+    throw error;
+  }
+}
+
+function poolRunner(pool: pg.Pool): SqlRunner {
   return {
-    kind: "pglite",
-    prisma,
-    system,
-    pglite,
-    close: async () => { await prisma.$disconnect(); await pglite.close(); },
+    exec: async (sql) => void (await pool.query(sql)),
+    query: async <T,>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as T[],
   };
+}
+
+async function copyThroughPool(pool: pg.Pool, sql: string, data: Uint8Array): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await pipeline(Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]), client.query(copyStreamFrom(sql)));
+    client.release();
+  } catch (error) {
+    client.release(error as Error);
+    throw error;
+  }
 }
