@@ -6,6 +6,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { config } from "@/lib/config";
 import { PrismaClient } from "./generated/client";
+import { AnalyticsCopy } from "./analytics-copy";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
 import { seedDemo } from "./seed";
@@ -30,8 +31,16 @@ export interface Database {
    * EmbeddedEngine.copyFrom, as pglite-socket cannot carry COPY FROM STDIN).
    */
   copyFrom(sql: string, data: Uint8Array): Promise<void>;
+  /**
+   * The client for `quarry_reader` work (user SQL, datasets, rule evaluation). Embedded: a second
+   * engine on a copy of the data, so a runaway user query blocks only other analytics, never the
+   * app (docs/embedded-engine.md). Undefined: use `prisma`.
+   */
+  readerPrisma?: () => Promise<PrismaClient>;
   /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
   engine?: EmbeddedEngine;
+  /** The embedded read-only copy for analytics; undefined on a PostgreSQL server. */
+  analytics?: AnalyticsCopy;
   close(): Promise<void>;
 }
 
@@ -71,7 +80,8 @@ async function openDatabase(): Promise<Database> {
     };
   }
 
-  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS });
+  const analytics = new AnalyticsCopy(cfg.database.dir);
+  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics.noteStatement(text) });
   try {
     await engine.start();
     const system = poolRunner(engine.pool);
@@ -84,12 +94,22 @@ async function openDatabase(): Promise<Database> {
     return {
       kind: "pglite",
       prisma,
+      readerPrisma: () => analytics.prisma(engine),
       system,
       engine,
-      copyFrom: (sql, data) => engine.copyFrom(sql, data),
-      close: async () => { await prisma.$disconnect(); await engine.close(); },
+      analytics,
+      copyFrom: async (sql, data) => {
+        analytics.noteStatement(sql);
+        await engine.copyFrom(sql, data);
+      },
+      close: async () => {
+        await prisma.$disconnect();
+        await analytics.close();
+        await engine.close();
+      },
     };
   } catch (error) {
+    await analytics.close();
     await engine.close();
     throw error;
   }

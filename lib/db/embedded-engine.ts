@@ -31,6 +31,8 @@ export interface EmbeddedEngineOptions {
   defaultLimitMs: number;
   /** Names the engine in logs (`primary`, `analytics`). */
   name?: string;
+  /** Sees the text of every statement sent (after it is sent): how the analytics copy learns it is stale. */
+  onStatement?: (text: string) => void;
 }
 
 /** PostgreSQL's own error for a statement cut at its time limit, so every caller maps it as on a server. */
@@ -53,7 +55,7 @@ export class EmbeddedEngine {
   readonly pool: pg.Pool;
   readonly socketDir: string;
   restarts = 0;
-  private copies = 0;
+  private requests = 0;
   private child: ChildProcess | undefined;
   private booting: Promise<void> | undefined;
   private stateValue: EngineState = "starting";
@@ -84,6 +86,11 @@ export class EmbeddedEngine {
     return this.options.defaultLimitMs;
   }
 
+  /** @internal Called by the pool's clients for each statement. */
+  noteStatement(text: string): void {
+    this.options.onStatement?.(text);
+  }
+
   /** Starts the engine process; resolves once it accepts connections. */
   start(): Promise<void> {
     this.booting = this.spawn();
@@ -101,7 +108,7 @@ export class EmbeddedEngine {
    * Kills the engine process at once (a statement ran past its limit, or a test's crash) and
    * starts a new one on the same data folder.
    */
-  restart(reason: string, fields: Record<string, unknown> = {}): Promise<void> {
+  restart(reason: string, fields: Record<string, unknown> = {}, beforeStart?: () => Promise<void>): Promise<void> {
     if (this.stateValue === "closed") return Promise.resolve();
     this.restarts += 1;
     this.stateValue = "restarting";
@@ -111,8 +118,60 @@ export class EmbeddedEngine {
     dying?.removeAllListeners("exit");
     dying?.kill("SIGKILL");
     const exited = dying && dying.exitCode === null && dying.signalCode === null ? new Promise<void>((resolve) => dying.once("exit", () => resolve())) : Promise.resolve();
-    this.booting = exited.then(() => this.spawn());
+    this.booting = exited.then(async () => {
+      await beforeStart?.();
+      await this.spawn();
+    });
     return this.booting;
+  }
+
+  /**
+   * Replaces this engine's data with a new copy: waits for the work in flight (the pool's one
+   * connection is held), stops the engine, runs `copy` into its data folder, and starts it again.
+   */
+  async reload(copy: (dataDir: string) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await this.restart("reloading a fresh copy of the data", {}, () => copy(this.options.dataDir));
+    } finally {
+      client.release(new Error("engine reloaded"));
+    }
+  }
+
+  /**
+   * Copies the data folder, consistent, to `target`: the engine process runs CHECKPOINT and copies
+   * its folder between two statements, while the pool's one connection is held here (so no
+   * transaction is open on the engine's single session).
+   */
+  async snapshot(target: string): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await this.request({ type: "snapshot", target });
+    } finally {
+      client.release();
+    }
+  }
+
+  private request(message: Record<string, unknown>): Promise<void> {
+    const child = this.child;
+    if (!child) return Promise.reject(new Error("the embedded database is restarting"));
+    const id = ++this.requests;
+    return new Promise<void>((resolve, reject) => {
+      const onMessage = (reply: { type: string; id?: number; error?: string }) => {
+        if (reply.id !== id) return;
+        child.off("message", onMessage);
+        child.off("exit", onExit);
+        if (reply.type === "done") resolve();
+        else reject(Object.assign(new Error(reply.error ?? "the engine request failed"), { code: "XX000", severity: "ERROR" }));
+      };
+      const onExit = () => {
+        child.off("message", onMessage);
+        reject(new Error("the embedded database stopped during the request"));
+      };
+      child.on("message", onMessage);
+      child.once("exit", onExit);
+      child.send({ ...message, id });
+    });
   }
 
   /**
@@ -126,25 +185,7 @@ export class EmbeddedEngine {
     if (!/\bFROM\s+STDIN\b/i.test(sql)) throw new Error("copyFrom takes COPY … FROM STDIN");
     const client = await this.pool.connect();
     try {
-      const child = this.child;
-      if (!child) throw new Error("the embedded database is restarting");
-      const id = ++this.copies;
-      await new Promise<void>((resolve, reject) => {
-        const onMessage = (message: { type: string; id?: number; error?: string }) => {
-          if (message.id !== id) return;
-          child.off("message", onMessage);
-          child.off("exit", onExit);
-          if (message.type === "copied") resolve();
-          else reject(Object.assign(new Error(message.error ?? "COPY failed"), { code: "22P04", severity: "ERROR" }));
-        };
-        const onExit = () => {
-          child.off("message", onMessage);
-          reject(new Error("the embedded database stopped during COPY"));
-        };
-        child.on("message", onMessage);
-        child.once("exit", onExit);
-        child.send({ type: "copy", id, sql: sql.replace(/\bFROM\s+STDIN\b/i, "FROM '/dev/blob'"), data });
-      });
+      await this.request({ type: "copy", sql: sql.replace(/\bFROM\s+STDIN\b/i, "FROM '/dev/blob'"), data });
     } finally {
       client.release();
     }
@@ -226,6 +267,8 @@ export function requestedLimitMs(text: string, values: readonly unknown[] | unde
 function watchedClientClass(engine: EmbeddedEngine): typeof pg.Client {
   function WatchedClient(config: pg.ClientConfig): pg.Client {
     const client = new pg.Client(config);
+    // A connection lost with its engine (a restart) rejects its query; the event itself is expected.
+    client.on("error", () => undefined);
     const connect = client.connect.bind(client) as () => Promise<unknown>;
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     /** statement_timeout set in the current transaction (0 or unset: the default applies). */
@@ -245,6 +288,7 @@ function watchedClientClass(engine: EmbeddedEngine): typeof pg.Client {
       const values = (typeof first === "string" ? second : (first as { values?: unknown })?.values) as unknown[] | undefined;
       const limit = limitMs && limitMs > 0 ? limitMs : engine.defaultLimitMs;
       const running = query(...args) as Promise<unknown>;
+      engine.noteStatement(text);
       const requested = requestedLimitMs(text, values);
       if (requested !== undefined) limitMs = requested;
       else if (TRANSACTION_END.test(text)) limitMs = undefined;

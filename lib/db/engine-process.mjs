@@ -10,14 +10,15 @@
 // Plain ESM, loaded by path with child_process.fork: Turbopack never bundles it (see
 // lib/documents/extract/pdf-worker.mjs for the same arrangement).
 //
-// Messages: in  {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "close"}
-//           out {type: "ready", bootMs} | {type: "failed", message} | {type: "copied" | "copy-failed", id, error?}
+// Messages: in  {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "snapshot", id, target} | {type: "close"}
+//           out {type: "ready", bootMs} | {type: "failed", message} | {type: "done" | "failed", id, error?}
 import fs from "node:fs";
 import net from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 
 let db;
+let openedDir;
 let server;
 
 async function open({ dataDir, socketPath }) {
@@ -26,6 +27,7 @@ async function open({ dataDir, socketPath }) {
   fs.mkdirSync(dataDir, { recursive: true });
   fs.rmSync(socketPath, { force: true });
   db = await PGlite.create({ dataDir, extensions: { vector } });
+  openedDir = dataDir;
   server = net.createServer((socket) => serve(socket));
   await new Promise((resolve, reject) => server.once("error", reject).listen(socketPath, resolve));
   process.send?.({ type: "ready", bootMs: Date.now() - started });
@@ -123,6 +125,22 @@ async function close() {
   }
 }
 
+function reply(id, work) {
+  work.then(
+    () => process.send?.({ type: "done", id }),
+    (error) => process.send?.({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+function simpleQuery(sql) {
+  const text = Buffer.from(`${sql}\0`);
+  const message = Buffer.alloc(5 + text.length);
+  message.write("Q", 0);
+  message.writeInt32BE(4 + text.length, 1);
+  text.copy(message, 5);
+  return new Uint8Array(message);
+}
+
 process.on("message", (message) => {
   if (message?.type === "open") {
     open(message).catch((error) => {
@@ -131,9 +149,17 @@ process.on("message", (message) => {
     });
   } else if (message?.type === "copy") {
     // COPY … FROM '/dev/blob' (see EmbeddedEngine.copyFrom for why not over the socket).
-    db.query(message.sql, [], { blob: new Blob([message.data]) }).then(
-      () => process.send?.({ type: "copied", id: message.id }),
-      (error) => process.send?.({ type: "copy-failed", id: message.id, error: error instanceof Error ? error.message : String(error) }),
+    reply(message.id, db.query(message.sql, [], { blob: new Blob([message.data]) }));
+  } else if (message?.type === "snapshot") {
+    // Between two statements (the lock PGlite's own queries take): CHECKPOINT writes every dirty
+    // buffer, and nothing writes while the folder is copied.
+    reply(
+      message.id,
+      db.runExclusive(async () => {
+        await db.execProtocolRaw(simpleQuery("CHECKPOINT"));
+        fs.rmSync(message.target, { recursive: true, force: true });
+        fs.cpSync(openedDir, message.target, { recursive: true });
+      }),
     );
   } else if (message?.type === "close") {
     void close();
