@@ -7,9 +7,9 @@ import { ConfigError } from "./schema";
  * is marked failed with the reason, and the server and other indexing runs carry on.
  */
 export interface ExtractionLimits {
-  /** Wall clock for reading one file (extraction and chunking), queueing excluded. */
+  /** Wall clock of each worker step reading one file (PDF pages; extraction and chunking), queueing excluded. */
   timeoutMs: number;
-  /** Heap of the worker thread reading a docx, txt or csv file and chunking any file. */
+  /** Heap of each worker thread reading a file (the PDF workers included). */
   maxHeapMb: number;
   /** Characters of extracted text accepted from one file. */
   maxTextChars: number;

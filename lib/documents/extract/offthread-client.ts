@@ -2,7 +2,7 @@ import path from "node:path";
 import { type ExtractionLimits, extractionLimits } from "@/lib/config/extraction";
 import type { ExtractableExtension } from "./plain";
 import type { ExtractionJob, ExtractionOutcome, ExtractionReply } from "./offthread";
-import { extractPdf } from "./pdf";
+import { DEFAULT_PDF_LIMITS, extractPdf } from "./pdf";
 import { ExtractionError } from "./types";
 import { WorkerPool } from "./worker-pool";
 
@@ -35,7 +35,8 @@ export async function extractAndChunk(
   let job: ExtractionJob;
   let transfer: ArrayBuffer[] = [];
   if (extension === "pdf") {
-    const { segments, pageCount } = await extractPdf(bytes, opts.signal);
+    // The same heap and time limits for the PDF workers (their page limit is their own).
+    const { segments, pageCount } = await extractPdf(bytes, opts.signal, { ...DEFAULT_PDF_LIMITS, timeoutMs: limits.timeoutMs, maxHeapMb: limits.maxHeapMb });
     job = { kind: "segments", segments, pageCount, extension, limits: jobLimits };
   } else {
     // A copy in its own ArrayBuffer is transferred, so the caller's buffer stays usable.
