@@ -27,7 +27,9 @@ export function providerProblem(settings: EmbeddingSettings, provider: Embedding
     case "openai_compatible":
       return settings.openai_compatible ? null : "openai_compatible.base_url is missing";
     case "vertex": {
-      if (!settings.vertex?.project) return "vertex.project is missing";
+      // Express mode needs no project: the API key names it.
+      if (settings.vertex?.api_key) return null;
+      if (!settings.vertex?.project) return "vertex.project is missing (or give vertex.api_key)";
       const file = settings.vertex.credentials_file;
       if (file !== undefined && !fs.existsSync(file)) return "vertex.credentials_file does not exist";
       return null;
@@ -120,7 +122,7 @@ export class EmbeddingProviders {
         return createVoyageEmbedder(info, { apiKey: s.voyage!.api_key!, baseUrl: s.voyage?.base_url ?? VOYAGE_DEFAULT_BASE_URL }, this.policy);
       case "vertex": {
         const v = s.vertex!;
-        const connection = { project: v.project!, location: v.location, credentialsFile: v.credentials_file, apiEndpoint: v.api_endpoint };
+        const connection = { project: v.project, location: v.location, credentialsFile: v.credentials_file, apiKey: v.api_key, apiEndpoint: v.api_endpoint };
         return createVertexEmbedder(info, connection, this.policy, this.options.vertexAuth);
       }
     }
