@@ -3,7 +3,7 @@ import type { GoogleAuthOptions } from "google-auth-library";
 import { ApiError } from "@/lib/api/errors";
 import { embeddingSettings, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { localEmbedder } from "./local";
-import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "./models";
+import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, OFFLINE_EMBEDDER_NOTICE, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "./models";
 import { createOpenAiEmbedder } from "./openai";
 import { DEFAULT_BACKOFF, type RequestPolicy } from "./retry";
 import type { Embedder, EmbeddingStatus } from "./types";
@@ -76,7 +76,9 @@ export class EmbeddingProviders {
   status(): EmbeddingStatus {
     const active = this.defaultModel();
     const reason = providerProblem(this.settings, active.provider);
-    return { provider: active.provider, model: active.model, dims: active.dims, configured: reason === null, reason, available_models: this.available() };
+    // The offline embedder is the zero-setup default and stays usable (configured), but is named for what it is.
+    const notice = active.provider === "local" ? { message: OFFLINE_EMBEDDER_NOTICE, variable: "EMBEDDING_PROVIDER_CONFIG" as const } : null;
+    return { provider: active.provider, model: active.model, dims: active.dims, configured: reason === null, reason, available_models: this.available(), notice };
   }
 
   /** A name the catalogue knows, preferring the default provider when an OpenAI-compatible server reuses a built-in name. */
