@@ -110,7 +110,8 @@ export const indexDocument = defineEndpoint({
     "Runs to completion and answers the record with its chunk count. While it runs, the record's status is `indexing` and " +
     "index_progress_done/total count embedded chunks. The new index replaces the previous one atomically; when indexing " +
     "fails, the previous index (if any) stays searchable. 409 while the document is already being indexed or has no file; " +
-    "422 when no text can be extracted (the reason is also stored on the record); 502/503/504 from the embedding provider.",
+    "422 when no text can be extracted (the reason is also stored on the record); 429 with Retry-After when the embedding provider " +
+    "is still rate-limiting after the retries (or this organization indexes too often); 502/503/504 from the embedding provider.",
   tags: TAGS,
   access: "admin",
   params: DocumentIdParams,
