@@ -1,4 +1,4 @@
-import useSWR, { useSWRConfig, type SWRConfiguration } from "swr";
+import useSWR, { type SWRConfiguration } from "swr";
 import type { Endpoint } from "@/lib/api/endpoint";
 import { listDashboards } from "@/lib/dashboards/contract";
 import { listDocuments, type DocumentStatus } from "@/lib/documents/contract";
@@ -9,6 +9,7 @@ import {
   listChannelConfigsEndpoint,
   listDeadLettersEndpoint,
   listGroupSubscriptionsEndpoint,
+  listInboxEndpoint,
   listRulesEndpoint,
   listUnsubscribesEndpoint,
 } from "@/lib/notifications/contract";
@@ -24,12 +25,6 @@ import { callApi, endpointUrl, type ApiClientError, type CallInput, type Respons
 export function useApiRead<E extends Endpoint>(endpoint: E, input: Pick<CallInput<E>, "params" | "query">, options: SWRConfiguration<ResponseOf<E>, ApiClientError> = {}) {
   const url = endpointUrl(endpoint, input);
   return useSWR<ResponseOf<E>, ApiClientError>(url, () => callApi(endpoint, input as CallInput<E>), options);
-}
-
-/** Revalidates every cached read whose URL starts with `prefix` (after a write). */
-export function useRevalidate(prefix: string) {
-  const { mutate } = useSWRConfig();
-  return () => mutate((key) => typeof key === "string" && key.startsWith(prefix));
 }
 
 type Fallback<E> = ResponseOf<E> | undefined;
@@ -76,8 +71,6 @@ export function useNotificationsAdmin(initial: {
   const quietHours = useApiRead(getQuietHoursEndpoint, {}, { fallbackData: initial.quietHours });
   const health = useApiRead(deliveryHealthEndpoint, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
   const deadLetters = useApiRead(listDeadLettersEndpoint, { query: { page: 1, page_size: 50 } }, { fallbackData: initial.deadLetters });
-  const revalidateNotifications = useRevalidate("/api/v1/notifications/");
-  const revalidateHealth = useRevalidate("/api/v1/notification-channels/");
   return {
     channels: channels.data,
     rules: rules.data,
@@ -87,6 +80,11 @@ export function useNotificationsAdmin(initial: {
     health: health.data,
     deadLetters: deadLetters.data,
     /** After a write: read everything on the page again. */
-    refresh: () => Promise.all([revalidateNotifications(), revalidateHealth()]),
+    refresh: () => Promise.all([channels, rules, groups, unsubscribes, quietHours, health, deadLetters].map((read) => read.mutate())),
   };
+}
+
+/** The signed-in user's latest in-app notifications and unread count, every `refreshSeconds`. */
+export function useInbox(refreshSeconds: number) {
+  return useApiRead(listInboxEndpoint, { query: { limit: 20 } }, { refreshInterval: refreshSeconds * 1000 });
 }

@@ -3,7 +3,7 @@ import { downloadDocument, getDocument, type DocumentRecord } from "@/lib/docume
 import { EmbeddingConfig, indexDocument, removeDocumentIndex, searchDocumentsEndpoint, type SearchResponse } from "@/lib/documents/search-contract";
 import { ApiClientError, callApi } from "@/components/api-client";
 
-/** GET /api/v1/documents/embedding-config, as the contract defines it. */
+/** What GET …/documents/embedding-config answers, as the contract defines it. */
 export type EmbeddingView = z.output<typeof EmbeddingConfig>;
 export type SearchMode = SearchResponse["mode"];
 export type SearchResultView = SearchResponse;
