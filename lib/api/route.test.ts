@@ -61,6 +61,24 @@ describe("route wrapper", () => {
     expect(JSON.stringify(res.json.detail)).toMatch(message);
   });
 
+  it("treats an empty body without Content-Type as no body, and refuses a non-empty one with 415", async () => {
+    const optional = route(
+      defineEndpoint({ method: "post", path: "/api/v1/_optional", summary: "test", tags: [], access: "user", body: z.object({ n: z.number().default(7) }).optional() }),
+      async ({ body }) => ({ n: body?.n ?? 7 }),
+    );
+    const token = await tokenFor("acme");
+    // `curl -X POST` with no data: an empty stream and no Content-Type (bytes, so no text/plain is implied).
+    const empty = await call(optional, "POST", "/api/v1/_optional", { token, rawBody: new Uint8Array(0) });
+    expect(empty.status).toBe(200);
+    expect(empty.json).toEqual({ n: 7 });
+    const withoutType = await call(optional, "POST", "/api/v1/_optional", { token, rawBody: new TextEncoder().encode('{"n":1}') });
+    expect(withoutType.status).toBe(415);
+    expect(withoutType.json.detail).toMatch(/application\/json \(got 'none'\)/);
+    // A required body still has to be there.
+    const missing = await call(echo, "POST", "/api/v1/_echo/abc", { token, params: { id: "abc" }, rawBody: new Uint8Array(0) });
+    expect(missing.status).toBe(422);
+  });
+
   it("rejects missing, expired, forged and alg:none tokens with 401", async () => {
     const cases: [string | undefined, RegExp][] = [
       [undefined, /Not authenticated/],

@@ -173,14 +173,16 @@ export const embedDashboard = defineEndpoint({
   method: "post",
   path: "/api/v1/custom-dashboards/{id}/embed",
   summary: "Create a signed embed token and iframe snippet",
-  description: "Requires a published dashboard whose manifest sets platform.allow_embed: true (409 otherwise). The body is optional.",
+  description:
+    "Requires a published dashboard (409 while it has no published version) whose published manifest sets platform.allow_embed: true " +
+    "(403 otherwise). The body is optional: without one the token lives 24 hours, locks no filter and may be framed by any origin.",
   tags: ["Dashboards"],
   access: EDITORS,
   params: IdParams,
   body: EmbedBody,
   response: EmbedResponse,
   status: 201,
-  errors: [404, 409],
+  errors: [403, 404, 409],
 });
 
 export const listEmbeds = defineEndpoint({
