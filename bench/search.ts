@@ -104,6 +104,7 @@ async function load(db: Database, corpus: Corpus, size: number): Promise<{ copyM
       // Loading only: per-row foreign-key checks (every row's document exists, inserted above) would dominate the load.
       // (PGlite's superuser may switch them off; a PostgreSQL owner role may not, and checks them natively.)
       if (db.kind === "pglite") await tx.exec("SET LOCAL session_replication_role = replica");
+      if (!tx.copyBinary) throw new Error("this database connection cannot COPY");
       await tx.copyBinary(`document_chunks (${CHUNK_COPY_COLUMNS.join(", ")})`, data);
     });
     copyMs += performance.now() - started;
@@ -146,7 +147,7 @@ async function timeBare(db: Database, queries: Float64Array[], efSearch: number)
     const rows = await withRawTransaction(db, async (tx) => {
       await tx.exec(`SET LOCAL hnsw.ef_search = ${efSearch}`);
       // Through the index whatever the planner's estimate (at 10k rows and a large ef_search it prefers a scan).
-      await tx.exec("SET LOCAL enable_seqscan = off");
+      await tx.exec("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off");
       return tx.query<{ id: bigint | string }>(
         `SELECT id FROM document_chunks WHERE model = '${LOCAL_EMBEDDING_MODEL}' ORDER BY embedding::vector(${DIMS}) <=> $1::vector(${DIMS}) LIMIT ${TOP_K}`,
         [literal],

@@ -42,14 +42,11 @@ export async function withScratchDb<T>(name: string, body: (db: Database) => Pro
   const holder = globalThis as unknown as { __quarryConfig?: unknown };
   holder.__quarryConfig = undefined;
   process.env.QUARRY_SEED_DEMO = "false";
-  let dir: string | undefined;
-  if (engine === "postgres") {
-    process.env.DATABASE_URL = benchPostgresUrl();
-  } else {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), `quarry-bench-${name}-`));
-    process.env.QUARRY_DATA_DIR = dir;
-    delete process.env.DATABASE_URL;
-  }
+  // Also on PostgreSQL: stored files (local object storage) go to the temporary folder.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `quarry-bench-${name}-`));
+  process.env.QUARRY_DATA_DIR = dir;
+  if (engine === "postgres") process.env.DATABASE_URL = benchPostgresUrl();
+  else delete process.env.DATABASE_URL;
   try {
     const db = await getDb();
     if (db.kind === "postgres") await migrate(db.system);
@@ -57,6 +54,6 @@ export async function withScratchDb<T>(name: string, body: (db: Database) => Pro
   } finally {
     await closeDb();
     holder.__quarryConfig = undefined;
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -18,8 +18,12 @@ import type { TenantScope } from "./tenant";
 export interface BulkTx {
   exec(sql: string, params?: unknown[]): Promise<number>;
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
-  /** Runs `COPY <target> FROM STDIN WITH (FORMAT binary)` with `data` as its input. */
-  copyBinary(target: string, data: Uint8Array): Promise<void>;
+  /**
+   * Runs `COPY <target> FROM STDIN WITH (FORMAT binary)` with `data` as its input; undefined where the
+   * connection cannot COPY (PGlite behind pglite-socket: COPY FROM STDIN loses protocol
+   * synchronisation there, checked with pglite-socket 0.1.6), so callers fall back to INSERT.
+   */
+  copyBinary?: (target: string, data: Uint8Array) => Promise<void>;
 }
 
 export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) => Promise<void>, work: (tx: BulkTx) => Promise<T>): Promise<T> {
@@ -39,19 +43,22 @@ export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) 
 
 /** One transaction on a raw connection of either engine (owner context until the caller changes it). */
 export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => Promise<T>): Promise<T> {
-  if (db.pool) return poolTransaction(db.pool, work);
   if (db.pglite) return pgliteTransaction(db.pglite, work);
+  if (db.pool) return poolTransaction(db.pool, db.kind === "postgres", work);
   throw new Error("this database offers no raw connection for bulk writes");
 }
 
-async function poolTransaction<T>(pool: pg.Pool, work: (tx: BulkTx) => Promise<T>): Promise<T> {
+async function poolTransaction<T>(pool: pg.Pool, canCopy: boolean, work: (tx: BulkTx) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   const tx: BulkTx = {
     exec: async (sql, params) => (await client.query(sql, params)).rowCount ?? 0,
     query: async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
-    copyBinary: async (target, data) => {
-      await pipeline(Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]), client.query(copyFromStream(`COPY ${target} FROM STDIN WITH (FORMAT binary)`)));
-    },
+    copyBinary: canCopy
+      ? async (target, data) => {
+          const input = Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
+          await pipeline(input, client.query(copyFromStream(`COPY ${target} FROM STDIN WITH (FORMAT binary)`)));
+        }
+      : undefined,
   };
   try {
     await client.query("BEGIN");
