@@ -37,7 +37,7 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
     let response: Response;
     try {
       const principal = await resolvePrincipal(req, endpoint);
-      enforceRateLimit(req, endpoint, principal);
+      await enforceRateLimit(req, endpoint, principal);
       const rawBody = endpoint.body && !endpoint.rawBody ? await readJsonBody(req) : undefined;
       // All three parts are checked before answering, so one 422 lists every problem.
       const problems: ValidationItem[] = [];
@@ -75,10 +75,10 @@ async function resolvePrincipal(req: NextRequest, endpoint: Endpoint): Promise<P
   return principal;
 }
 
-function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal: Principal | null) {
+async function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal: Principal | null) {
   if (!endpoint.rateLimit) return;
   const caller = principal ? `${principal.orgId}:${principal.userId}` : (req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() ?? "anonymous");
-  const verdict = checkRateLimit(`${endpoint.method} ${endpoint.path} ${caller}`, endpoint.rateLimit.limit, endpoint.rateLimit.windowSeconds);
+  const verdict = await checkRateLimit(`${endpoint.method} ${endpoint.path} ${caller}`, endpoint.rateLimit.limit, endpoint.rateLimit.windowSeconds);
   if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 }
 

@@ -56,7 +56,8 @@ function dataWidgets(manifest: ValidManifest): string[] {
 interface RunInput {
   scope: TenantScope;
   dashboardId: string;
-  version: number | "draft";
+  /** A published version number, or `draft@<revision>`. */
+  version: number | string;
   manifest: ValidManifest;
   filters: Record<string, unknown>;
   widgetIds?: string[];
@@ -135,7 +136,7 @@ async function runWidgets(input: RunInput) {
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
   if (body.refresh) {
-    const verdict = checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
+    const verdict = await checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
     if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
   }
   const { row, yaml, version } = await withTenant(principal, async (tx) => {
@@ -162,7 +163,8 @@ export async function queryDashboard(principal: Principal, idOrSlug: string, bod
   const widgets = await runWidgets({
     scope: principal,
     dashboardId: row.id,
-    version: version === "draft" ? `draft` : version,
+    // Every edit bumps the draft revision in the database, so no replica serves an older draft's results.
+    version: version === "draft" ? `draft@${row.draftRevision}` : version,
     manifest: parsed.value,
     filters: body.filters,
     widgetIds: body.widget_ids,

@@ -71,7 +71,7 @@ interface Job {
  */
 export async function indexDocument(principal: Principal, documentId: string, options: IndexOptions = {}) {
   const embedder = getEmbedder(options.model);
-  const verdict = checkRateLimit(`index-document ${principal.orgId}`, ORG_INDEX_LIMIT.limit, ORG_INDEX_LIMIT.windowSeconds);
+  const verdict = await checkRateLimit(`index-document ${principal.orgId}`, ORG_INDEX_LIMIT.limit, ORG_INDEX_LIMIT.windowSeconds);
   if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 
   const job = await claimJob(principal, documentId);
