@@ -4,6 +4,7 @@ import { config } from "@/lib/config";
 import { ApiError } from "@/lib/api/errors";
 import { findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
+import { readLocationClaim } from "./location-claim";
 import { Role, type Principal } from "./roles";
 
 // Asymmetric algorithms only: `none` and HMAC tokens (embed tokens among them) never verify here.
@@ -50,7 +51,7 @@ export async function principalFromBearer(token: string): Promise<Principal> {
   const role = Role.safeParse(payload[claims.role]);
   if (!role.success) throw new ApiError(403, `Token role '${String(payload[claims.role])}' is not one of ${Role.options.join(", ")}`);
   if (!payload.sub) throw new ApiError(401, "Token has no subject");
-  const locations = payload[claims.locations];
-  const locationIds = Array.isArray(locations) && locations.length > 0 && !locations.includes("*") ? locations.map(String) : null;
-  return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds, via: "bearer" };
+  const locations = readLocationClaim(payload[claims.locations]);
+  if (!locations.ok) throw new ApiError(401, `Token claim '${claims.locations}' ${locations.reason}`);
+  return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds: locations.locationIds, via: "bearer" };
 }
