@@ -287,3 +287,6 @@ export const queryEmbed = defineEndpoint({
   errors: [401, 404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
 });
+
+/** Per embed grant, over all its viewers: one leaked link cannot be used to load the warehouse from many addresses. */
+export const EMBED_GRANT_RATE_LIMIT = { limit: 600, windowSeconds: 60 };
