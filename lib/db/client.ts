@@ -1,7 +1,4 @@
 import "server-only";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { from as copyStreamFrom } from "pg-copy-streams";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { config } from "@/lib/config";
@@ -26,11 +23,10 @@ export interface Database {
   /** Owner-level access for migrations, seeding and identity look-ups; tenant data goes through withTenant. */
   system: SqlRunner;
   /**
-   * Bulk load as the owner: `COPY <table> [(columns)] FROM STDIN [WITH (FORMAT binary)]` with the
-   * whole input in `data`, in its own transaction. Works on both engines (embedded: see
-   * EmbeddedEngine.copyFrom, as pglite-socket cannot carry COPY FROM STDIN).
+   * The connection pool, for bulk paths (lib/db/bulk.ts). Embedded: the engine's pool of one
+   * connection (hold it only briefly).
    */
-  copyFrom(sql: string, data: Uint8Array): Promise<void>;
+  pool: pg.Pool;
   /**
    * The client for `quarry_reader` work (user SQL, datasets, rule evaluation). Embedded: a second
    * engine on a copy of the data, so a runaway user query blocks only other analytics, never the
@@ -75,7 +71,7 @@ async function openDatabase(): Promise<Database> {
       kind: "postgres",
       prisma,
       system,
-      copyFrom: (sql, data) => copyThroughPool(pool, sql, data),
+      pool,
       close: async () => { await prisma.$disconnect(); await pool.end(); },
     };
   }
@@ -98,10 +94,7 @@ async function openDatabase(): Promise<Database> {
       system,
       engine,
       analytics,
-      copyFrom: async (sql, data) => {
-        analytics.noteStatement(sql);
-        await engine.copyFrom(sql, data);
-      },
+      pool: engine.pool,
       close: async () => {
         await prisma.$disconnect();
         await analytics.close();
@@ -120,15 +113,4 @@ function poolRunner(pool: pg.Pool): SqlRunner {
     exec: async (sql) => void (await pool.query(sql)),
     query: async <T,>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as T[],
   };
-}
-
-async function copyThroughPool(pool: pg.Pool, sql: string, data: Uint8Array): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await pipeline(Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]), client.query(copyStreamFrom(sql)));
-    client.release();
-  } catch (error) {
-    client.release(error as Error);
-    throw error;
-  }
 }

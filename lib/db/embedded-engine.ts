@@ -65,7 +65,7 @@ export class EmbeddedEngine {
     this.name = options.name ?? "primary";
     // Unix socket paths are limited to about 100 bytes, so the socket lives in a short temp folder.
     this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-engine-"));
-    // pglite-socket serves one connection safely at a time (see engine-process.mjs): one pooled connection.
+    // The engine has one session, so one pooled connection: interleaved transactions would share it.
     this.pool = new pg.Pool({
       host: this.socketDir,
       user: "postgres",
@@ -175,20 +175,16 @@ export class EmbeddedEngine {
   }
 
   /**
-   * COPY … FROM STDIN with the whole input in `data`. pglite-socket cannot carry COPY FROM STDIN
-   * (PGlite's backend reads the copy data within the COPY message's own call, before the client may
-   * send it: the engine answers "unexpected EOF"), so the data goes to the engine process over IPC
-   * and PGlite reads it from `/dev/blob`. The pool's only connection is held meanwhile, so no other
-   * transaction is open on the engine's single session.
+   * COPY … FROM STDIN with the whole input in `data`, in the session of the pool's one connection,
+   * which the caller holds (lib/db/bulk.ts: inside its transaction, before SET LOCAL ROLE).
+   * pglite-socket cannot carry COPY FROM STDIN (PGlite's backend reads the copy data within the
+   * COPY message's own call, before the client may send it: "unexpected EOF"), so the data goes to
+   * the engine process over IPC and PGlite reads it from `/dev/blob`, on its one session: the
+   * caller's open transaction.
    */
-  async copyFrom(sql: string, data: Uint8Array): Promise<void> {
-    if (!/\bFROM\s+STDIN\b/i.test(sql)) throw new Error("copyFrom takes COPY … FROM STDIN");
-    const client = await this.pool.connect();
-    try {
-      await this.request({ type: "copy", sql: sql.replace(/\bFROM\s+STDIN\b/i, "FROM '/dev/blob'"), data });
-    } finally {
-      client.release();
-    }
+  async copyInSession(sql: string, data: Uint8Array): Promise<void> {
+    if (!/\bFROM\s+STDIN\b/i.test(sql)) throw new Error("copyInSession takes COPY … FROM STDIN");
+    await this.request({ type: "copy", sql: sql.replace(/\bFROM\s+STDIN\b/i, "FROM '/dev/blob'"), data });
   }
 
   async close(): Promise<void> {

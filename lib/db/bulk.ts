@@ -1,0 +1,67 @@
+import "server-only";
+import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
+import { from as copyFromStream } from "pg-copy-streams";
+import { getDb, type Database } from "./client";
+import type { TenantScope } from "./tenant";
+
+/**
+ * A tenant transaction on a raw connection, for bulk writes Prisma cannot send (COPY). COPY is
+ * refused on tables with row-level security, and PGlite's COPY reads a server-side file
+ * (/dev/blob), which only its owner role may. So a bulk write happens in two phases of one
+ * transaction: `stage` runs as the connection's own role and may only load temporary tables
+ * (COPY); then the tenant context is set exactly as withTenant sets it (settings, then
+ * `SET LOCAL ROLE quarry_app`) and `work` moves the rows with statements the policies check.
+ */
+export interface BulkTx {
+  exec(sql: string, params?: unknown[]): Promise<number>;
+  query<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * Runs `COPY <target> FROM STDIN WITH (FORMAT binary)` with `data` as its input (both engines;
+   * optional for callers that fall back to INSERT).
+   */
+  copyBinary?: (target: string, data: Uint8Array) => Promise<void>;
+}
+
+export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) => Promise<void>, work: (tx: BulkTx) => Promise<T>): Promise<T> {
+  if (!scope.orgId) throw new Error("withTenantBulk needs an organization id");
+  const db = await getDb();
+  const result = await withRawTransaction(db, async (tx) => {
+    await stage(tx);
+    const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
+    await tx.query("SELECT set_config('app.org_id', $1, true), set_config('app.location_ids', $2, true)", [scope.orgId, locations]);
+    await tx.exec("SET LOCAL ROLE quarry_app");
+    return work(tx);
+  });
+  // As in withTenant: let the event loop serve other requests between bulk steps on PGlite.
+  await new Promise((resolve) => setImmediate(resolve));
+  return result;
+}
+
+/** One transaction on a raw connection of either engine (owner context until the caller changes it). */
+export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => Promise<T>): Promise<T> {
+  const engine = db.engine;
+  const client = await db.pool.connect();
+  const tx: BulkTx = {
+    exec: async (sql, params) => (await client.query(sql, params)).rowCount ?? 0,
+    query: async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
+    copyBinary: async (target, data) => {
+      const sql = `COPY ${target} FROM STDIN WITH (FORMAT binary)`;
+      // The embedded engine takes COPY input over IPC, in this connection's session (see copyInSession).
+      if (engine) return engine.copyInSession(sql, data);
+      const input = Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
+      await pipeline(input, client.query(copyFromStream(sql)));
+    },
+  };
+  try {
+    await client.query("BEGIN");
+    const result = await work(tx);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
