@@ -69,7 +69,8 @@ export class AnalyticsCopy {
     try {
       if (!this.engine) {
         await primary.snapshot(dataDir);
-        this.engine = new EmbeddedEngine({ dataDir, defaultLimitMs: ANALYTICS_DEFAULT_LIMIT_MS, name: "analytics" });
+        // Niced: a runaway query here yields the CPU to the web process and the primary engine.
+        this.engine = new EmbeddedEngine({ dataDir, defaultLimitMs: ANALYTICS_DEFAULT_LIMIT_MS, name: "analytics", niceness: 10 });
         await this.engine.start();
         this.client = new PrismaClient({ adapter: new PrismaPg(this.engine.pool) });
       } else {

@@ -31,6 +31,8 @@ export interface EmbeddedEngineOptions {
   defaultLimitMs: number;
   /** Names the engine in logs (`primary`, `analytics`). */
   name?: string;
+  /** Scheduling niceness of the engine process (0–19): the analytics engine yields the CPU to the app's. */
+  niceness?: number;
   /** Sees the text of every statement sent (after it is sent): how the analytics copy learns it is stale. */
   onStatement?: (text: string) => void;
 }
@@ -211,6 +213,16 @@ export class EmbeddedEngine {
       // The engine is a plain Node process: no Next.js or vitest loader flags are inherited.
       const child = fork(ENGINE_FILE, [], { cwd: process.cwd(), execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
       this.child = child;
+      // The engine never keeps a script alive on its own (the pool's connection does while in use).
+      child.unref();
+      child.channel?.unref();
+      if (this.options.niceness && child.pid) {
+        try {
+          os.setPriority(child.pid, this.options.niceness);
+        } catch {
+          // Not permitted here (some containers): the engine runs at normal priority.
+        }
+      }
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
         fail(new Error(`the embedded database did not start within ${BOOT_TIMEOUT_MS / 1000} s`));
