@@ -24,6 +24,9 @@ if (onPostgres) {
 process.env.QUARRY_DATA_DIR = dir;
 process.env.QUARRY_LOG_LEVEL = "silent";
 process.env.QUARRY_SECRET = "test-secret-test-secret-test-secret-0123456789";
+// Embedded: one engine process per test file; the analytics copy (a second engine) only where a
+// test asks for it (test/faults, lib/db/privileges.test.ts), to keep the suite's time and memory.
+process.env.QUARRY_EMBEDDED_ANALYTICS = "false";
 (globalThis as { __quarryConfig?: unknown }).__quarryConfig = undefined;
 (globalThis as { __quarrySecret?: unknown }).__quarrySecret = undefined;
 (globalThis as { __quarryIssuerKey?: unknown }).__quarryIssuerKey = undefined;

@@ -37,6 +37,7 @@ const Env = z.object({
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
   QUARRY_SEED_DEMO: z.enum(["true", "false"]).default("true"),
+  QUARRY_EMBEDDED_ANALYTICS: z.enum(["true", "false"]).default("true"),
   AUTH_ISSUER: z.string().optional(),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_AUDIENCE: z.string().optional(),
@@ -78,7 +79,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     stagingUrl: e.QUARRY_STAGING_URL ?? null,
     database: e.DATABASE_URL
       ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
-      : ({ kind: "pglite", dir: path.join(dataDir, "pglite") } as const),
+      : ({ kind: "pglite", dir: path.join(dataDir, "pglite"), analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true" } as const),
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

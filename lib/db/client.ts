@@ -76,8 +76,8 @@ async function openDatabase(): Promise<Database> {
     };
   }
 
-  const analytics = new AnalyticsCopy(cfg.database.dir);
-  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics.noteStatement(text) });
+  const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir) : undefined;
+  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics?.noteStatement(text) });
   try {
     await engine.start();
     const system = poolRunner(engine.pool);
@@ -90,19 +90,19 @@ async function openDatabase(): Promise<Database> {
     return {
       kind: "pglite",
       prisma,
-      readerPrisma: () => analytics.prisma(engine),
+      readerPrisma: analytics ? () => analytics.prisma(engine) : undefined,
       system,
       engine,
       analytics,
       pool: engine.pool,
       close: async () => {
         await prisma.$disconnect();
-        await analytics.close();
+        await analytics?.close();
         await engine.close();
       },
     };
   } catch (error) {
-    await analytics.close();
+    await analytics?.close();
     await engine.close();
     throw error;
   }

@@ -1,3 +1,4 @@
+import "@/test/embedded-analytics";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withTenant } from "./tenant";
 

@@ -1,3 +1,4 @@
+import "@/test/embedded-analytics";
 import { describe, expect, it } from "vitest";
 import { GET as health } from "@/app/api/health/route";
 import { GET as locations } from "@/app/api/v1/locations/route";
