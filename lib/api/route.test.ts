@@ -143,3 +143,21 @@ describe("route wrapper", () => {
     expect(res.json.detail).toMatch(/Internal server error \(request /);
   });
 });
+
+describe("errors from another bundled copy of lib/api/errors", () => {
+  it("keep their status: ApiError is recognised by its brand, not by prototype", async () => {
+    // Next.js bundles route handlers separately; a globalThis singleton (embedding providers, storage)
+    // throws the ApiError class of the bundle that built it. A second module instance stands for it.
+    const other = (await import(/* @vite-ignore */ `${import.meta.dirname}/errors.ts?other-bundle`)) as typeof import("./errors");
+    const { ApiError } = await import("./errors");
+    expect(other.ApiError).not.toBe(ApiError);
+    const upstream = route(defineEndpoint({ method: "get", path: "/api/v1/_upstream", summary: "test", tags: [], access: "public" }), async () => {
+      throw new other.ApiError(502, "the embedding provider failed");
+    });
+    const res = await call(upstream, "GET", "/api/v1/_upstream");
+    expect(res.status).toBe(502);
+    expect(res.json).toEqual({ detail: "the embedding provider failed" });
+    expect(new other.ApiError(418, "x")).toBeInstanceOf(ApiError);
+    expect(new Error("x")).not.toBeInstanceOf(ApiError);
+  });
+});
