@@ -27,8 +27,8 @@ export function ApiReference({ url }: { url: string }) {
           persistAuthorization: true,
           tryItOutEnabled: false,
           deepLinking: false,
-          onComplete: () => !cancelled && setState("ready"),
         });
+        setState("ready");
       })
       .catch(() => !cancelled && setState("failed"));
     return () => {

@@ -23,6 +23,7 @@ test("/docs renders the reference and runs “Try it out” with a token, withou
   await page.goto("/docs");
   const reference = page.getByTestId("api-reference");
   await expect(reference).toHaveAttribute("data-state", "ready");
+  await expect(page.locator("#operations-Locations-getLocations")).toBeVisible();
   await expect(page.locator(".servers select option").first()).toHaveText(/127\.0\.0\.1|localhost/);
 
   // Authorize with the bearer token.
