@@ -30,8 +30,9 @@ test("/docs renders the reference and runs “Try it out” with a token, withou
   await page.locator(".auth-wrapper button.authorize").click();
   const dialog = page.locator(".modal-ux");
   await dialog.locator("input").first().fill(bearerToken());
-  await dialog.getByRole("button", { name: "Authorize", exact: true }).click();
-  await dialog.getByRole("button", { name: "Close" }).click();
+  // Swagger UI labels its modal buttons "Apply credentials" (shown as Authorize) and Close.
+  await dialog.getByRole("button", { name: "Apply credentials" }).click();
+  await dialog.locator("button.btn-done").click();
 
   // Expand GET /api/v1/locations, try it out, execute.
   const operation = page.locator("#operations-Locations-getLocations");
