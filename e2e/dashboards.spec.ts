@@ -176,7 +176,9 @@ test("on a phone the widgets stack full width in reading order", async ({ browse
 });
 
 test("the embed page renders with a token, keeps locked filters read-only, lets only the partner frame it, and refuses a tampered token", async ({ page, browser }) => {
+  // A signed-in write must carry this site's Origin (CSRF check); Playwright's request context sends none by itself.
   const created = await page.request.post(`/api/v1/custom-dashboards/sample-sales/embed`, {
+    headers: { origin: String(test.info().project.use.baseURL) },
     data: { locked_filters: { location_filter: ["loc_acme_bos"] }, allowed_origins: ["https://partner.example"], expires_in: 3600 },
   });
   expect(created.status()).toBe(201);
@@ -237,7 +239,7 @@ test("a globex user cannot open acme's dashboard", async ({ page, browser }) => 
   await globex.goto(`/dashboards/custom/${acme.id}`);
   await expect(globex.getByTestId("dashboard-missing")).toBeVisible();
   await expect(globex.locator("section[data-widget-id]")).toHaveCount(0);
-  const query = await globex.request.post(`/api/v1/custom-dashboards/${acme.id}/query`, { data: {} });
+  const query = await globex.request.post(`/api/v1/custom-dashboards/${acme.id}/query`, { data: {}, headers: { origin: String(test.info().project.use.baseURL) } });
   expect(query.status()).toBe(404);
   // Globex's own sample is its own data: no acme location in its filter.
   await globex.goto(SAMPLE);
