@@ -1,6 +1,7 @@
 import "server-only";
 import { config } from "@/lib/config";
 import { chatConfig } from "@/lib/config/chat";
+import { extractionLimits } from "@/lib/config/extraction";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { seedDemoDashboards } from "@/lib/dashboards/demo";
@@ -22,6 +23,7 @@ export async function boot(): Promise<void> {
   const cfg = config();
   const notifications = notificationsConfig();
   const documents = documentStorageConfig();
+  extractionLimits();
   // Parses EMBEDDING_PROVIDER_CONFIG (a malformed one stops the start); a provider lacking its key only warns (SPEC §7.3).
   const embeddings = embeddingStatus();
   if (!embeddings.configured) log.warn("embedding provider is not configured", { provider: embeddings.provider, reason: embeddings.reason });

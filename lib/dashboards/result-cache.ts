@@ -11,7 +11,7 @@ const MAX_ENTRIES = 2_000;
 
 interface Entry {
   expires: number;
-  value: { columns: string[]; rows: Record<string, unknown>[] };
+  value: { columns: string[]; rows: Record<string, unknown>[]; truncated?: boolean };
 }
 
 const entries = new Map<string, Entry>();
