@@ -49,7 +49,7 @@ export async function closeDb(): Promise<void> {
 async function openDatabase(): Promise<Database> {
   const cfg = config();
   if (cfg.database.kind === "postgres") {
-    const pool = new pg.Pool({ connectionString: cfg.database.url });
+    const pool = new pg.Pool({ connectionString: cfg.database.url, max: cfg.database.poolSize });
     const system: SqlRunner = {
       exec: async (sql) => void (await pool.query(sql)),
       query: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
