@@ -4,8 +4,22 @@ import type { QueryResponse, WidgetResult as WidgetResultSchema, WidgetResults }
 export type WidgetResult = z.infer<typeof WidgetResultSchema>;
 export type { WidgetResults };
 
-/** Where a dashboard's widget data comes from: the signed-in batch endpoint, or an embed token. */
-export type QueryTarget = { kind: "dashboard"; id: string; version: "draft" | "published" | number } | { kind: "embed"; token: string };
+/** Where a dashboard's widget data comes from: the signed-in batch endpoint, an embed token, or a public dashboard. */
+export type QueryTarget =
+  | { kind: "dashboard"; id: string; version: "draft" | "published" | number }
+  | { kind: "embed"; token: string }
+  | { kind: "public"; org: string; slug: string };
+
+function requestOf(target: QueryTarget, filters: Record<string, unknown>, widgetIds: string[]): { url: string; body: unknown } {
+  switch (target.kind) {
+    case "embed":
+      return { url: "/api/v1/embed/query", body: { token: target.token, filters, widget_ids: widgetIds } };
+    case "public":
+      return { url: "/api/v1/public/query", body: { org: target.org, slug: target.slug, filters, widget_ids: widgetIds } };
+    case "dashboard":
+      return { url: `/api/v1/custom-dashboards/${encodeURIComponent(target.id)}/query`, body: { filters, widget_ids: widgetIds, version: target.version } };
+  }
+}
 
 /** The `detail` of an error answer as one readable line. */
 export function detailText(body: unknown, status: number): string {
@@ -17,9 +31,10 @@ export function detailText(body: unknown, status: number): string {
 
 /** One round trip for the given widgets; throws an Error with the server's detail when the request fails as a whole. */
 export async function queryWidgets(target: QueryTarget, filters: Record<string, unknown>, widgetIds: string[], signal: AbortSignal): Promise<WidgetResults> {
-  const url = target.kind === "embed" ? "/api/v1/embed/query" : `/api/v1/custom-dashboards/${encodeURIComponent(target.id)}/query`;
-  const body = target.kind === "embed" ? { token: target.token, filters, widget_ids: widgetIds } : { filters, widget_ids: widgetIds, version: target.version };
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal, cache: "no-store" });
+  const { url, body } = requestOf(target, filters, widgetIds);
+  // Embeds and public links act with what the page carries, never with the viewer's session cookie.
+  const credentials = target.kind === "dashboard" ? "same-origin" : "omit";
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal, cache: "no-store", credentials });
   const json: unknown = await res.json().catch(() => null);
   if (!res.ok) throw new Error(detailText(json, res.status));
   return (json as z.infer<typeof QueryResponse>).widgets;

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listDashboards } from "@/lib/dashboards/service";
-import { isEditor } from "@/lib/dashboards/records";
+import { isEditor } from "@/lib/dashboards/policy";
 import { ListActions } from "@/components/dashboards/list-actions";
 import styles from "@/components/dashboards/dashboards.module.css";
 
