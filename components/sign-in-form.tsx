@@ -1,6 +1,27 @@
 "use client";
-import { signIn } from "next-auth/react";
 import { useState } from "react";
+import { THROTTLED_ERROR, signInErrorText } from "@/lib/auth/sign-in-messages";
+
+/**
+ * Posts to next-auth's credentials callback itself rather than through
+ * `signIn()` from next-auth/react, which cannot report a 429: the form shows
+ * the throttle and its Retry-After.
+ */
+async function postCredentials(email: string, password: string, callbackUrl: string): Promise<{ ok: true } | { ok: false; error: string; retryAfter: number | null }> {
+  const { csrfToken } = (await (await fetch("/api/auth/csrf")).json()) as { csrfToken: string };
+  const res = await fetch("/api/auth/callback/credentials", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", "X-Auth-Return-Redirect": "1" },
+    body: new URLSearchParams({ email, password, csrfToken, callbackUrl, json: "true" }),
+  });
+  if (res.status === 429) {
+    const retryAfter = Number(res.headers.get("Retry-After"));
+    return { ok: false, error: THROTTLED_ERROR, retryAfter: Number.isFinite(retryAfter) ? retryAfter : null };
+  }
+  const data = (await res.json().catch(() => ({}))) as { url?: string };
+  const error = data.url ? new URL(data.url, window.location.href).searchParams.get("error") : "CredentialsSignin";
+  return res.ok && !error ? { ok: true } : { ok: false, error: error ?? "CredentialsSignin", retryAfter: null };
+}
 
 export function SignInForm({ callbackUrl, initialError }: { callbackUrl: string; initialError: string | null }) {
   const [error, setError] = useState(initialError);
@@ -11,16 +32,12 @@ export function SignInForm({ callbackUrl, initialError }: { callbackUrl: string;
     const form = new FormData(event.currentTarget);
     setPending(true);
     setError(null);
-    const result = await signIn("credentials", {
-      email: String(form.get("email")),
-      password: String(form.get("password")),
-      redirect: false,
-    });
-    if (result?.ok) {
+    const result = await postCredentials(String(form.get("email")), String(form.get("password")), callbackUrl).catch(() => ({ ok: false as const, error: "CredentialsSignin", retryAfter: null }));
+    if (result.ok) {
       window.location.assign(callbackUrl);
     } else {
       setPending(false);
-      setError("Wrong email or password.");
+      setError(signInErrorText(result.error, result.retryAfter));
     }
   }
 

@@ -10,6 +10,7 @@ if (!fs.existsSync(".next/BUILD_ID")) {
   const build = spawnSync(process.execPath, [next, "build"], { stdio: "inherit" });
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
-const server = spawn(process.execPath, [next, "start", "-p", port], { stdio: "inherit" });
+// scripts/server.mjs, not `next start`: it stamps each request with its socket address (see that file).
+const server = spawn(process.execPath, ["scripts/server.mjs"], { stdio: "inherit", env: { ...process.env, PORT: port, NODE_ENV: "production" } });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
 server.on("exit", (code) => process.exit(code ?? 0));

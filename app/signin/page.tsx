@@ -4,6 +4,7 @@ import { currentPagePrincipal } from "@/lib/auth/session";
 import { config } from "@/lib/config";
 import { DEMO_ORGS, DEMO_PASSWORD, DEMO_ROLES, demoEmail } from "@/lib/db/seed";
 import { SignInForm } from "@/components/sign-in-form";
+import { signInErrorText } from "@/lib/auth/sign-in-messages";
 
 export const metadata: Metadata = { title: "Sign in" };
 
@@ -19,7 +20,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <div className="page" style={{ maxWidth: 460 }}>
       <h1>Sign in to Quarry</h1>
-      <SignInForm callbackUrl={safeCallback} initialError={error ? "Wrong email or password." : null} />
+      <SignInForm callbackUrl={safeCallback} initialError={signInErrorText(error ?? null)} />
       {demo.length > 0 && (
         <section className="card" style={{ marginTop: "1.5rem" }}>
           <h2>Demo accounts</h2>

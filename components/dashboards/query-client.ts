@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import type { QueryResponse, WidgetResult as WidgetResultSchema, WidgetResults } from "@/lib/dashboards/contract";
+import { queryDashboard, queryEmbed, queryPublicDashboard, type WidgetResult as WidgetResultSchema, type WidgetResults } from "@/lib/dashboards/contract";
+import { callApi } from "@/components/api-client";
 
 export type WidgetResult = z.infer<typeof WidgetResultSchema>;
 export type { WidgetResults };
@@ -10,34 +11,17 @@ export type QueryTarget =
   | { kind: "embed"; token: string }
   | { kind: "public"; org: string; slug: string };
 
-function requestOf(target: QueryTarget, filters: Record<string, unknown>, widgetIds: string[]): { url: string; body: unknown } {
+/** One round trip for the given widgets, cancelled by `signal`; throws ApiClientError with the server's detail when the request fails as a whole. */
+export async function queryWidgets(target: QueryTarget, filters: Record<string, unknown>, widgetIds: string[], signal: AbortSignal): Promise<WidgetResults> {
+  // Embed and public endpoints declare credentials "none": callApi sends them without the viewer's cookie.
   switch (target.kind) {
     case "embed":
-      return { url: "/api/v1/embed/query", body: { token: target.token, filters, widget_ids: widgetIds } };
+      return (await callApi(queryEmbed, { body: { token: target.token, filters, widget_ids: widgetIds }, signal })).widgets;
     case "public":
-      return { url: "/api/v1/public/query", body: { org: target.org, slug: target.slug, filters, widget_ids: widgetIds } };
+      return (await callApi(queryPublicDashboard, { body: { org: target.org, slug: target.slug, filters, widget_ids: widgetIds }, signal })).widgets;
     case "dashboard":
-      return { url: `/api/v1/custom-dashboards/${encodeURIComponent(target.id)}/query`, body: { filters, widget_ids: widgetIds, version: target.version } };
+      return (await callApi(queryDashboard, { params: { id: target.id }, body: { filters, widget_ids: widgetIds, version: target.version }, signal })).widgets;
   }
-}
-
-/** The `detail` of an error answer as one readable line. */
-export function detailText(body: unknown, status: number): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (typeof detail === "string") return detail;
-  if (Array.isArray(detail)) return detail.map((d: { msg?: string }) => d.msg ?? "invalid").join("; ");
-  return `The server answered ${status}`;
-}
-
-/** One round trip for the given widgets; throws an Error with the server's detail when the request fails as a whole. */
-export async function queryWidgets(target: QueryTarget, filters: Record<string, unknown>, widgetIds: string[], signal: AbortSignal): Promise<WidgetResults> {
-  const { url, body } = requestOf(target, filters, widgetIds);
-  // Embeds and public links act with what the page carries, never with the viewer's session cookie.
-  const credentials = target.kind === "dashboard" ? "same-origin" : "omit";
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal, cache: "no-store", credentials });
-  const json: unknown = await res.json().catch(() => null);
-  if (!res.ok) throw new Error(detailText(json, res.status));
-  return (json as z.infer<typeof QueryResponse>).widgets;
 }
 
 /** The same error for every widget of a failed round trip, so each shows it in place. */

@@ -7,9 +7,11 @@ import { principalFromBearer } from "@/lib/auth/bearer";
 import { principalFromSessionRequest } from "@/lib/auth/session";
 import { allows, type Principal } from "@/lib/auth/roles";
 import { log } from "@/lib/log";
+import { callerAddress } from "./caller";
 import type { Endpoint } from "./endpoint";
 import { ApiError, forbidden, tooManyRequests, unauthorized, type ValidationItem } from "./errors";
 import { toJsonValue } from "./json";
+import { assertSameOrigin } from "./same-origin";
 import { checkRateLimit } from "./rate-limit";
 
 // [T] keeps the check from distributing over `undefined` (an endpoint without that part).
@@ -37,7 +39,8 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
     let response: Response;
     try {
       const principal = await resolvePrincipal(req, endpoint);
-      enforceRateLimit(req, endpoint, principal);
+      if (principal?.via === "session") assertSameOrigin(req);
+      await enforceRateLimit(req, endpoint, principal);
       const rawBody = endpoint.body && !endpoint.rawBody ? await readJsonBody(req) : undefined;
       // All three parts are checked before answering, so one 422 lists every problem.
       const problems: ValidationItem[] = [];
@@ -76,10 +79,16 @@ async function resolvePrincipal(req: NextRequest, endpoint: Endpoint): Promise<P
   return principal;
 }
 
-function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal: Principal | null) {
+async function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal: Principal | null) {
   if (!endpoint.rateLimit) return;
-  const caller = principal ? `${principal.orgId}:${principal.userId}` : (req.headers.get("x-forwarded-for")?.split(",")[0]?.trim() ?? "anonymous");
-  const verdict = checkRateLimit(`${endpoint.method} ${endpoint.path} ${caller}`, endpoint.rateLimit.limit, endpoint.rateLimit.windowSeconds);
+  // Signed-in callers are limited per user; anonymous ones per network address, never per a header they write.
+  const caller = principal ? `user ${principal.orgId}:${principal.userId}` : `address ${callerAddress(req)}`;
+  await enforceLimit(`${endpoint.method} ${endpoint.path} ${caller}`, endpoint.rateLimit);
+}
+
+/** Counts one request against `key`; 429 with Retry-After past the limit. */
+export async function enforceLimit(key: string, rate: { limit: number; windowSeconds: number }): Promise<void> {
+  const verdict = await checkRateLimit(key, rate.limit, rate.windowSeconds);
   if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 }
 
@@ -92,18 +101,21 @@ function searchParamsObject(params: URLSearchParams): Record<string, string | st
   return out;
 }
 
-/** The parsed JSON body, or undefined when none was sent (the body schema decides whether that is allowed). */
+/**
+ * The parsed JSON body, or undefined when none was sent (the body schema decides whether that is allowed).
+ * "None sent" includes a POST with no Content-Type and an empty body, as `curl -X POST` makes it: Next hands
+ * the handler an empty stream then, not a null body, so emptiness is judged by reading it.
+ */
 async function readJsonBody(req: NextRequest): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
-  if (!req.body && !type) return undefined;
-  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw new ApiError(415, `Content-Type must be application/json (got '${type || "none"}')`);
-  }
+  const isJson = /^application\/([\w.+-]+\+)?json\b/i.test(type);
+  if (type && !isJson) throw new ApiError(415, `Content-Type must be application/json (got '${type}')`);
   const limit = config().api.bodyLimitBytes;
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > limit) throw new ApiError(413, `Request body is larger than ${limit} bytes`);
   const text = await readLimitedText(req, limit);
   if (text.trim() === "") return undefined;
+  if (!isJson) throw new ApiError(415, "Content-Type must be application/json (got 'none')");
   try {
     return JSON.parse(text);
   } catch (error) {

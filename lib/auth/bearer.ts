@@ -22,11 +22,16 @@ async function verifyJwt(token: string): Promise<JWTPayload> {
   return (await jwtVerify(token, (await localIssuerKey()).publicKey, options)).payload;
 }
 
+/**
+ * By jose's error codes, not classes: the JWKS getter is a process singleton (globalThis) built by
+ * whichever route bundle came first, and its jose copy's classes fail `instanceof` in another bundle.
+ */
 function describeJoseError(error: unknown): string {
-  if (error instanceof joseErrors.JWTExpired) return "Token has expired";
-  if (error instanceof joseErrors.JWTClaimValidationFailed) return `Token claim '${error.claim}' is invalid`;
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return "Token algorithm is not allowed";
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "Token signature is invalid";
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === joseErrors.JWTExpired.code) return "Token has expired";
+  if (code === joseErrors.JWTClaimValidationFailed.code) return `Token claim '${String((error as { claim?: unknown }).claim)}' is invalid`;
+  if (code === joseErrors.JOSEAlgNotAllowed.code) return "Token algorithm is not allowed";
+  if (code === joseErrors.JWSSignatureVerificationFailed.code) return "Token signature is invalid";
   return "Token is malformed or not signed by a trusted issuer";
 }
 

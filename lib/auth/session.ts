@@ -4,8 +4,10 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
 import { findOrganization, findUserForLogin } from "./directory";
-import { verifyPassword } from "./password";
+import { callerAddressFromHeaders } from "@/lib/api/caller";
 import { readLocationClaim } from "./location-claim";
+import { verifyAgainstDummy, verifyPassword } from "./password";
+import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
 import { Role, type Principal } from "./roles";
 import { deriveKey } from "./secrets";
 
@@ -31,10 +33,19 @@ export function authOptions(): NextAuthOptions {
       CredentialsProvider({
         name: "Email and password",
         credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
-        async authorize(credentials) {
+        async authorize(credentials, req) {
           if (!credentials?.email || !credentials.password) return null;
+          const subject = { email: credentials.email, address: callerAddressFromHeaders(new Headers(req.headers as Record<string, string>)) };
+          // The gate in front of next-auth answers throttled callers with 429; this catches requests that raced past it.
+          if ((await signInRetryAfter(subject)) > 0) throw new Error(THROTTLED_ERROR);
           const user = await findUserForLogin(credentials.email);
-          if (!user || !verifyPassword(credentials.password, user.passwordHash)) return null;
+          // One scrypt either way: an unknown email takes as long as a wrong password.
+          const ok = user ? await verifyPassword(credentials.password, user.passwordHash) : await verifyAgainstDummy(credentials.password);
+          if (!user || !ok) {
+            await recordSignInFailure(subject);
+            return null;
+          }
+          await clearSignInFailures(credentials.email);
           return { id: user.id, email: user.email, name: user.name, uid: user.id, org: user.org.slug, role: user.role, locations: user.locationIds.length > 0 ? user.locationIds : "*" };
         },
       }),

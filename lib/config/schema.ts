@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseTrustedProxies } from "@/lib/api/client-address";
 
 /** A JSON string in an environment variable, parsed and validated with `schema`; errors name the variable and field. */
 export function jsonEnv<T extends z.ZodType>(name: string, schema: T) {
@@ -34,6 +35,7 @@ const Env = z.object({
   DATABASE_URL: z.string().url().optional(),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
+  QUARRY_STAGING_URL: z.string().url().optional(),
   QUARRY_SEED_DEMO: z.enum(["true", "false"]).default("true"),
   AUTH_ISSUER: z.string().optional(),
   AUTH_JWKS_URL: z.string().url().optional(),
@@ -41,6 +43,13 @@ const Env = z.object({
   AUTH_CLAIM_ORG: z.string().default("org"),
   AUTH_CLAIM_ROLE: z.string().default("role"),
   AUTH_CLAIM_LOCATIONS: z.string().default("locations"),
+  QUARRY_TRUSTED_PROXIES: z.string().optional().superRefine((raw, ctx) => {
+    try {
+      parseTrustedProxies(raw);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+    }
+  }),
   API_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
   QUARRY_LOG_LEVEL: z.enum(["info", "warn", "error", "silent"]).default("info"),
 });
@@ -65,6 +74,8 @@ export function loadConfig(env: Record<string, string | undefined>) {
     port: e.PORT,
     dataDir,
     publicUrl: e.QUARRY_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    /** The staging deployment's address, listed as a second server in /openapi.json (SPEC §1: {staging_base_url}). */
+    stagingUrl: e.QUARRY_STAGING_URL ?? null,
     database: e.DATABASE_URL
       ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
       : ({ kind: "pglite", dir: path.join(dataDir, "pglite") } as const),
@@ -77,7 +88,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
       audience: e.AUTH_AUDIENCE ?? "quarry-api",
       claims: { org: e.AUTH_CLAIM_ORG, role: e.AUTH_CLAIM_ROLE, locations: e.AUTH_CLAIM_LOCATIONS },
     },
-    api: { bodyLimitBytes: e.API_BODY_LIMIT_BYTES },
+    api: { bodyLimitBytes: e.API_BODY_LIMIT_BYTES, trustedProxies: parseTrustedProxies(e.QUARRY_TRUSTED_PROXIES) },
     logLevel: e.QUARRY_LOG_LEVEL,
   };
 }

@@ -46,13 +46,15 @@ export interface GrantedDashboard {
   slug: string;
   name: string;
   version: number | "draft";
+  /** The draft's revision (it keys cached draft results). */
+  draftRevision: number;
   yaml: string;
   /** The parse of `yaml`; not ok only for stored manifests that no longer validate. */
   parsed: ManifestResult;
   scope: TenantScope;
 }
 
-const dashboardColumns = { id: true, slug: true, name: true, draftYaml: true, publishedVersion: true } as const;
+const dashboardColumns = { id: true, slug: true, name: true, draftYaml: true, draftRevision: true, publishedVersion: true } as const;
 
 /**
  * The version a principal may see of a dashboard (id or slug) and the scope to read it under.
@@ -81,7 +83,16 @@ export async function grantForPrincipal(principal: Principal, idOrSlug: string, 
   });
   const parsed = parseManifestCached(shown.yaml);
   if (parsed.ok && !viewerMayOpen(principal, parsed.value)) throw notFound("Dashboard");
-  return { dashboardId: shown.row.id, slug: shown.row.slug, name: shown.name, version: shown.version, yaml: shown.yaml, parsed, scope: principalScope(principal) };
+  return {
+    dashboardId: shown.row.id,
+    slug: shown.row.slug,
+    name: shown.name,
+    version: shown.version,
+    draftRevision: shown.row.draftRevision,
+    yaml: shown.yaml,
+    parsed,
+    scope: principalScope(principal),
+  };
 }
 
 /** The version an embed grant is bound to, under its creator's location scope. */
@@ -89,11 +100,20 @@ export async function grantForEmbed(grant: EmbedGrant): Promise<GrantedDashboard
   const v = await withTenant({ orgId: grant.orgId }, (tx) =>
     tx.dashboardVersion.findUnique({
       where: { dashboardId_version: { dashboardId: grant.dashboardId, version: grant.version } },
-      select: { specYaml: true, name: true, dashboard: { select: { slug: true } } },
+      select: { specYaml: true, name: true, dashboard: { select: { slug: true, draftRevision: true } } },
     }),
   );
   if (!v) throw notFound("Dashboard");
-  return { dashboardId: grant.dashboardId, slug: v.dashboard.slug, name: v.name, version: grant.version, yaml: v.specYaml, parsed: parseManifestCached(v.specYaml), scope: embedScope(grant) };
+  return {
+    dashboardId: grant.dashboardId,
+    slug: v.dashboard.slug,
+    name: v.name,
+    version: grant.version,
+    draftRevision: v.dashboard.draftRevision,
+    yaml: v.specYaml,
+    parsed: parseManifestCached(v.specYaml),
+    scope: embedScope(grant),
+  };
 }
 
 /**
@@ -105,7 +125,7 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
   const org = await findOrganization(orgSlug);
   if (!org || org.slug !== orgSlug) return null;
   const shown = await withTenant({ orgId: org.id }, async (tx) => {
-    const row = await tx.dashboard.findFirst({ where: { slug: dashboardSlug }, select: { id: true, slug: true, publishedVersion: true } });
+    const row = await tx.dashboard.findFirst({ where: { slug: dashboardSlug }, select: { id: true, slug: true, draftRevision: true, publishedVersion: true } });
     if (!row?.publishedVersion) return null;
     const v = await tx.dashboardVersion.findUnique({
       where: { dashboardId_version: { dashboardId: row.id, version: row.publishedVersion } },
@@ -121,6 +141,7 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
     slug: shown.row.slug,
     name: shown.v.name,
     version: shown.v.version,
+    draftRevision: shown.row.draftRevision,
     yaml: shown.v.specYaml,
     parsed,
     scope: scopeOf(org.id, shown.v.publisherLocationIds),

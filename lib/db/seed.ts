@@ -109,7 +109,7 @@ async function seedOrg(db: SqlRunner, org: DemoOrg) {
         `usr_${org.slug}_${role}`, orgId, email, `${org.name} ${displayRole}`, role,
         // The general manager oversees the first three locations; the others see all of them.
         role === "general_manager" ? scopedLocations : [],
-        hashPassword(DEMO_PASSWORD),
+        await hashPassword(DEMO_PASSWORD),
       ],
     );
   }
