@@ -99,7 +99,8 @@ describe("embed location scope", () => {
     if (!page.ok || !preview) throw new Error("expected both pages");
     expect(locationsOf(page.results as never)).toEqual(locationsOf(preview.results as never));
     expect(locationsOf(page.results as never).sql).toEqual([...TWO].sort());
-  });
+    // The first test of the file pays for the database's cold start.
+  }, 120_000);
 
   it("sends an anonymous embed page no SQL, no dataset definitions and no raw manifest", async () => {
     await createAndPublish(admin, "no-sql-payload");
