@@ -28,6 +28,7 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.revokeEmbed,
   dashboards.queryDashboard,
   dashboards.queryEmbed,
+  dashboards.queryPublicDashboard,
   ...NOTIFICATION_ENDPOINTS,
   ...DOCUMENT_ENDPOINTS,
   ...DOCUMENT_SEARCH_ENDPOINTS,
