@@ -2,6 +2,9 @@ import { defineConfig, devices } from "@playwright/test";
 
 const PORT = Number(process.env.E2E_PORT ?? 3100);
 const baseURL = `http://127.0.0.1:${PORT}`;
+// Set by scripts/test-all.mjs for its second browser run: the production build on a PostgreSQL
+// server (a fresh database, migrated and seeded by the server's own start).
+const databaseUrl = process.env.E2E_DATABASE_URL;
 
 // Debian's Chromium; Playwright's own browser downloads are not reachable here.
 const chromium = {
@@ -17,7 +20,7 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: process.env.CI ? 1 : 0,
-  reporter: [["list"], ["json", { outputFile: "test-results/e2e-report.json" }]],
+  reporter: [["list"], ["json", { outputFile: databaseUrl ? "test-results/e2e-postgres-report.json" : "test-results/e2e-report.json" }]],
   globalSetup: "./e2e/global-setup.ts",
   use: {
     baseURL,
@@ -35,7 +38,8 @@ export default defineConfig({
     stdout: "pipe",
     env: {
       PORT: String(PORT),
-      QUARRY_DATA_DIR: ".data/e2e",
+      QUARRY_DATA_DIR: databaseUrl ? ".data/e2e-postgres" : ".data/e2e",
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
       QUARRY_PUBLIC_URL: baseURL,
       NEXTAUTH_URL: baseURL,
       QUARRY_LOG_LEVEL: "warn",

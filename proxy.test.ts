@@ -1,7 +1,9 @@
 import { NextRequest } from "next/server";
 import { describe, expect, it } from "vitest";
 import { allowedMethods } from "@/lib/api/allowed-methods";
-import { proxy } from "./proxy";
+import * as upload from "@/app/api/v1/documents/[id]/upload/route";
+import { call } from "@/test/helpers";
+import { config as proxyConfig, proxy } from "./proxy";
 
 const request = (method: string, path: string) => new NextRequest(new URL(path, "http://localhost:3000"), { method });
 
@@ -30,5 +32,20 @@ describe("request gate: methods", () => {
     expect(allowedMethods("/api/v1/custom-dashboards/_seed")).toEqual(["POST"]);
     expect(allowedMethods("/api/v1/documents/doc_1/index")).toEqual(["DELETE", "POST"]);
     expect(allowedMethods("/api/v1/documents/doc_1/index/extra")).toBeNull();
+  });
+});
+
+describe("upload path (outside the request gate)", () => {
+  it("is left out of the proxy's matcher, so large bodies stream", () => {
+    const matcher = new RegExp(`^${proxyConfig.matcher[0]}$`);
+    expect(matcher.test("/api/v1/documents/doc_1/upload")).toBe(false);
+    expect(matcher.test("/api/v1/documents/doc_1/index")).toBe(true);
+  });
+
+  it.each(["GET", "PUT", "PATCH", "DELETE"])("answers %s with 405, Allow and a detail", async (method) => {
+    const res = await call(upload[method as "GET"], method, "/api/v1/documents/doc_1/upload", { params: { id: "doc_1" } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(res.json).toEqual({ detail: `Method ${method} is not allowed on /api/v1/documents/doc_1/upload; allowed: POST` });
   });
 });

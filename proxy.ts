@@ -1,6 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { embedFrameAncestors } from "@/lib/dashboards/embed-frame";
-import { allowedMethods } from "@/lib/api/allowed-methods";
+import { methodNotAllowed } from "@/lib/api/allowed-methods";
 
 /** Request header the root layout reads: "bare" renders the page without the app's top bar. */
 export const CHROME_HEADER = "x-quarry-chrome";
@@ -20,7 +20,8 @@ function isBarePage(request: NextRequest): boolean {
  */
 export async function proxy(request: NextRequest) {
   const requestId = request.headers.get("x-request-id") ?? crypto.randomUUID();
-  const wrongMethod = methodNotAllowed(request, requestId);
+  // A method no endpoint serves at an existing API path: 405 with Allow and a detail, as every API error (Next would send an empty body).
+  const wrongMethod = methodNotAllowed(request.method, request.nextUrl.pathname, requestId);
   if (wrongMethod) return wrongMethod;
   const headers = new Headers(request.headers);
   headers.set("x-request-id", requestId);
@@ -40,21 +41,9 @@ export async function proxy(request: NextRequest) {
   return response;
 }
 
-/** A method no endpoint serves at an existing API path: 405 with Allow and a detail, as every API error (Next would send an empty body). */
-function methodNotAllowed(request: NextRequest, requestId: string): NextResponse | null {
-  const { pathname } = request.nextUrl;
-  if (!pathname.startsWith("/api/v1/") || request.method === "OPTIONS") return null;
-  const allowed = allowedMethods(pathname);
-  const method = request.method === "HEAD" ? "GET" : request.method;
-  if (!allowed || allowed.includes(method)) return null;
-  return NextResponse.json(
-    { detail: `Method ${request.method} is not allowed on ${pathname}; allowed: ${allowed.join(", ")}` },
-    { status: 405, headers: { Allow: allowed.join(", "), "X-Request-Id": requestId } },
-  );
-}
-
 export const config = {
   // Uploads bypass the proxy: Next buffers (and past 10 MB silently truncates) the body of every
   // request the proxy sees, and /api/v1/documents/{id}/upload must stream files of up to DOCUMENT_MAX_BYTES.
+  // The upload route therefore answers its own wrong methods (refuseMethod in lib/api/allowed-methods.ts).
   matcher: ["/((?!_next/static|_next/image|favicon.ico|api/v1/documents/.+/upload).*)"],
 };

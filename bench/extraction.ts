@@ -1,6 +1,9 @@
-// npm run bench -- extraction [pages]: text extraction of a generated PDF by extractText (pdfjs-dist in a
-// worker thread) beside poppler's `pdftotext` on the same file in the same run; docx, csv and chunking throughput.
+// npm run bench -- extraction [pages]: PDF text extraction by extractPdf with each engine (pdftotext as a
+// child process, pdfjs-dist in a worker thread) beside bare `pdftotext` on the same file in the same run, with
+// fidelity (pages whose words equal pdftotext's), on a generated PDF and on real pdfTeX output when present;
+// docx, csv and chunking throughput.
 import { execFile } from "node:child_process";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +11,8 @@ import { promisify } from "node:util";
 import { chunkDocument } from "@/lib/documents/chunk";
 import { docxWithParagraphs, pdfWithPages, prose } from "@/lib/documents/extract/fixtures/generate";
 import { extractText } from "@/lib/documents/extract/index";
+import { DEFAULT_PDF_LIMITS, extractPdf, type PdfEngine } from "@/lib/documents/extract/pdf";
+import { withoutControlCharacters } from "@/lib/documents/extract/text-encoding";
 
 const run = promisify(execFile);
 const PDFTOTEXT = "/usr/bin/pdftotext";
@@ -15,6 +20,15 @@ const WORDS_PER_PAGE = 450;
 const DOCX_PARAGRAPHS = 2000;
 const WORDS_PER_PARAGRAPH = 100;
 const RUNS = 3;
+/** Real pdfTeX output from Debian documentation packages (libtasn1-doc, shared-mime-info), when installed. */
+const REAL_PDFS = ["/usr/share/doc/libtasn1-doc/libtasn1.pdf", "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"];
+
+const wordsOf = (text: string) => withoutControlCharacters(text).split(/\s+/).filter(Boolean);
+
+async function producer(file: string): Promise<string> {
+  const { stdout } = await run("/usr/bin/pdfinfo", [file]).catch(() => ({ stdout: "" }));
+  return /^Producer:\s*(.*)$/m.exec(stdout)?.[1] ?? "unknown producer";
+}
 
 async function median(runs: number, measure: () => Promise<void>): Promise<number> {
   await measure(); // warm-up: module loading, JIT, page cache
@@ -38,19 +52,39 @@ export default async function bench(args: string[]): Promise<void> {
     const file = path.join(dir, "bench.pdf");
     await fs.writeFile(file, pdf);
 
-    let ours = 0;
-    let poppler = 0;
-    const oursMs = await median(RUNS, async () => {
-      ours = (await extractText(pdf, "pdf")).wordCount;
-    });
-    const popplerMs = await median(RUNS, async () => {
-      const { stdout } = await run(PDFTOTEXT, ["-enc", "UTF-8", file, "-"], { maxBuffer: 256 * 1024 * 1024 });
-      poppler = stdout.split(/\s+/).filter(Boolean).length;
-    });
-    console.log(`pdf: ${pages} pages, ${(pdf.length / 1024).toFixed(0)} KiB, median of ${RUNS} runs`);
-    console.log(`  pdftotext (poppler, process)  : ${popplerMs.toFixed(0)} ms  ${rate(pages, popplerMs)} pages/s  (${poppler.toLocaleString("en-US")} words)`);
-    console.log(`  extractText (pdfjs, worker)   : ${oursMs.toFixed(0)} ms  ${rate(pages, oursMs)} pages/s  (${ours.toLocaleString("en-US")} words)`);
-    console.log(`  ratio: extractText takes ${(oursMs / popplerMs).toFixed(2)}x pdftotext's time`);
+    const real = REAL_PDFS.filter((f) => fsSync.existsSync(f));
+    const files = [{ name: `generated (pdfkit), ${pages} pages`, file, bytes: pdf }];
+    for (const f of real) files.push({ name: `${path.basename(f)} (${await producer(f)})`, file: f, bytes: await fs.readFile(f) });
+    for (const { name, file: onDisk, bytes } of files) {
+      let popplerPages: string[] = [];
+      const popplerMs = await median(RUNS, async () => {
+        const { stdout } = await run(PDFTOTEXT, ["-enc", "UTF-8", onDisk, "-"], { maxBuffer: 256 * 1024 * 1024 });
+        popplerPages = stdout.split("\f").slice(0, -1);
+      });
+      const engines: { label: string; engine: PdfEngine }[] = [
+        { label: "extractPdf, pdftotext (child)", engine: "pdftotext" },
+        { label: "extractPdf, pdfjs (worker)   ", engine: "pdfjs" },
+      ];
+      console.log(`pdf: ${name}, ${(bytes.length / 1024).toFixed(0)} KiB, ${popplerPages.length} pages, median of ${RUNS} runs`);
+      console.log(`  pdftotext bare (baseline)    : ${popplerMs.toFixed(0).padStart(5)} ms  ${rate(popplerPages.length, popplerMs)} pages/s  (${wordsOf(popplerPages.join(" ")).length.toLocaleString("en-US")} words)`);
+      for (const { label, engine } of engines) {
+        let result: Awaited<ReturnType<typeof extractPdf>> | undefined;
+        const ms = await median(RUNS, async () => {
+          result = await extractPdf(bytes, undefined, DEFAULT_PDF_LIMITS, engine);
+        });
+        // Fidelity against pdftotext: the same words, page by page.
+        let samePages = 0;
+        const byPage = new Map(result!.segments.map((segment) => [segment.page, wordsOf(segment.text).join(" ")]));
+        popplerPages.forEach((text, i) => {
+          if ((byPage.get(i + 1) ?? "") === wordsOf(text).join(" ")) samePages++;
+        });
+        const words = result!.segments.reduce((n, segment) => n + wordsOf(segment.text).length, 0);
+        console.log(
+          `  ${label}: ${ms.toFixed(0).padStart(5)} ms  ${rate(popplerPages.length, ms)} pages/s  (${words.toLocaleString("en-US")} words)  ` +
+            `x${(ms / popplerMs).toFixed(2)} pdftotext's time (aim <= 1.7); pages with words identical to pdftotext ${samePages}/${popplerPages.length}`,
+        );
+      }
+    }
 
     const docx = await docxWithParagraphs(Array.from({ length: DOCX_PARAGRAPHS }, (_, i) => prose(WORDS_PER_PARAGRAPH, i)));
     let docxWords = 0;

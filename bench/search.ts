@@ -8,11 +8,14 @@
 // find "the" neighbours (DESIGN.md). Rows are loaded with binary COPY into a fresh file-backed PGlite
 // in a temporary folder; the index is built after loading, as CREATE INDEX, with the migration's
 // definition.
-import type { PGlite } from "@electric-sql/pglite";
+import type { Database } from "@/lib/db/client";
+import { withRawTransaction } from "@/lib/db/bulk";
 import { withTenant } from "@/lib/db/tenant";
+import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/chunk-copy";
+import { vectorLiteral } from "@/lib/documents/vector-indexes";
 import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
-import { searchChunks, type ChunkSearch } from "@/lib/documents/search";
-import { withScratchDb } from "./lib/scratch-db";
+import { DEFAULT_EF_SEARCH, searchChunks, type ChunkSearch } from "@/lib/documents/search";
+import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 
 const DIMS = 384;
 const ORG = "org_bench";
@@ -43,7 +46,7 @@ function normalised(v: Float64Array): Float64Array {
 }
 
 /** topic centre + document offset + chunk noise: neighbours share a document, then a topic. */
-class Corpus {
+export class Corpus {
   private readonly random = generator(42);
   readonly topics = Array.from({ length: TOPICS }, () => this.direction(1));
   readonly documentTopic = Array.from({ length: DOCUMENTS }, (_, d) => d % TOPICS);
@@ -71,55 +74,6 @@ class Corpus {
   }
 }
 
-/** PostgreSQL's binary COPY format for the columns loaded below. */
-class CopyWriter {
-  private readonly parts: Buffer[] = [Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.alloc(8)];
-  private static readonly FIELDS = 10;
-
-  row(values: { orgId: string; documentId: string; ordinal: number; text: string; vector: Float64Array }) {
-    const head = Buffer.alloc(2);
-    head.writeInt16BE(CopyWriter.FIELDS);
-    this.parts.push(head);
-    this.text(values.orgId);
-    this.text(values.documentId);
-    this.int(1); // generation
-    this.int(values.ordinal);
-    this.text(values.text);
-    this.int(values.ordinal * 450); // word_start
-    this.int(values.ordinal * 450 + 500); // word_end
-    this.text(LOCAL_EMBEDDING_MODEL);
-    this.int(DIMS);
-    // pgvector's binary form: int16 dimensions, int16 unused, float4 values.
-    const vector = Buffer.alloc(4 + 4 + DIMS * 4);
-    vector.writeInt32BE(4 + DIMS * 4, 0);
-    vector.writeInt16BE(DIMS, 4);
-    vector.writeInt16BE(0, 6);
-    values.vector.forEach((x, i) => vector.writeFloatBE(x, 8 + i * 4));
-    this.parts.push(vector);
-  }
-
-  finish(): Blob {
-    const trailer = Buffer.alloc(2);
-    trailer.writeInt16BE(-1);
-    this.parts.push(trailer);
-    return new Blob(this.parts.map((p) => new Uint8Array(p)));
-  }
-
-  private text(value: string) {
-    const bytes = Buffer.from(value, "utf8");
-    const length = Buffer.alloc(4);
-    length.writeInt32BE(bytes.length);
-    this.parts.push(length, bytes);
-  }
-
-  private int(value: number) {
-    const b = Buffer.alloc(8);
-    b.writeInt32BE(4, 0);
-    b.writeInt32BE(value, 4);
-    this.parts.push(b);
-  }
-}
-
 const WORDS = "revenue margin warehouse order customer product refund policy invoice shipment delivery forecast quarter budget inventory supplier contract payment discount region".split(" ");
 /** About 40 words of text per chunk: real chunks are ~500 words, but the text only matters to hybrid search, which this bench does not time. */
 function chunkText(n: number): string {
@@ -128,42 +82,49 @@ function chunkText(n: number): string {
   return words.join(" ");
 }
 
-async function load(pglite: PGlite, corpus: Corpus, size: number): Promise<{ copyMs: number; buildMs: number }> {
-  await pglite.exec(`DROP INDEX IF EXISTS ${INDEX_NAME}; TRUNCATE document_chunks`);
-  // Loading only: per-row foreign-key checks (every row's document exists, inserted above) would dominate the load.
-  await pglite.exec("ALTER TABLE document_chunks DISABLE TRIGGER ALL");
+/** Loads `size` chunks with binary COPY (as the owner: a bench load, not a tenant write) and builds the HNSW index after. */
+async function load(db: Database, corpus: Corpus, size: number): Promise<{ copyMs: number; buildMs: number }> {
+  await db.system.exec(`DROP INDEX IF EXISTS ${INDEX_NAME}`);
+  await db.system.query("DELETE FROM document_chunks WHERE org_id = $1", [ORG]);
   let copyMs = 0;
-  // 10k rows per COPY: one blob of every row would be copied whole into PGlite's WebAssembly memory.
+  // 10k rows per COPY: one buffer of every row would be copied whole into PGlite's WebAssembly memory.
   for (let from = 0; from < size; from += 10_000) {
-    const writer = new CopyWriter();
+    const writer = new ChunkCopyWriter();
     for (let i = from; i < Math.min(size, from + 10_000); i++) {
       const d = i % DOCUMENTS;
-      writer.row({ orgId: ORG, documentId: `doc_bench_${d}`, ordinal: Math.floor(i / DOCUMENTS), text: chunkText(i), vector: corpus.chunk(d) });
+      const ordinal = Math.floor(i / DOCUMENTS);
+      writer.add({
+        orgId: ORG, documentId: `doc_bench_${d}`, generation: 1, ordinal, text: chunkText(i), wordStart: ordinal * 450, wordEnd: ordinal * 450 + 500,
+        pageStart: null, pageEnd: null, rowStart: null, rowEnd: null, model: LOCAL_EMBEDDING_MODEL, embedding: corpus.chunk(d),
+      });
     }
-    const blob = writer.finish();
+    const data = writer.finish();
     const started = performance.now();
-    await pglite.query(
-      "COPY document_chunks (org_id, document_id, generation, ordinal, text, word_start, word_end, model, dims, embedding) FROM '/dev/blob' WITH (FORMAT binary)",
-      [],
-      { blob },
-    );
+    await withRawTransaction(db, async (tx) => {
+      // Loading only: per-row foreign-key checks (every row's document exists, inserted above) would dominate the load.
+      // (PGlite's superuser may switch them off; a PostgreSQL owner role may not, and checks them natively.)
+      if (db.kind === "pglite") await tx.exec("SET LOCAL session_replication_role = replica");
+      if (!tx.copyBinary) throw new Error("this database connection cannot COPY");
+      await tx.copyBinary(`document_chunks (${CHUNK_COPY_COLUMNS.join(", ")})`, data);
+    });
     copyMs += performance.now() - started;
   }
-  await pglite.exec("ALTER TABLE document_chunks ENABLE TRIGGER ALL");
   const started = performance.now();
-  // The graph of 100k x 384 fits in memory with this; the default 64 MB makes the build spill and crawl.
-  await pglite.exec(`SET maintenance_work_mem = '1GB'`);
-  await pglite.exec(
-    `CREATE INDEX ${INDEX_NAME} ON document_chunks USING hnsw ((embedding::vector(${DIMS})) vector_cosine_ops) WHERE model = '${LOCAL_EMBEDDING_MODEL}'`,
-  );
+  await withRawTransaction(db, async (tx) => {
+    // The graph of 100k x 384 fits in memory with this; the default 64 MB makes the build spill and crawl.
+    await tx.exec("SET LOCAL maintenance_work_mem = '1GB'");
+    await tx.exec(`CREATE INDEX ${INDEX_NAME} ON document_chunks USING hnsw ((embedding::vector(${DIMS})) vector_cosine_ops) WHERE model = '${LOCAL_EMBEDDING_MODEL}'`);
+  });
   const buildMs = performance.now() - started;
-  await pglite.exec("RESET maintenance_work_mem; ANALYZE document_chunks; ANALYZE documents");
+  await db.system.exec("ANALYZE document_chunks; ANALYZE documents");
   return { copyMs, buildMs };
 }
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-async function timeSearches(queries: Float64Array[], strategy: "auto" | "exact", efSearch?: number) {
+interface Timed { p50: number; p95: number; results: string[][] }
+
+async function timeSearches(queries: Float64Array[], strategy: "auto" | "exact", efSearch?: number): Promise<Timed> {
   const ms: number[] = [];
   const results: string[][] = [];
   for (const q of queries) {
@@ -172,6 +133,28 @@ async function timeSearches(queries: Float64Array[], strategy: "auto" | "exact",
     const hits = await withTenant({ orgId: ORG }, (tx) => searchChunks(tx, search));
     ms.push(performance.now() - started);
     results.push(hits.map((h) => h.chunk_id));
+  }
+  return { p50: percentile(ms, 50), p95: percentile(ms, 95), results };
+}
+
+/** The same top-k through the HNSW index with bare SQL: owner, no RLS, no generation filter, no joins, one transaction per query. */
+async function timeBare(db: Database, queries: Float64Array[], efSearch: number): Promise<Timed> {
+  const ms: number[] = [];
+  const results: string[][] = [];
+  for (const q of queries) {
+    const literal = vectorLiteral(Array.from(q));
+    const started = performance.now();
+    const rows = await withRawTransaction(db, async (tx) => {
+      await tx.exec(`SET LOCAL hnsw.ef_search = ${efSearch}`);
+      // Through the index whatever the planner's estimate (at 10k rows and a large ef_search it prefers a scan).
+      await tx.exec("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off");
+      return tx.query<{ id: bigint | string }>(
+        `SELECT id FROM document_chunks WHERE model = '${LOCAL_EMBEDDING_MODEL}' ORDER BY embedding::vector(${DIMS}) <=> $1::vector(${DIMS}) LIMIT ${TOP_K}`,
+        [literal],
+      );
+    });
+    ms.push(performance.now() - started);
+    results.push(rows.map((r) => String(r.id)));
   }
   return { p50: percentile(ms, 50), p95: percentile(ms, 95), results };
 }
@@ -187,33 +170,61 @@ function recall(approx: string[][], exact: string[][]): number {
   return found / total;
 }
 
-export default async function bench(args: string[]): Promise<void> {
-  const sizes = (args[0] ?? "10000,100000").split(",").map(Number);
-  const queryCount = Number(args[1] ?? 50);
-  await withScratchDb("search", async (db) => {
-    const pglite = db.pglite!;
-    await pglite.query("INSERT INTO organizations (id, slug, name) VALUES ($1, 'bench', 'Bench')", [ORG]);
-    await pglite.exec(
-      `INSERT INTO documents (id, org_id, title, filename, content_type, extension, created_by, status, index_generation, index_model, index_dims)
-       SELECT 'doc_bench_' || d, '${ORG}', 'Document ' || d, 'document-' || d || '.txt', 'text/plain', 'txt', 'bench', 'indexed', 1, '${LOCAL_EMBEDDING_MODEL}', ${DIMS}
-       FROM generate_series(0, ${DOCUMENTS - 1}) d`,
-    );
-    const corpus = new Corpus();
-    const queries = Array.from({ length: queryCount }, () => corpus.query());
-    console.log(`search bench: ${DIMS}-dim clustered vectors (${TOPICS} topics, ${DOCUMENTS} documents), top ${TOP_K}, ${queryCount} queries, PGlite (pgvector 0.8), API search SQL`);
+const fmt = (t: Timed) => `p50 ${t.p50.toFixed(1).padStart(6)} ms  p95 ${t.p95.toFixed(1).padStart(6)} ms`;
+
+async function benchEngine(db: Database, sizes: number[], queryCount: number, efs: number[]): Promise<void> {
+  if (db.kind === "postgres") {
+    const others = await db.system.query<{ n: number }>("SELECT count(*)::int AS n FROM document_chunks WHERE org_id <> $1", [ORG]);
+    if (others[0].n > 0) throw new Error("search bench on PostgreSQL drops and rebuilds the HNSW index: use a database with no other document chunks");
+  }
+  await db.system.query("INSERT INTO organizations (id, slug, name) VALUES ($1, 'bench', 'Bench') ON CONFLICT DO NOTHING", [ORG]);
+  await db.system.exec(
+    `INSERT INTO documents (id, org_id, title, filename, content_type, extension, created_by, status, index_generation, index_model, index_dims)
+     SELECT 'doc_bench_' || d, '${ORG}', 'Document ' || d, 'document-' || d || '.txt', 'text/plain', 'txt', 'bench', 'indexed', 1, '${LOCAL_EMBEDDING_MODEL}', ${DIMS}
+     FROM generate_series(0, ${DOCUMENTS - 1}) d ON CONFLICT DO NOTHING`,
+  );
+  const corpus = new Corpus();
+  const queries = Array.from({ length: queryCount }, () => corpus.query());
+  const engine = db.kind === "pglite" ? "PGlite (pgvector 0.8)" : "PostgreSQL (QUARRY_TEST_DATABASE_URL)";
+  console.log(`\n== ${engine}: ${DIMS}-dim clustered vectors (${TOPICS} topics, ${DOCUMENTS} documents), top ${TOP_K}, ${queryCount} queries`);
+  try {
     for (const size of sizes) {
-      const { copyMs, buildMs } = await load(pglite, corpus, size);
-      const exact = await timeSearches(queries.slice(0, 5), "exact").then(() => timeSearches(queries, "exact"));
+      const { copyMs, buildMs } = await load(db, corpus, size);
+      await timeSearches(queries.slice(0, 5), "exact");
+      const exact = await timeSearches(queries, "exact");
       await timeSearches(queries.slice(0, 5), "auto");
       console.log(`\n${size} chunks: binary COPY ${(copyMs / 1000).toFixed(1)} s (${Math.round(size / (copyMs / 1000))} rows/s), HNSW build ${(buildMs / 1000).toFixed(1)} s`);
-      console.log(`  exact scan (baseline)  p50 ${exact.p50.toFixed(1)} ms  p95 ${exact.p95.toFixed(1)} ms  recall@10 1.000`);
-      for (const ef of [40, undefined]) {
-        const hnsw = await timeSearches(queries, "auto", ef);
-        const label = ef === undefined ? "HNSW ef_search 100 (API)" : `HNSW ef_search ${ef}      `;
+      console.log(`  exact scan, API SQL            ${fmt(exact)}  recall@10 1.000`);
+      for (const ef of efs) {
+        const bare = await timeBare(db, queries, ef);
+        const api = await timeSearches(queries, "auto", ef === efs[0] ? undefined : ef);
+        const label = ef === efs[0] ? `ef_search ${ef} (API default)` : `ef_search ${ef}`;
+        console.log(`  ${label.padEnd(26)} bare ${fmt(bare)}  recall@10 ${recall(bare.results, exact.results).toFixed(3)}`);
         console.log(
-          `  ${label} p50 ${hnsw.p50.toFixed(1)} ms  p95 ${hnsw.p95.toFixed(1)} ms  recall@10 ${recall(hnsw.results, exact.results).toFixed(3)}  speed-up x${(exact.p50 / hnsw.p50).toFixed(1)} (p50)`,
+          `  ${"".padEnd(26)} API  ${fmt(api)}  recall@10 ${recall(api.results, exact.results).toFixed(3)}  p95 API/bare x${(api.p95 / bare.p95).toFixed(2)} (aim <= 1.5)`,
         );
       }
     }
-  });
+  } finally {
+    if (db.kind === "postgres") {
+      await db.system.query("DELETE FROM document_chunks WHERE org_id = $1", [ORG]);
+      await db.system.query("DELETE FROM documents WHERE org_id = $1", [ORG]);
+      await db.system.query("DELETE FROM organizations WHERE id = $1", [ORG]);
+      await db.system.exec(`DROP INDEX IF EXISTS ${INDEX_NAME}`);
+      await db.system.exec(`CREATE INDEX ${INDEX_NAME} ON document_chunks USING hnsw ((embedding::vector(${DIMS})) vector_cosine_ops) WHERE model = '${LOCAL_EMBEDDING_MODEL}'`);
+    }
+  }
+}
+
+export default async function bench(args: string[]): Promise<void> {
+  const [sizeArg, queryArg] = positional(args, ["--engine", "--ef"]);
+  const sizes = (sizeArg ?? "10000,100000").split(",").map(Number);
+  const queryCount = Number(queryArg ?? 50);
+  const efAt = args.indexOf("--ef");
+  const extraEfs = efAt >= 0 ? args[efAt + 1].split(",").map(Number) : [40, 100];
+  const efs = [DEFAULT_EF_SEARCH, ...extraEfs.filter((e) => e !== DEFAULT_EF_SEARCH)];
+  console.log("search bench: the API's search SQL (tenant transaction, RLS, current generation, titles) beside the same top-k through the HNSW index with bare SQL");
+  for (const engine of benchEngines(args)) {
+    await withScratchDb("search", (db) => benchEngine(db, sizes, queryCount, efs), engine);
+  }
 }

@@ -1,6 +1,8 @@
 // `npm test`: every check, in order of cost. Type check and lint, unit and
-// integration tests (vitest, real embedded PostgreSQL), a production build,
-// then browser tests (Playwright in Debian's Chromium against that build).
+// integration tests (vitest, real embedded PostgreSQL; then again on a PostgreSQL
+// server when QUARRY_TEST_DATABASE_URL is set), a production build, then browser
+// tests (Playwright in Debian's Chromium against that build; the dashboards and
+// documents specs once more on the PostgreSQL server).
 // Ends with one summary line: "N passed, N failed".
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -11,46 +13,85 @@ const steps = [
   ["typecheck", [node, "node_modules/typescript/bin/tsc", "--noEmit"]],
   ["lint", [node, "node_modules/eslint/bin/eslint.js", "--max-warnings=0", "."]],
   ["vitest", [node, "node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", "--outputFile=test-results/vitest-report.json"]],
+  // The same files again on a PostgreSQL server, each on its own copy of a migrated, seeded template
+  // database (test/global-setup.ts): what PGlite hides (privileges, concurrency, real connections).
+  ["vitest-postgres", [node, "node_modules/vitest/vitest.mjs", "run", "--reporter=default", "--reporter=json", "--outputFile=test-results/vitest-postgres-report.json"], { QUARRY_TEST_ENGINE: "postgres" }],
   ["build", [node, "node_modules/next/dist/bin/next", "build"]],
   ["playwright", [node, "node_modules/@playwright/test/cli.js", "test"]],
+  // The production build once more on the PostgreSQL server, on a fresh database.
+  ["playwright-postgres", [node, "node_modules/@playwright/test/cli.js", "test", "e2e/dashboards.spec.ts", "e2e/documents.spec.ts"]],
 ];
+const postgresUrl = process.env.QUARRY_TEST_DATABASE_URL;
+const E2E_DATABASE = "quarry_e2e";
 
 fs.mkdirSync("test-results", { recursive: true });
 fs.rmSync(".data/e2e", { recursive: true, force: true });
+fs.rmSync(".data/e2e-postgres", { recursive: true, force: true });
 const failedSteps = [];
-let vitest = null;
-for (const [name, [cmd, ...args]] of steps) {
-  if (name === "playwright" && failedSteps.includes("build")) {
+const vitestReports = [];
+const e2eReports = [];
+for (const [name, [cmd, ...args], env = {}] of steps) {
+  if (name.startsWith("playwright") && failedSteps.includes("build")) {
     failedSteps.push(name);
     continue;
   }
+  if (name.endsWith("-postgres") && !postgresUrl) {
+    console.log(`\n=== ${name}: skipped: no PostgreSQL (set QUARRY_TEST_DATABASE_URL; .ci/run starts ../shared/tools/pg-test-server)`);
+    continue;
+  }
+  if (name === "playwright-postgres") {
+    env.E2E_DATABASE_URL = await freshDatabase(postgresUrl, E2E_DATABASE);
+    // Beside the first run's port: its server may still be releasing it.
+    env.E2E_PORT = String(Number(process.env.E2E_PORT ?? 3100) + 50);
+  }
   console.log(`\n=== ${name}: ${args.slice(1).join(" ")}`);
   const started = Date.now();
-  const result = spawnSync(cmd, args, { stdio: "inherit" });
+  const result = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
   console.log(`=== ${name}: ${result.status === 0 ? "ok" : `FAILED (exit ${result.status})`} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (result.status !== 0) failedSteps.push(name);
   // Read now: Playwright empties test-results/ (its output folder) when it starts.
-  if (name === "vitest") vitest = readJson("test-results/vitest-report.json");
+  if (name.startsWith("vitest")) vitestReports.push(readJson(`test-results/${name}-report.json`));
+  if (name === "playwright") e2eReports.push(readJson("test-results/e2e-report.json"));
+  if (name === "playwright-postgres") e2eReports.push(readJson("test-results/e2e-postgres-report.json"));
 }
 
 let passed = 0;
 let failed = 0;
-if (vitest) {
+for (const vitest of vitestReports) {
+  if (!vitest) continue;
   passed += vitest.numPassedTests ?? 0;
   failed += vitest.numFailedTests ?? 0;
 }
-const e2e = readJson("test-results/e2e-report.json");
-if (e2e?.stats) {
+for (const e2e of e2eReports) {
+  if (!e2e?.stats) continue;
   // A flaky test failed once and passed on its retry (CI retries once): it passed, and is named.
   passed += (e2e.stats.expected ?? 0) + (e2e.stats.flaky ?? 0);
   failed += e2e.stats.unexpected ?? 0;
   if (e2e.stats.flaky) console.log(`\n${e2e.stats.flaky} browser test(s) passed only on retry: see the Playwright list above`);
 }
 // A failed step that ran no counted test (type check, lint, build) still counts as a failure.
-failed += failedSteps.filter((s) => s !== "vitest" && s !== "playwright").length;
+failed += failedSteps.filter((s) => !s.startsWith("vitest") && s !== "playwright").length;
 if (failedSteps.length) console.log(`\nFailed steps: ${failedSteps.join(", ")}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failedSteps.length ? 1 : 0);
+
+/** Drops and recreates `name` from the database of `serverUrl` (which has the vector extension); returns its URL. */
+async function freshDatabase(serverUrl, name) {
+  const { default: pg } = await import("pg");
+  const base = new URL(serverUrl);
+  const maintenance = new URL(serverUrl);
+  maintenance.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: maintenance.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${name} TEMPLATE "${decodeURIComponent(base.pathname.slice(1))}"`);
+  } finally {
+    await client.end();
+  }
+  base.pathname = `/${name}`;
+  return base.toString();
+}
 
 function readJson(file) {
   try {

@@ -2,30 +2,58 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
+import { TEMPLATE_DB, TEST_DB_PREFIX, baseDatabase, createDatabase, databaseUrl, quoteIdent, testServerUrl, withMaintenance } from "./pg-test-db";
 
 /**
- * Builds one migrated and seeded PGlite data directory for the whole run (or
- * reuses it while migrations and seed are unchanged); each test file then
- * works on its own copy (test/setup-file.ts).
+ * Builds one migrated and seeded database for the whole run (or reuses it while
+ * migrations and seed are unchanged); each test file then works on its own
+ * copy (test/setup-file.ts). The embedded engine (PGlite) by default; a
+ * PostgreSQL server when QUARRY_TEST_ENGINE=postgres (QUARRY_TEST_DATABASE_URL).
  */
-export default function setup() {
+export default async function setup() {
   const root = process.cwd();
   const hash = crypto.createHash("sha256");
   for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/db/seed.ts")].sort()) {
     hash.update(file).update(fs.readFileSync(file));
   }
-  const template = path.join(root, ".data", "test-template", hash.digest("hex").slice(0, 16));
+  const fingerprint = hash.digest("hex").slice(0, 16);
+  if (process.env.QUARRY_TEST_ENGINE === "postgres") {
+    await setupPostgres(root, fingerprint);
+    return;
+  }
+  const template = path.join(root, ".data", "test-template", fingerprint);
   if (!fs.existsSync(path.join(template, "ready"))) {
     fs.rmSync(path.dirname(template), { recursive: true, force: true });
     fs.mkdirSync(template, { recursive: true });
-    execFileSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--conditions=react-server", "scripts/db-seed.ts"], {
-      cwd: root,
-      stdio: "inherit",
-      env: { ...process.env, QUARRY_DATA_DIR: template, QUARRY_LOG_LEVEL: "warn", DATABASE_URL: "" },
-    });
+    seed(root, { QUARRY_DATA_DIR: template, DATABASE_URL: "" });
     fs.writeFileSync(path.join(template, "ready"), new Date().toISOString());
   }
   process.env.QUARRY_TEST_TEMPLATE = template;
+}
+
+async function setupPostgres(root: string, fingerprint: string) {
+  const server = testServerUrl();
+  const ready = await withMaintenance(async (client) => {
+    // Copies left behind by an interrupted run.
+    const stale = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2", [`${TEST_DB_PREFIX}%`, TEMPLATE_DB]);
+    for (const { datname } of stale.rows) await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
+    const found = await client.query<{ comment: string | null }>("SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1", [TEMPLATE_DB]);
+    return found.rows[0]?.comment === fingerprint;
+  });
+  if (!ready) {
+    await createDatabase(TEMPLATE_DB, baseDatabase(server));
+    seed(root, { DATABASE_URL: databaseUrl(TEMPLATE_DB, server) });
+    await withMaintenance((client) => client.query(`COMMENT ON DATABASE ${quoteIdent(TEMPLATE_DB)} IS '${fingerprint}'`));
+  }
+  console.log(`vitest on PostgreSQL: ${new URL(server).host}, template database ${TEMPLATE_DB}`);
+}
+
+function seed(root: string, env: Record<string, string>) {
+  execFileSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--conditions=react-server", "scripts/db-seed.ts"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, QUARRY_LOG_LEVEL: "warn", ...env },
+  });
 }
 
 function listFiles(dir: string): string[] {

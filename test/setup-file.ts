@@ -1,25 +1,35 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
 import { closeDb } from "@/lib/db/client";
+import { TEMPLATE_DB, TEST_DB_PREFIX, createDatabase, databaseUrl, dropDatabase } from "./pg-test-db";
 
 // Each test file gets its own copy of the seeded template database and a fresh configuration.
+const onPostgres = process.env.QUARRY_TEST_ENGINE === "postgres";
 const template = process.env.QUARRY_TEST_TEMPLATE;
-if (!template) throw new Error("QUARRY_TEST_TEMPLATE is not set; run tests through vitest (test/global-setup.ts)");
+if (!onPostgres && !template) throw new Error("QUARRY_TEST_TEMPLATE is not set; run tests through vitest (test/global-setup.ts)");
 
 await closeDb();
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-test-"));
-fs.cpSync(template, dir, { recursive: true });
+const database = `${TEST_DB_PREFIX}${crypto.randomBytes(6).toString("hex")}`;
+if (onPostgres) {
+  await createDatabase(database, TEMPLATE_DB);
+  process.env.DATABASE_URL = databaseUrl(database);
+} else {
+  fs.cpSync(template!, dir, { recursive: true });
+  delete process.env.DATABASE_URL;
+}
 process.env.QUARRY_DATA_DIR = dir;
 process.env.QUARRY_LOG_LEVEL = "silent";
 process.env.QUARRY_SECRET = "test-secret-test-secret-test-secret-0123456789";
-delete process.env.DATABASE_URL;
 (globalThis as { __quarryConfig?: unknown }).__quarryConfig = undefined;
 (globalThis as { __quarrySecret?: unknown }).__quarrySecret = undefined;
 (globalThis as { __quarryIssuerKey?: unknown }).__quarryIssuerKey = undefined;
 
 afterAll(async () => {
   await closeDb();
+  if (onPostgres) await dropDatabase(database);
   fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -4,7 +4,8 @@ import { toJsonValue } from "@/lib/api/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { DocumentList, UploadConstraints } from "@/lib/documents/contract";
 import { listDocumentsFor, uploadConstraints } from "@/lib/documents/documents";
-import { embeddingStatus } from "@/lib/embeddings";
+import { embeddingConfigFor } from "@/lib/documents/embedding-config";
+import { EmbeddingConfig } from "@/lib/documents/search-contract";
 import { DocumentsClient } from "@/components/documents/documents-client";
 import { SearchPanel } from "@/components/documents/search-panel";
 
@@ -19,8 +20,7 @@ export default async function DocumentsPage() {
   const list = await listDocumentsFor(principal, { limit: PAGE_SIZE, offset: 0 });
   const canManage = principal.role === "admin";
   // Read at start like every provider setting (SPEC §2.9): the page shows what this server process will use.
-  const { provider, model, dims, configured, reason } = embeddingStatus();
-  const embedding = { provider, model, dims, configured, reason };
+  const embedding = EmbeddingConfig.parse(toJsonValue(await embeddingConfigFor(principal)));
   return (
     <div className="page">
       <h1>Documents</h1>

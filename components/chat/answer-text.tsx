@@ -2,6 +2,8 @@
 
 import { Fragment, type MouseEvent } from "react";
 import type { ChatSource } from "@/lib/chat/contract";
+import { downloadDocument } from "@/lib/documents/contract";
+import { callApi } from "@/components/api-client";
 import { locationLabel } from "@/lib/chat/prompt";
 import styles from "./chat.module.css";
 
@@ -14,9 +16,7 @@ export function openSourceHandler(source: ChatSource, onError: (message: string)
     // Opened now, while the click still counts as a user gesture; pointed at the file once the fresh link arrives.
     const tab = window.open("about:blank", "_blank");
     try {
-      const res = await fetch(source.download_endpoint, { cache: "no-store" });
-      const body = (await res.json()) as { url?: string; detail?: string };
-      if (!res.ok || !body.url) throw new Error(typeof body.detail === "string" ? body.detail : "The document cannot be opened");
+      const body = await callApi(downloadDocument, { params: { id: source.document_id }, query: { disposition: "inline" } });
       const anchor = source.extension === "pdf" && source.page_start !== null ? `#page=${source.page_start}` : "";
       if (tab) tab.location.href = `${body.url}${anchor}`;
     } catch (error) {

@@ -1,5 +1,5 @@
-import type { ChatEvent, ChatMessage } from "@/lib/chat/contract";
-import { errorDetail } from "@/components/documents/format";
+import { chat, type ChatEvent, type ChatMessage } from "@/lib/chat/contract";
+import { endpointUrl, errorFromResponse } from "@/components/api-client";
 
 /** An error to show as is: the words are meant for the person asking. */
 export class ChatRequestError extends Error {}
@@ -12,7 +12,8 @@ export class ChatRequestError extends Error {}
 export async function streamChat(messages: ChatMessage[], signal: AbortSignal, onEvent: (event: ChatEvent) => void): Promise<void> {
   let res: Response;
   try {
-    res = await fetch("/api/v1/chat", {
+    // fetch itself rather than callApi: the answer is an NDJSON stream read as it arrives.
+    res = await fetch(endpointUrl(chat), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ messages }),
@@ -23,15 +24,10 @@ export async function streamChat(messages: ChatMessage[], signal: AbortSignal, o
     throw new ChatRequestError("Quarry could not be reached. Check your connection and try again.");
   }
   if (!res.ok) {
-    let body: unknown = null;
-    try {
-      body = await res.json();
-    } catch {
-      body = null;
-    }
-    if (res.status === 429) throw new ChatRequestError(`You are asking faster than allowed. Try again in ${res.headers.get("retry-after") ?? "a few"} seconds.`);
-    if (res.status === 401) throw new ChatRequestError("Your session has ended. Sign in again to continue.");
-    throw new ChatRequestError(errorDetail(body, `The question could not be answered (HTTP ${res.status}).`));
+    const error = await errorFromResponse(res);
+    if (error.status === 429) throw new ChatRequestError(`You are asking faster than allowed. Try again in ${error.retryAfter ?? "a few"} seconds.`);
+    if (error.status === 401) throw new ChatRequestError("Your session has ended. Sign in again to continue.");
+    throw new ChatRequestError(error.message);
   }
   if (!res.body) throw new ChatRequestError("The answer arrived empty. Try again.");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

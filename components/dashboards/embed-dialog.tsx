@@ -1,7 +1,9 @@
 "use client";
 
 import { useRef, useState, type FormEvent } from "react";
-import { detailText } from "./query-client";
+import type { z } from "zod";
+import { embedDashboard, type EmbedResponse } from "@/lib/dashboards/contract";
+import { callApi } from "@/components/api-client";
 import { decodeFilterValue } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
@@ -12,12 +14,7 @@ interface EmbedDialogProps {
   filterWidgets: { id: string; name: string; control: string }[];
 }
 
-interface EmbedAnswer {
-  url: string;
-  iframe: string;
-  expires_at: string;
-  allowed_origins: string[];
-}
+type EmbedAnswer = z.output<typeof EmbedResponse>;
 
 const DATE_CONTROLS = new Set(["date", "date_range", "calendar"]);
 
@@ -52,18 +49,10 @@ export function EmbedDialog({ dashboardId, published, allowEmbed, filterWidgets 
     setAnswer(null);
     try {
       const lockedFilters = Object.fromEntries(Object.entries(locked).filter(([, v]) => v.trim() !== "").map(([id, v]) => [id, decodeFilterValue(v.trim())]));
-      const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}/embed`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          locked_filters: lockedFilters,
-          allowed_origins: origins.split(/[\s,]+/).filter(Boolean),
-          expires_in: expiresIn,
-        }),
-      });
-      const body: unknown = await res.json().catch(() => null);
-      if (!res.ok) setError(`Embedding refused: ${detailText(body, res.status)}`);
-      else setAnswer(body as EmbedAnswer);
+      const body = { locked_filters: lockedFilters, allowed_origins: origins.split(/[\s,]+/).filter(Boolean), expires_in: expiresIn };
+      setAnswer(await callApi(embedDashboard, { params: { id: dashboardId }, body }));
+    } catch (error) {
+      setError(`Embedding refused: ${(error as Error).message}`);
     } finally {
       setBusy(false);
     }

@@ -2,7 +2,8 @@
 
 import { useRouter } from "next/navigation";
 import { useRef, useState, type FormEvent } from "react";
-import { detailText } from "./query-client";
+import { createDashboard, seedDashboards } from "@/lib/dashboards/contract";
+import { callApi } from "@/components/api-client";
 import { starterManifest } from "./starter-manifest";
 import styles from "./dashboards.module.css";
 
@@ -29,10 +30,10 @@ export function ListActions({ hasSample }: { hasSample: boolean }) {
     setBusy("sample");
     setSampleError(null);
     try {
-      const res = await fetch("/api/v1/custom-dashboards/_seed", { method: "POST" });
-      const body: unknown = await res.json().catch(() => null);
-      if (!res.ok) return setSampleError(`Could not load the sample: ${detailText(body, res.status)}`);
-      router.push(`/dashboards/custom/${(body as { slug: string }).slug}`);
+      const sample = await callApi(seedDashboards);
+      router.push(`/dashboards/custom/${sample.slug}`);
+    } catch (error) {
+      setSampleError(`Could not load the sample: ${(error as Error).message}`);
     } finally {
       setBusy(null);
     }
@@ -43,14 +44,10 @@ export function ListActions({ hasSample }: { hasSample: boolean }) {
     setBusy("create");
     setError(null);
     try {
-      const res = await fetch("/api/v1/custom-dashboards", {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name, slug, spec_yaml: starterManifest(name, slug) }),
-      });
-      const body: unknown = await res.json().catch(() => null);
-      if (!res.ok) return setError(detailText(body, res.status));
+      await callApi(createDashboard, { body: { name, slug, spec_yaml: starterManifest(name, slug) } });
       router.push(`/dashboards/custom/${slug}/edit`);
+    } catch (error) {
+      setError((error as Error).message);
     } finally {
       setBusy(null);
     }

@@ -9,7 +9,9 @@ import type { Text } from "@codemirror/state";
 import { formatPath, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
 import { DashboardView } from "./dashboard-view";
-import { detailText, type WidgetResults } from "./query-client";
+import { publishDashboard, updateDashboard } from "@/lib/dashboards/contract";
+import { callApi } from "@/components/api-client";
+import type { WidgetResults } from "./query-client";
 import type { ViewManifest } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
@@ -102,14 +104,10 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   }, []);
 
   async function save(): Promise<boolean> {
-    const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}`, {
-      method: "PUT",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ spec_yaml: text }),
-    });
-    const body: unknown = await res.json().catch(() => null);
-    if (!res.ok) {
-      setMessage({ tone: "error", text: `Not saved: ${detailText(body, res.status)}` });
+    try {
+      await callApi(updateDashboard, { params: { id: dashboardId }, body: { spec_yaml: text } });
+    } catch (error) {
+      setMessage({ tone: "error", text: `Not saved: ${(error as Error).message}` });
       return false;
     }
     setSaved(text);
@@ -132,11 +130,11 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
     setMessage(null);
     try {
       if (dirty && !(await save())) return;
-      const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}/publish`, { method: "POST" });
-      const body: unknown = await res.json().catch(() => null);
-      if (!res.ok) return setMessage({ tone: "error", text: `Not published: ${detailText(body, res.status)}` });
-      setMessage({ tone: "success", text: `Published version ${(body as { published_version: number }).published_version}` });
+      const published = await callApi(publishDashboard, { params: { id: dashboardId } });
+      setMessage({ tone: "success", text: `Published version ${published.published_version}` });
       router.refresh();
+    } catch (error) {
+      setMessage({ tone: "error", text: `Not published: ${(error as Error).message}` });
     } finally {
       setBusy(null);
     }

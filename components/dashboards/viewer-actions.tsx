@@ -4,7 +4,8 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { EmbedDialog } from "./embed-dialog";
-import { detailText } from "./query-client";
+import { publishDashboard } from "@/lib/dashboards/contract";
+import { callApi } from "@/components/api-client";
 import styles from "./dashboards.module.css";
 
 interface ViewerActionsProps {
@@ -28,15 +29,12 @@ export function ViewerActions({ dashboardId, slug, showing, publishedVersion, ha
     setPublishing(true);
     setMessage(null);
     try {
-      const res = await fetch(`/api/v1/custom-dashboards/${encodeURIComponent(dashboardId)}/publish`, { method: "POST" });
-      const body: unknown = await res.json().catch(() => null);
-      if (!res.ok) {
-        setMessage({ tone: "error", text: `Not published: ${detailText(body, res.status)}` });
-        return;
-      }
-      setMessage({ tone: "success", text: `Published version ${(body as { published_version: number }).published_version}` });
+      const published = await callApi(publishDashboard, { params: { id: dashboardId } });
+      setMessage({ tone: "success", text: `Published version ${published.published_version}` });
       router.push(base);
       router.refresh();
+    } catch (error) {
+      setMessage({ tone: "error", text: `Not published: ${(error as Error).message}` });
     } finally {
       setPublishing(false);
     }

@@ -1,8 +1,9 @@
 "use client";
 
-import { useCallback, useEffect, useRef, useState, type DragEvent, type ReactNode } from "react";
+import { useRef, useState, type DragEvent, type ReactNode } from "react";
 import type { z } from "zod";
 import type { DocumentList, DocumentRecord, DocumentStatus, UploadConstraints } from "@/lib/documents/contract";
+import { useDocuments, useEmbeddingConfig } from "@/components/api-hooks";
 import { formatBytes } from "./format";
 import { fetchRecord, removeIndex, startIndexing, type EmbeddingView } from "./index-api";
 import { IndexState } from "./index-state";
@@ -21,9 +22,6 @@ interface UploadItem {
   error?: string;
 }
 
-const POLL_MS = 4000;
-/** While this tab indexes a document, its record is read this often so the progress bar moves. */
-const PROGRESS_POLL_MS = 700;
 /** Files sent at the same time; more only compete for the same upload bandwidth. */
 const PARALLEL_UPLOADS = 2;
 
@@ -41,10 +39,14 @@ export interface DocumentsClientProps {
   embedding: EmbeddingView;
 }
 
-export function DocumentsClient({ initial, constraints, canManage, pageSize, searchPanel, embedding }: DocumentsClientProps) {
-  const [list, setList] = useState<List>(initial);
+export function DocumentsClient({ initial, constraints, canManage, pageSize, searchPanel, embedding: initialEmbedding }: DocumentsClientProps) {
   const [query, setQuery] = useState("");
   const [status, setStatus] = useState<"" | DocumentStatus>("");
+  // The list follows indexing and other admins' uploads by polling (faster while anything indexes, see useDocuments).
+  const unfiltered = query.trim() === "" && status === "";
+  const documents = useDocuments({ q: query, status, limit: pageSize }, unfiltered ? initial : undefined);
+  const list: List = documents.data ?? initial;
+  const embedding = useEmbeddingConfig(initialEmbedding).data ?? initialEmbedding;
   const [uploads, setUploads] = useState<UploadItem[]>([]);
   const [dragging, setDragging] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
@@ -53,31 +55,9 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
   const [indexErrors, setIndexErrors] = useState<Record<string, string>>({});
   const inputRef = useRef<HTMLInputElement>(null);
 
-  // The poller reads the current filters from here, so it never restarts when they change.
-  const filters = useRef<{ query: string; status: "" | DocumentStatus }>({ query: "", status: "" });
-
-  const refresh = useCallback(async () => {
-    const params = new URLSearchParams({ limit: String(pageSize) });
-    if (filters.current.query.trim()) params.set("q", filters.current.query.trim());
-    if (filters.current.status) params.set("status", filters.current.status);
-    const res = await fetch(`/api/v1/documents?${params}`, { cache: "no-store" });
-    if (res.ok) setList((await res.json()) as List);
-  }, [pageSize]);
-
-  // Status chips follow indexing and other admins' uploads: poll while the tab is visible.
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === "visible") void refresh();
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [refresh]);
-
-  function setFilter(change: Partial<typeof filters.current>) {
-    filters.current = { ...filters.current, ...change };
-    if (change.query !== undefined) setQuery(change.query);
-    if (change.status !== undefined) setStatus(change.status);
-    void refresh();
-  }
+  const refresh = () => documents.mutate();
+  /** Changes the cached list at once (a record the server just answered), without a request. */
+  const editList = (change: (current: List) => List) => documents.mutate((current) => change(current ?? list), { revalidate: false });
 
   const update = (key: string, change: Partial<UploadItem>) => setUploads((items) => items.map((u) => (u.key === key ? { ...u, ...change } : u)));
 
@@ -134,8 +114,7 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
     }
   }
 
-  const replaceRow = (record: DocumentRecord) =>
-    setList((current) => ({ ...current, items: current.items.map((d) => (d.id === record.id ? record : d)) }));
+  const replaceRow = (record: DocumentRecord) => editList((current) => ({ ...current, items: current.items.map((d) => (d.id === record.id ? record : d)) }));
   const setBusy = (id: string, busy: boolean) =>
     setBusyIds((current) => {
       const next = new Set(current);
@@ -152,25 +131,16 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
   async function index(doc: DocumentRecord) {
     setBusy(doc.id, true);
     setIndexError(doc.id, null);
-    replaceRow({ ...doc, status: "indexing", index_progress_done: 0, index_progress_total: 0 });
-    // The POST answers only when indexing ends; meanwhile the record carries the progress.
-    let finished = false;
-    const poll = setInterval(() => {
-      void fetchRecord(doc.id).then((record) => {
-        if (record && !finished) replaceRow(record);
-      });
-    }, PROGRESS_POLL_MS);
+    // The POST answers only when indexing ends; meanwhile the record carries the progress, and the list
+    // polls fast while a document shows `indexing`.
+    await replaceRow({ ...doc, status: "indexing", index_progress_done: 0, index_progress_total: 0 });
     try {
-      const record = await startIndexing(doc.id);
-      finished = true;
-      replaceRow(record);
+      await replaceRow(await startIndexing(doc.id));
     } catch (error) {
-      finished = true;
       setIndexError(doc.id, (error as Error).message);
-      const record = await fetchRecord(doc.id);
-      if (record) replaceRow(record);
+      const record = await fetchRecord(doc.id).catch(() => null);
+      if (record) await replaceRow(record);
     } finally {
-      clearInterval(poll);
       setBusy(doc.id, false);
     }
   }
@@ -195,7 +165,7 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
     setMessage(null);
     try {
       await deleteRecord(doc.id);
-      setList((current) => ({ ...current, items: current.items.filter((d) => d.id !== doc.id), total: current.total - 1 }));
+      await editList((current) => ({ ...current, items: current.items.filter((d) => d.id !== doc.id), total: current.total - 1 }));
     } catch (error) {
       setMessage((error as Error).message);
     }
@@ -262,8 +232,8 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
 
       <section aria-label="Documents">
         <div className={styles.toolbar}>
-          <input type="search" placeholder="Filter by title or file name" value={query} onChange={(e) => setFilter({ query: e.target.value })} aria-label="Filter documents" />
-          <select value={status} onChange={(e) => setFilter({ status: e.target.value as "" | DocumentStatus })} aria-label="Status">
+          <input type="search" placeholder="Filter by title or file name" value={query} onChange={(e) => setQuery(e.target.value)} aria-label="Filter documents" />
+          <select value={status} onChange={(e) => setStatus(e.target.value as "" | DocumentStatus)} aria-label="Status">
             <option value="">Any status</option>
             {(["created", "uploaded", "indexing", "indexed", "failed"] as const).map((s) => (
               <option key={s} value={s}>{s}</option>

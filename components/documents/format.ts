@@ -11,11 +11,3 @@ export function formatBytes(bytes: number | null): string {
   }
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
-
-/** The `detail` of an API error body as one readable line. */
-export function errorDetail(body: unknown, fallback: string): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (typeof detail === "string") return detail;
-  if (Array.isArray(detail)) return detail.map((d: { msg?: string }) => d.msg ?? "").filter(Boolean).join("; ") || fallback;
-  return fallback;
-}

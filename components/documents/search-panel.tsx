@@ -2,6 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import { excerpt, locationLabel } from "@/lib/chat/prompt";
+import { useEmbeddingConfig } from "@/components/api-hooks";
 import { Highlighted } from "./highlight";
 import { openDocument, searchPassages, type EmbeddingView, type SearchMode, type SearchResultView } from "./index-api";
 import styles from "./documents.module.css";
@@ -14,7 +15,8 @@ const MODES: { value: SearchMode; label: string; hint: string }[] = [
 const percent = (score: number) => `${(score * 100).toFixed(score >= 0.995 || score < 0.1 ? 1 : 0)}%`;
 
 /** Search across the organization's indexed documents: query, mode, passages with score, position and a link to the file. */
-export function SearchPanel({ embedding }: { embedding: EmbeddingView }) {
+export function SearchPanel({ embedding: initialEmbedding }: { embedding: EmbeddingView }) {
+  const embedding = useEmbeddingConfig(initialEmbedding).data ?? initialEmbedding;
   const [query, setQuery] = useState("");
   const [mode, setMode] = useState<SearchMode>("vector");
   const [topK, setTopK] = useState(5);
@@ -68,6 +70,14 @@ export function SearchPanel({ embedding }: { embedding: EmbeddingView }) {
           {embedding.provider} · {embedding.model}
         </span>
       </div>
+      {embedding.notice && (
+        <div className={styles.offlineNotice} role="status" data-testid="embedding-offline-notice">
+          <strong>{embedding.notice.message}</strong>
+          <span>
+            Search matches words, not meaning. Set <code>{embedding.notice.variable}</code> on the server and restart it to use an embedding provider.
+          </span>
+        </div>
+      )}
       <form className={styles.searchForm} onSubmit={(e) => void submit(e)} role="search">
         <input
           type="search"

@@ -1,6 +1,7 @@
 import type { z } from "zod";
-import type { DocumentRecord, UploadConstraints } from "@/lib/documents/contract";
-import { errorDetail, formatBytes } from "./format";
+import { createDocument, deleteDocument, DocumentRecord, downloadDocument, uploadDocument, type UploadConstraints } from "@/lib/documents/contract";
+import { ApiClientError, callApi, endpointUrl } from "@/components/api-client";
+import { formatBytes } from "./format";
 
 type Constraints = z.infer<typeof UploadConstraints>;
 
@@ -16,24 +17,9 @@ export function precheckFile(file: File, constraints: Constraints): string | nul
   return null;
 }
 
-async function jsonOrNull(res: Response): Promise<unknown> {
-  try {
-    return await res.json();
-  } catch {
-    return null;
-  }
-}
-
-/** Creates the record for `file`; throws an Error with the API's detail. */
-export async function createRecord(file: File): Promise<DocumentRecord> {
-  const res = await fetch("/api/v1/documents", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ filename: file.name, ...(file.type ? { content_type: file.type } : {}) }),
-  });
-  const body = await jsonOrNull(res);
-  if (!res.ok) throw new Error(errorDetail(body, `Could not create the document (HTTP ${res.status})`));
-  return body as DocumentRecord;
+/** Creates the record for `file`; throws ApiClientError with the API's detail. */
+export function createRecord(file: File): Promise<DocumentRecord> {
+  return callApi(createDocument, { body: { filename: file.name, ...(file.type ? { content_type: file.type } : {}) } });
 }
 
 /**
@@ -43,30 +29,34 @@ export async function createRecord(file: File): Promise<DocumentRecord> {
 export function sendFile(documentId: string, file: File, onProgress: (fraction: number) => void): Promise<DocumentRecord> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", `/api/v1/documents/${encodeURIComponent(documentId)}/upload`);
+    xhr.open("POST", endpointUrl(uploadDocument, { params: { id: documentId } }));
     xhr.setRequestHeader("content-type", file.type || "application/octet-stream");
     xhr.responseType = "json";
     xhr.upload.onprogress = (event) => {
       if (event.lengthComputable) onProgress(event.loaded / event.total);
     };
     xhr.onload = () => {
-      if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.response as DocumentRecord);
-      else reject(new Error(errorDetail(xhr.response, `Upload failed (HTTP ${xhr.status})`)));
+      const body = xhr.response as { detail?: unknown } | null;
+      if (xhr.status < 200 || xhr.status >= 300) return reject(new ApiClientError(xhr.status, body?.detail ?? null, Number(xhr.getResponseHeader("retry-after")) || null));
+      const parsed = DocumentRecord.safeParse(body);
+      if (parsed.success) resolve(parsed.data);
+      else reject(new ApiClientError(xhr.status, "The upload answered an unexpected shape"));
     };
-    xhr.onerror = () => reject(new Error("The connection failed during the upload; nothing was stored"));
-    xhr.onabort = () => reject(new Error("Upload cancelled"));
+    xhr.onerror = () => reject(new ApiClientError(0, "The connection failed during the upload; nothing was stored"));
+    xhr.onabort = () => reject(new ApiClientError(0, "Upload cancelled"));
     xhr.send(file);
   });
 }
 
 export async function requestDownloadUrl(documentId: string): Promise<string> {
-  const res = await fetch(`/api/v1/documents/${encodeURIComponent(documentId)}/download`);
-  const body = await jsonOrNull(res);
-  if (!res.ok) throw new Error(errorDetail(body, `Download failed (HTTP ${res.status})`));
-  return (body as { url: string }).url;
+  return (await callApi(downloadDocument, { params: { id: documentId } })).url;
 }
 
+/** Deletes the record; one already gone counts as deleted. */
 export async function deleteRecord(documentId: string): Promise<void> {
-  const res = await fetch(`/api/v1/documents/${encodeURIComponent(documentId)}`, { method: "DELETE" });
-  if (!res.ok && res.status !== 404) throw new Error(errorDetail(await jsonOrNull(res), `Delete failed (HTTP ${res.status})`));
+  try {
+    await callApi(deleteDocument, { params: { id: documentId } });
+  } catch (error) {
+    if (!(error instanceof ApiClientError && error.status === 404)) throw error;
+  }
 }

@@ -1,7 +1,9 @@
 "use client";
 
 import { useState } from "react";
-import { api } from "./api";
+import { putChannelConfigEndpoint } from "@/lib/notifications/contract";
+import { callApi } from "@/components/api-client";
+import { attempt } from "./api";
 import styles from "./notifications.module.css";
 
 type Kind = "email" | "slack" | "webhook" | "in_app";
@@ -81,7 +83,7 @@ export function ChannelEditor({ kind, enabled, configured, config, onSaved, onCa
   async function save(event: React.FormEvent) {
     event.preventDefault();
     setBusy(true);
-    const res = await api("PUT", `/api/v1/notifications/admin/channel-configs/${kind}`, { enabled: on, config: toConfig(kind, values) });
+    const res = await attempt(() => callApi(putChannelConfigEndpoint, { params: { kind }, body: { enabled: on, config: toConfig(kind, values) } }));
     setBusy(false);
     if (!res.ok) return setError(res.error);
     setError(null);

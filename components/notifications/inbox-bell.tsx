@@ -1,16 +1,13 @@
 "use client";
 
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
+import type { z } from "zod";
+import { markInboxReadEndpoint, type InboxItemView } from "@/lib/notifications/contract";
+import { callApi } from "@/components/api-client";
+import { useInbox } from "@/components/api-hooks";
 import styles from "./notifications.module.css";
 
-interface InboxItem {
-  id: string;
-  title: string;
-  body: string;
-  severity: string;
-  created_at: string;
-  read_at: string | null;
-}
+type InboxItem = z.output<typeof InboxItemView>;
 
 interface Props {
   /** How often to refresh the unread count, in seconds (default 60). */
@@ -34,33 +31,12 @@ function BellIcon() {
  * when opened and every `refreshSeconds`; Escape or a click outside closes it.
  */
 export function InboxBell({ refreshSeconds = 60 }: Props) {
-  const [items, setItems] = useState<InboxItem[]>([]);
-  const [unread, setUnread] = useState(0);
+  const inbox = useInbox(refreshSeconds);
+  const items = inbox.data?.items ?? [];
+  const unread = inbox.data?.unread ?? 0;
+  const failed = inbox.error !== undefined;
   const [open, setOpen] = useState(false);
-  const [failed, setFailed] = useState(false);
   const root = useRef<HTMLDivElement>(null);
-
-  const load = useCallback(async () => {
-    try {
-      const res = await fetch("/api/v1/notifications/inbox?limit=20", { cache: "no-store" });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const body = (await res.json()) as { items: InboxItem[]; unread: number };
-      setItems(body.items);
-      setUnread(body.unread);
-      setFailed(false);
-    } catch {
-      setFailed(true);
-    }
-  }, []);
-
-  useEffect(() => {
-    const first = setTimeout(() => void load(), 0);
-    const timer = setInterval(() => void load(), refreshSeconds * 1000);
-    return () => {
-      clearTimeout(first);
-      clearInterval(timer);
-    };
-  }, [load, refreshSeconds]);
 
   useEffect(() => {
     if (!open) return;
@@ -79,17 +55,15 @@ export function InboxBell({ refreshSeconds = 60 }: Props) {
   }, [open]);
 
   function toggle() {
-    if (!open) void load();
+    if (!open) void inbox.mutate();
     setOpen((o) => !o);
   }
 
   async function markRead(item: InboxItem) {
     if (item.read_at) return;
-    const res = await fetch(`/api/v1/notifications/inbox/${item.id}/read`, { method: "POST" });
-    if (!res.ok) return;
-    const updated = (await res.json()) as InboxItem;
-    setItems((list) => list.map((i) => (i.id === item.id ? updated : i)));
-    setUnread((n) => Math.max(0, n - 1));
+    const updated = await callApi(markInboxReadEndpoint, { params: { id: item.id } }).catch(() => null);
+    if (!updated) return;
+    await inbox.mutate((current) => current && { items: current.items.map((i) => (i.id === item.id ? updated : i)), unread: Math.max(0, current.unread - 1) }, { revalidate: false });
   }
 
   return (

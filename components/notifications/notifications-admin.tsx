@@ -1,34 +1,54 @@
 "use client";
 
-import { useState, useTransition } from "react";
-import { useRouter } from "next/navigation";
+import { useState } from "react";
 import type { z } from "zod";
-import type { ChannelConfigView, DeliveryHealth, DeliveryView, GroupSubscriptionView, RuleView, UnsubscribeView } from "@/lib/notifications/contract";
-import { api, when } from "./api";
+import {
+  createGroupSubscriptionEndpoint,
+  createUnsubscribeEndpoint,
+  deleteGroupSubscriptionEndpoint,
+  deleteUnsubscribeEndpoint,
+  requeueDeadLetterEndpoint,
+  testChannelEndpoint,
+  triggerRuleEndpoint,
+  updateRuleEndpoint,
+  type DeliveryHealth,
+  type GroupSubscriptionView,
+  type RuleView,
+} from "@/lib/notifications/contract";
+import { callApi, type ResponseOf } from "@/components/api-client";
+import { useNotificationsAdmin } from "@/components/api-hooks";
+import type {
+  deliveryHealthEndpoint,
+  getQuietHoursEndpoint,
+  listChannelConfigsEndpoint,
+  listDeadLettersEndpoint,
+  listGroupSubscriptionsEndpoint,
+  listRulesEndpoint,
+  listUnsubscribesEndpoint,
+} from "@/lib/notifications/contract";
+import { attempt, when } from "./api";
 import { ChannelEditor } from "./channel-editor";
 import { HealthChart } from "./health-chart";
 import { QuietHoursEditor, type QuietHours } from "./quiet-hours-editor";
 import { RuleForm, type BaseRule } from "./rule-form";
 import styles from "./notifications.module.css";
 
-type Channel = z.output<typeof ChannelConfigView>;
+type Channel = NotificationsAdminProps["channels"]["items"][number];
 type Rule = z.output<typeof RuleView>;
 type Group = z.output<typeof GroupSubscriptionView>;
 type Health = z.output<typeof DeliveryHealth>;
-type Delivery = z.output<typeof DeliveryView>;
-type Unsubscribe = z.output<typeof UnsubscribeView>;
 
-interface Props {
-  channels: Channel[];
-  rules: Rule[];
+/** The server render's answers of the page's reads (the same shapes the API answers); swr keeps them fresh. */
+export interface NotificationsAdminProps {
+  channels: ResponseOf<typeof listChannelConfigsEndpoint>;
+  rules: ResponseOf<typeof listRulesEndpoint>;
   baseRules: BaseRule[];
-  groups: Group[];
-  unsubscribes: Unsubscribe[];
-  quietHours: QuietHours;
-  health: Health;
+  groups: ResponseOf<typeof listGroupSubscriptionsEndpoint>;
+  unsubscribes: ResponseOf<typeof listUnsubscribesEndpoint>;
+  quietHours: ResponseOf<typeof getQuietHoursEndpoint> & QuietHours;
+  health: ResponseOf<typeof deliveryHealthEndpoint>;
   healthHours: number;
-  deadLetters: Delivery[];
-  deadLetterTotal: number;
+  deadLetters: ResponseOf<typeof listDeadLettersEndpoint>;
 }
 
 const STATUS_TONE: Record<string, string> = { delivered: "good", dead: "bad", retrying: "warn", skipped: "", pending: "", sending: "" };
@@ -53,11 +73,16 @@ function Result({ value }: { value: Flash }) {
   return <span role="status" className={`${styles.result} ${value.ok ? styles.ok : styles.failed}`}>{value.text}</span>;
 }
 
-export function NotificationsAdmin(props: Props) {
-  const { channels, rules, baseRules, groups, unsubscribes, quietHours, health, healthHours, deadLetters, deadLetterTotal } = props;
-  const router = useRouter();
-  const [, startRefresh] = useTransition();
-  const refresh = () => startRefresh(() => router.refresh());
+export function NotificationsAdmin(props: NotificationsAdminProps) {
+  const { baseRules, healthHours, quietHours } = props;
+  const live = useNotificationsAdmin(props);
+  const channels = (live.channels ?? props.channels).items;
+  const rules = (live.rules ?? props.rules).items;
+  const groups = (live.groups ?? props.groups).items;
+  const unsubscribes = (live.unsubscribes ?? props.unsubscribes).items;
+  const health = live.health ?? props.health;
+  const { items: deadLetters, total: deadLetterTotal } = live.deadLetters ?? props.deadLetters;
+  const refresh = () => void live.refresh();
   const [editing, setEditing] = useState<string | null>(null);
   const [creatingRule, setCreatingRule] = useState(false);
   const [flash, setFlash] = useState<Record<string, Flash>>({});
@@ -66,11 +91,12 @@ export function NotificationsAdmin(props: Props) {
   const usable = channels.filter((c) => c.configured && c.enabled).map((c) => c.kind);
   const emailRules = rules.filter((r) => r.default_channels.includes("email"));
 
-  async function act(key: string, method: string, url: string, done: string, body?: unknown) {
+  async function act(key: string, call: () => Promise<unknown>, done: string) {
     note(key, { ok: true, text: "Working…" });
-    const res = await api<{ detail?: string; ok?: boolean; recipient?: string }>(method, url, body);
+    const res = await attempt(call);
     if (!res.ok) return note(key, { ok: false, text: res.error });
-    if (res.data && res.data.ok === false) return note(key, { ok: false, text: `Test failed: ${res.data.detail}` });
+    const outcome = res.data as { ok?: boolean; detail?: string } | undefined;
+    if (outcome && outcome.ok === false) return note(key, { ok: false, text: `Test failed: ${outcome.detail}` });
     note(key, { ok: true, text: done });
     refresh();
   }
@@ -99,7 +125,7 @@ export function NotificationsAdmin(props: Props) {
                 editing={editing === c.kind}
                 flash={flash[`test:${c.kind}`] ?? null}
                 onEdit={() => setEditing(editing === c.kind ? null : c.kind)}
-                onTest={() => void act(`test:${c.kind}`, "POST", `/api/v1/notifications/admin/channel-configs/${c.kind}/test`, "Test message sent.")}
+                onTest={() => void act(`test:${c.kind}`, () => callApi(testChannelEndpoint, { params: { kind: c.kind } }), "Test message sent.")}
                 onSaved={() => {
                   setEditing(null);
                   refresh();
@@ -148,8 +174,8 @@ export function NotificationsAdmin(props: Props) {
                   <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
                   <td>
                     <div className={`${styles.row} ${styles.nowrap}`}>
-                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, "POST", `/api/v1/notifications/admin/custom-rules/${r.id}/trigger`, "Queued: deliveries appear below shortly.")}>Run now</button>
-                      <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, "PATCH", `/api/v1/notifications/admin/custom-rules/${r.id}`, r.enabled ? "Disabled." : "Enabled.", { enabled: !r.enabled })}>{r.enabled ? "Disable" : "Enable"}</button>
+                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, () => callApi(triggerRuleEndpoint, { params: { id: r.id } }), "Queued: deliveries appear below shortly.")}>Run now</button>
+                      <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, () => callApi(updateRuleEndpoint, { params: { id: r.id }, body: { enabled: !r.enabled } }), r.enabled ? "Disabled." : "Enabled.")}>{r.enabled ? "Disable" : "Enable"}</button>
                     </div>
                     <Result value={flash[`rule:${r.id}`] ?? null} />
                   </td>
@@ -177,7 +203,7 @@ export function NotificationsAdmin(props: Props) {
                   <td>{g.members.join(", ")}</td>
                   <td className={styles.nowrap}>{when(g.created_at)}</td>
                   <td>
-                    <button className="button danger" type="button" onClick={() => void act(`group:${g.id}`, "DELETE", `/api/v1/notifications/admin/group-subscriptions/${g.id}`, "Removed.")}>Remove</button>
+                    <button className="button danger" type="button" onClick={() => void act(`group:${g.id}`, () => callApi(deleteGroupSubscriptionEndpoint, { params: { id: g.id } }), "Removed.")}>Remove</button>
                     <Result value={flash[`group:${g.id}`] ?? null} />
                   </td>
                 </tr>
@@ -203,7 +229,7 @@ export function NotificationsAdmin(props: Props) {
                   <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? `rule ${u.rule_key}` : `group ${u.group_name}`}</td>
                   <td className={styles.nowrap}>{when(u.created_at)}</td>
                   <td>
-                    <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, "DELETE", `/api/v1/notifications/admin/unsubscribes/${u.id}`, "Subscribed again.")}>Resubscribe</button>
+                    <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, () => callApi(deleteUnsubscribeEndpoint, { params: { id: u.id } }), "Subscribed again.")}>Resubscribe</button>
                     <Result value={flash[`unsub:${u.id}`] ?? null} />
                   </td>
                 </tr>
@@ -277,7 +303,7 @@ export function NotificationsAdmin(props: Props) {
                     <td>{d.attempts}/{d.max_attempts}</td>
                     <td className={styles.mono}>{d.last_error ?? d.reason}</td>
                     <td>
-                      <button className="button" type="button" onClick={() => void act(`dead:${d.id}`, "POST", `/api/v1/notifications/admin/dead-letters/${d.id}/requeue`, "Requeued for a fresh round of attempts.")}>Requeue</button>
+                      <button className="button" type="button" onClick={() => void act(`dead:${d.id}`, () => callApi(requeueDeadLetterEndpoint, { params: { id: d.id } }), "Requeued for a fresh round of attempts.")}>Requeue</button>
                       <Result value={flash[`dead:${d.id}`] ?? null} />
                     </td>
                   </tr>
@@ -345,7 +371,7 @@ function GroupForm({ rules, onDone }: { rules: Rule[]; onDone: () => void }) {
   async function submit(event: React.FormEvent) {
     event.preventDefault();
     const list = members.split(/[\s,;]+/).filter(Boolean);
-    const res = await api("POST", "/api/v1/notifications/admin/group-subscriptions", { rule_key: ruleKey || rules[0].key, group_name: name, members: list });
+    const res = await attempt(() => callApi(createGroupSubscriptionEndpoint, { body: { rule_key: ruleKey || rules[0].key, group_name: name, members: list } }));
     if (!res.ok) return setStatus({ ok: false, text: res.error });
     setStatus({ ok: true, text: `Group ${name} added.` });
     setName("");
@@ -375,7 +401,7 @@ function UnsubscribeForm({ rules, groups, onDone }: { rules: Rule[]; groups: Gro
     event.preventDefault();
     const [kind, value] = scope.split(":");
     const body = { address, ...(kind === "rule" ? { rule_key: value } : kind === "group" ? { group_subscription_id: value } : {}) };
-    const res = await api("POST", "/api/v1/notifications/admin/unsubscribes", body);
+    const res = await attempt(() => callApi(createUnsubscribeEndpoint, { body }));
     if (!res.ok) return setStatus({ ok: false, text: res.error });
     setStatus({ ok: true, text: `${address} unsubscribed.` });
     setAddress("");

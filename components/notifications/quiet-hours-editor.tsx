@@ -1,7 +1,9 @@
 "use client";
 
 import { useState } from "react";
-import { api } from "./api";
+import { putQuietHoursEndpoint } from "@/lib/notifications/contract";
+import { callApi } from "@/components/api-client";
+import { attempt } from "./api";
 import styles from "./notifications.module.css";
 
 export interface QuietWindow {
@@ -51,7 +53,7 @@ export function QuietHoursEditor({ initial, onSaved }: { initial: QuietHours; on
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
 
   async function save() {
-    const res = await api("PUT", "/api/v1/notifications/admin/quiet-hours", { org, channels });
+    const res = await attempt(() => callApi(putQuietHoursEndpoint, { body: { org, channels } }));
     if (!res.ok) return setStatus({ ok: false, text: res.error });
     setStatus({ ok: true, text: "Saved." });
     onSaved();

@@ -1,17 +1,14 @@
 "use client";
 
 import { useState } from "react";
-import { api } from "./api";
+import type { z } from "zod";
+import type { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { createRuleEndpoint, Severity, type BaseRuleView } from "@/lib/notifications/contract";
+import { callApi } from "@/components/api-client";
+import { attempt } from "./api";
 import styles from "./notifications.module.css";
 
-export interface BaseRule {
-  key: string;
-  name: string;
-  description: string;
-  default_severity: string;
-  default_cron: string;
-  thresholds: Record<string, unknown>;
-}
+export type BaseRule = z.output<typeof BaseRuleView>;
 
 interface ThresholdSpec {
   name: string;
@@ -26,7 +23,7 @@ function thresholdSpecs(base: BaseRule | undefined): ThresholdSpec[] {
 
 interface Props {
   baseRules: BaseRule[];
-  usableChannels: string[];
+  usableChannels: ChannelKind[];
   onCreated: (key: string) => void;
   onCancel: () => void;
 }
@@ -41,7 +38,7 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
   const [description, setDescription] = useState("");
   const [severity, setSeverity] = useState(baseRules[0]?.default_severity ?? "warning");
   const [cron, setCron] = useState(baseRules[0]?.default_cron ?? "*/15 * * * *");
-  const [channels, setChannels] = useState<string[]>(["in_app"]);
+  const [channels, setChannels] = useState<ChannelKind[]>(["in_app"]);
   const [thresholds, setThresholds] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -62,17 +59,8 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
     event.preventDefault();
     setBusy(true);
     const values = Object.fromEntries(specs.filter((s) => (thresholds[s.name] ?? "") !== "").map((s) => [s.name, Number(thresholds[s.name])]));
-    const res = await api<{ key: string }>("POST", "/api/v1/notifications/admin/custom-rules", {
-      kind: "clone",
-      key,
-      name,
-      description,
-      base_rule_key: baseKey,
-      thresholds: values,
-      severity,
-      default_channels: channels,
-      cadence_cron: cron,
-    });
+    const body = { kind: "clone" as const, key, name, description, base_rule_key: baseKey, thresholds: values, severity, default_channels: channels, cadence_cron: cron };
+    const res = await attempt(() => callApi(createRuleEndpoint, { body }));
     setBusy(false);
     if (!res.ok) return setError(res.error);
     onCreated(res.data.key);
@@ -97,8 +85,8 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
         </div>
         <div className="field">
           <label htmlFor="rule-severity">Severity</label>
-          <select id="rule-severity" value={severity} onChange={(e) => setSeverity(e.target.value)}>
-            {["info", "warning", "critical"].map((s) => <option key={s}>{s}</option>)}
+          <select id="rule-severity" value={severity} onChange={(e) => setSeverity(Severity.parse(e.target.value))}>
+            {Severity.options.map((s) => <option key={s}>{s}</option>)}
           </select>
         </div>
         <div className="field">

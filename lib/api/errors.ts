@@ -8,11 +8,25 @@ export interface ValidationItem {
   column?: number;
 }
 
+/** Registry symbol: the same in every bundled copy of this module. */
+const API_ERROR = Symbol.for("quarry.ApiError");
+
 /**
  * The one error type services throw. The route wrapper turns it into
  * `{"detail": ...}` with `status`; anything else becomes a generic 500.
+ *
+ * `instanceof ApiError` is a brand check: Next.js bundles route handlers separately, so a
+ * process can hold two copies of this class, and a globalThis singleton (the embedding
+ * providers, object storage) throws the copy of the bundle that built it. A plain prototype
+ * check then fails and a 502 or 413 became a 500.
  */
 export class ApiError extends Error {
+  readonly [API_ERROR] = true;
+
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[API_ERROR] === true;
+  }
+
   constructor(
     readonly status: number,
     readonly detail: string | ValidationItem[],

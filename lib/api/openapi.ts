@@ -34,11 +34,17 @@ const STATUS_TEXT: Record<number, string> = {
   503: "A required provider is not configured",
 };
 
+/** Where the API is served (SPEC §1: {base_url} and {staging_base_url}). */
+export interface OpenApiServers {
+  production: string;
+  staging?: string | null;
+}
+
 /**
  * Builds the OpenAPI 3.1 document from the endpoint declarations. Schemas with
  * a `.meta({ id })` become named components; the rest are inlined.
  */
-export function buildOpenApi(baseUrl: string, endpoints: Endpoint[] = ENDPOINTS) {
+export function buildOpenApi(servers: OpenApiServers, endpoints: Endpoint[] = ENDPOINTS) {
   const components: Record<string, JsonSchema> = {};
   const convert = (schema: z.ZodType, io: "input" | "output"): JsonSchema => {
     const json = z.toJSONSchema(schema, {
@@ -85,7 +91,8 @@ export function buildOpenApi(baseUrl: string, endpoints: Endpoint[] = ENDPOINTS)
       ...(ep.access === "public" ? { security: [] } : {}),
     };
     if (ep.body) {
-      operation.requestBody = { required: true, content: { "application/json": { schema: convert(ep.body, "input") } } };
+      // Required only when the schema refuses an absent body: generated clients may then omit it.
+      operation.requestBody = { required: !ep.body.safeParse(undefined).success, content: { "application/json": { schema: convert(ep.body, "input") } } };
     } else if (ep.rawBody) {
       operation.requestBody = { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } };
     }
@@ -103,7 +110,10 @@ export function buildOpenApi(baseUrl: string, endpoints: Endpoint[] = ENDPOINTS)
         "Dashboards as code, document search and notifications. Every call carries `Authorization: Bearer <token>`; " +
         "errors are `{\"detail\": ...}`; timestamps are ISO 8601 UTC. Unknown fields may be added without a version bump.",
     },
-    servers: [{ url: baseUrl }],
+    servers: [
+      { url: servers.production, description: "Production" },
+      ...(servers.staging ? [{ url: servers.staging, description: "Staging" }] : []),
+    ],
     security: [{ bearerAuth: [] }],
     paths,
     components: {

@@ -61,6 +61,24 @@ describe("route wrapper", () => {
     expect(JSON.stringify(res.json.detail)).toMatch(message);
   });
 
+  it("treats an empty body without Content-Type as no body, and refuses a non-empty one with 415", async () => {
+    const optional = route(
+      defineEndpoint({ method: "post", path: "/api/v1/_optional", summary: "test", tags: [], access: "user", body: z.object({ n: z.number().default(7) }).optional() }),
+      async ({ body }) => ({ n: body?.n ?? 7 }),
+    );
+    const token = await tokenFor("acme");
+    // `curl -X POST` with no data: an empty stream and no Content-Type (bytes, so no text/plain is implied).
+    const empty = await call(optional, "POST", "/api/v1/_optional", { token, rawBody: new Uint8Array(0) });
+    expect(empty.status).toBe(200);
+    expect(empty.json).toEqual({ n: 7 });
+    const withoutType = await call(optional, "POST", "/api/v1/_optional", { token, rawBody: new TextEncoder().encode('{"n":1}') });
+    expect(withoutType.status).toBe(415);
+    expect(withoutType.json.detail).toMatch(/application\/json \(got 'none'\)/);
+    // A required body still has to be there.
+    const missing = await call(echo, "POST", "/api/v1/_echo/abc", { token, params: { id: "abc" }, rawBody: new Uint8Array(0) });
+    expect(missing.status).toBe(422);
+  });
+
   it("rejects missing, expired, forged and alg:none tokens with 401", async () => {
     const cases: [string | undefined, RegExp][] = [
       [undefined, /Not authenticated/],
@@ -123,5 +141,23 @@ describe("route wrapper", () => {
     expect(res.status).toBe(500);
     expect(res.text).not.toMatch(/hunter2|at /);
     expect(res.json.detail).toMatch(/Internal server error \(request /);
+  });
+});
+
+describe("errors from another bundled copy of lib/api/errors", () => {
+  it("keep their status: ApiError is recognised by its brand, not by prototype", async () => {
+    // Next.js bundles route handlers separately; a globalThis singleton (embedding providers, storage)
+    // throws the ApiError class of the bundle that built it. A second module instance stands for it.
+    const other = (await import(/* @vite-ignore */ `${import.meta.dirname}/errors.ts?other-bundle`)) as typeof import("./errors");
+    const { ApiError } = await import("./errors");
+    expect(other.ApiError).not.toBe(ApiError);
+    const upstream = route(defineEndpoint({ method: "get", path: "/api/v1/_upstream", summary: "test", tags: [], access: "public" }), async () => {
+      throw new other.ApiError(502, "the embedding provider failed");
+    });
+    const res = await call(upstream, "GET", "/api/v1/_upstream");
+    expect(res.status).toBe(502);
+    expect(res.json).toEqual({ detail: "the embedding provider failed" });
+    expect(new other.ApiError(418, "x")).toBeInstanceOf(ApiError);
+    expect(new Error("x")).not.toBeInstanceOf(ApiError);
   });
 });

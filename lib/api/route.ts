@@ -100,18 +100,21 @@ function searchParamsObject(params: URLSearchParams): Record<string, string | st
   return out;
 }
 
-/** The parsed JSON body, or undefined when none was sent (the body schema decides whether that is allowed). */
+/**
+ * The parsed JSON body, or undefined when none was sent (the body schema decides whether that is allowed).
+ * "None sent" includes a POST with no Content-Type and an empty body, as `curl -X POST` makes it: Next hands
+ * the handler an empty stream then, not a null body, so emptiness is judged by reading it.
+ */
 async function readJsonBody(req: NextRequest): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
-  if (!req.body && !type) return undefined;
-  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
-    throw new ApiError(415, `Content-Type must be application/json (got '${type || "none"}')`);
-  }
+  const isJson = /^application\/([\w.+-]+\+)?json\b/i.test(type);
+  if (type && !isJson) throw new ApiError(415, `Content-Type must be application/json (got '${type}')`);
   const limit = config().api.bodyLimitBytes;
   const declared = Number(req.headers.get("content-length") ?? "0");
   if (declared > limit) throw new ApiError(413, `Request body is larger than ${limit} bytes`);
   const text = await readLimitedText(req, limit);
   if (text.trim() === "") return undefined;
+  if (!isJson) throw new ApiError(415, "Content-Type must be application/json (got 'none')");
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -89,4 +89,29 @@ describe("bearer tokens from a configured identity provider", () => {
     const res = await call(listLocations, "GET", "/api/v1/locations", { token: await idpToken({ ...acmeManager, "https://quarry.example/role": "owner" }) });
     expect(res.status).toBe(403);
   });
+
+  it.each([
+    ["absent", undefined],
+    ['"*"', "*"],
+    ['["*"]', ["*"]],
+  ])("a locations claim %s means every location", async (_name, locations) => {
+    const token = await idpToken({ ...acmeManager, ...(locations === undefined ? {} : { "https://quarry.example/locations": locations }) });
+    const res = await call(listLocations, "GET", "/api/v1/locations", { token });
+    expect(res.status).toBe(200);
+    expect(res.json.items).toHaveLength(5);
+  });
+
+  it.each([
+    ["[]", []],
+    ["a string other than *", "loc_acme_nyc"],
+    ["a number", 7],
+    ["an object", { ids: ["loc_acme_nyc"] }],
+    ["non-string items", [1, 2]],
+    ['"*" beside ids', ["*", "loc_acme_nyc"]],
+    ["an empty id", [""]],
+  ])("refuses a malformed locations claim (%s) with 401 instead of granting every location", async (_name, locations) => {
+    const res = await call(listLocations, "GET", "/api/v1/locations", { token: await idpToken({ ...acmeManager, "https://quarry.example/locations": locations }) });
+    expect(res.status).toBe(401);
+    expect(res.json.detail).toMatch(/claim 'https:\/\/quarry.example\/locations' (must|is an empty list)/);
+  });
 });

@@ -4,6 +4,7 @@ import { config } from "@/lib/config";
 import { ApiError } from "@/lib/api/errors";
 import { findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
+import { readLocationClaim } from "./location-claim";
 import { Role, type Principal } from "./roles";
 
 // Asymmetric algorithms only: `none` and HMAC tokens (embed tokens among them) never verify here.
@@ -21,11 +22,16 @@ async function verifyJwt(token: string): Promise<JWTPayload> {
   return (await jwtVerify(token, (await localIssuerKey()).publicKey, options)).payload;
 }
 
+/**
+ * By jose's error codes, not classes: the JWKS getter is a process singleton (globalThis) built by
+ * whichever route bundle came first, and its jose copy's classes fail `instanceof` in another bundle.
+ */
 function describeJoseError(error: unknown): string {
-  if (error instanceof joseErrors.JWTExpired) return "Token has expired";
-  if (error instanceof joseErrors.JWTClaimValidationFailed) return `Token claim '${error.claim}' is invalid`;
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return "Token algorithm is not allowed";
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "Token signature is invalid";
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === joseErrors.JWTExpired.code) return "Token has expired";
+  if (code === joseErrors.JWTClaimValidationFailed.code) return `Token claim '${String((error as { claim?: unknown }).claim)}' is invalid`;
+  if (code === joseErrors.JOSEAlgNotAllowed.code) return "Token algorithm is not allowed";
+  if (code === joseErrors.JWSSignatureVerificationFailed.code) return "Token signature is invalid";
   return "Token is malformed or not signed by a trusted issuer";
 }
 
@@ -45,7 +51,7 @@ export async function principalFromBearer(token: string): Promise<Principal> {
   const role = Role.safeParse(payload[claims.role]);
   if (!role.success) throw new ApiError(403, `Token role '${String(payload[claims.role])}' is not one of ${Role.options.join(", ")}`);
   if (!payload.sub) throw new ApiError(401, "Token has no subject");
-  const locations = payload[claims.locations];
-  const locationIds = Array.isArray(locations) && locations.length > 0 && !locations.includes("*") ? locations.map(String) : null;
-  return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds, via: "bearer" };
+  const locations = readLocationClaim(payload[claims.locations]);
+  if (!locations.ok) throw new ApiError(401, `Token claim '${claims.locations}' ${locations.reason}`);
+  return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds: locations.locationIds, via: "bearer" };
 }

@@ -5,6 +5,7 @@ import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
 import { findOrganization, findUserForLogin } from "./directory";
 import { callerAddressFromHeaders } from "@/lib/api/caller";
+import { readLocationClaim } from "./location-claim";
 import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
 import { Role, type Principal } from "./roles";
@@ -19,7 +20,8 @@ interface SessionClaims {
   uid: string;
   org: string;
   role: Role;
-  locations: string[];
+  /** "*" for every location (a user row with no location ids), else the user's ids. */
+  locations: string[] | "*";
 }
 
 export function authOptions(): NextAuthOptions {
@@ -44,7 +46,7 @@ export function authOptions(): NextAuthOptions {
             return null;
           }
           await clearSignInFailures(credentials.email);
-          return { id: user.id, email: user.email, name: user.name, uid: user.id, org: user.org.slug, role: user.role, locations: user.locationIds };
+          return { id: user.id, email: user.email, name: user.name, uid: user.id, org: user.org.slug, role: user.role, locations: user.locationIds.length > 0 ? user.locationIds : "*" };
         },
       }),
     ],
@@ -65,14 +67,16 @@ async function principalFromClaims(claims: Partial<SessionClaims> | null): Promi
   if (!claims?.uid || !claims.org) return null;
   const role = Role.safeParse(claims.role);
   const org = await findOrganization(claims.org);
-  if (!role.success || !org) return null;
+  // A session is refused, like a bearer token, when its location claim is malformed (sessions from before "*" carried []).
+  const locations = readLocationClaim(claims.locations);
+  if (!role.success || !org || !locations.ok) return null;
   return {
     userId: claims.uid,
     orgId: org.id,
     orgSlug: org.slug,
     orgName: org.name,
     role: role.data,
-    locationIds: claims.locations && claims.locations.length > 0 ? claims.locations : null,
+    locationIds: locations.locationIds,
     via: "session",
   };
 }

@@ -33,6 +33,14 @@ describe("EMBEDDING_PROVIDER_CONFIG", () => {
     });
   });
 
+  it("accepts a Vertex API key instead of service-account credentials, but not both", () => {
+    expect(load({ default_provider: "vertex", vertex: { api_key: "AIza-key" } }).vertex).toEqual({ api_key: "AIza-key", location: "us-central1" });
+    expect(load({ default_provider: "vertex", vertex: { api_key: "AIza-key", project: "p", location: "europe-west4" } }).vertex).toMatchObject({ api_key: "AIza-key", project: "p" });
+    expect(() => load({ default_provider: "vertex", vertex: { api_key: "AIza-key", credentials_file: "/secrets/sa.json" } })).toThrow(
+      "EMBEDDING_PROVIDER_CONFIG.vertex: give either api_key or credentials_file, not both",
+    );
+  });
+
   it("accepts a selected provider without its key: that is 'not configured', not a start failure", () => {
     expect(load({ default_provider: "openai" })).toMatchObject({ default_provider: "openai", default_model: null });
     expect(load({ default_provider: "vertex", vertex: {} }).vertex).toEqual({ location: "us-central1" });

@@ -13,6 +13,12 @@ const OpenAiSettings = z.strictObject({
 });
 
 const VertexSettings = z.strictObject({
+  /**
+   * A Google Cloud API key, instead of service-account credentials (SPEC §2.9 `<provider_n>.api_key`). Sent as
+   * `x-goog-api-key`; with `project` against the project's regional endpoint (a key bound to a service account),
+   * without it against Vertex AI express mode's global endpoint https://aiplatform.googleapis.com.
+   */
+  api_key: z.string().min(1).optional(),
   project: z.string().min(1).optional(),
   location: z.string().regex(/^[a-z0-9-]+$/, "must be a region name such as us-central1").default("us-central1"),
   /** Service-account key file; without it Application Default Credentials apply (workload identity, metadata server, GOOGLE_APPLICATION_CREDENTIALS). */
@@ -55,6 +61,9 @@ export const EmbeddingSettings = z
     max_retries: z.number().int().min(0).max(10).default(DEFAULT_EMBEDDING_MAX_RETRIES),
   })
   .superRefine((settings, ctx) => {
+    if (settings.vertex?.api_key && settings.vertex.credentials_file) {
+      ctx.addIssue({ code: "custom", path: ["vertex"], message: "give either api_key or credentials_file, not both" });
+    }
     if (settings.default_provider === "openai_compatible" && !settings.openai_compatible) {
       ctx.addIssue({ code: "custom", path: ["openai_compatible"], message: "is required when default_provider is openai_compatible (base_url and models)" });
     }

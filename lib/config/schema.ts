@@ -35,6 +35,7 @@ const Env = z.object({
   DATABASE_URL: z.string().url().optional(),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
+  QUARRY_STAGING_URL: z.string().url().optional(),
   QUARRY_SEED_DEMO: z.enum(["true", "false"]).default("true"),
   AUTH_ISSUER: z.string().optional(),
   AUTH_JWKS_URL: z.string().url().optional(),
@@ -73,6 +74,8 @@ export function loadConfig(env: Record<string, string | undefined>) {
     port: e.PORT,
     dataDir,
     publicUrl: e.QUARRY_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    /** The staging deployment's address, listed as a second server in /openapi.json (SPEC §1: {staging_base_url}). */
+    stagingUrl: e.QUARRY_STAGING_URL ?? null,
     database: e.DATABASE_URL
       ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
       : ({ kind: "pglite", dir: path.join(dataDir, "pglite") } as const),

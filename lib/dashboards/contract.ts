@@ -173,14 +173,16 @@ export const embedDashboard = defineEndpoint({
   method: "post",
   path: "/api/v1/custom-dashboards/{id}/embed",
   summary: "Create a signed embed token and iframe snippet",
-  description: "Requires a published dashboard whose manifest sets platform.allow_embed: true (409 otherwise). The body is optional.",
+  description:
+    "Requires a published dashboard (409 while it has no published version) whose published manifest sets platform.allow_embed: true " +
+    "(403 otherwise). The body is optional: without one the token lives 24 hours, locks no filter and may be framed by any origin.",
   tags: ["Dashboards"],
   access: EDITORS,
   params: IdParams,
   body: EmbedBody,
   response: EmbedResponse,
   status: 201,
-  errors: [404, 409],
+  errors: [403, 404, 409],
 });
 
 export const listEmbeds = defineEndpoint({
@@ -223,6 +225,10 @@ export const WidgetResult = z.object({
   rows: z.array(z.record(z.string(), z.unknown())),
   error: z.object({ detail: z.string() }).nullable(),
   cached: z.boolean().describe("served from the short-lived result cache"),
+  truncated: z
+    .boolean()
+    .optional()
+    .describe("true when more rows matched than the widget row cap (5,000) and `rows` holds the first of them; the server always sends it"),
 });
 /** Widget id -> its data, as the query endpoint answers and the pages render. */
 export type WidgetResults = Record<string, z.infer<typeof WidgetResult>>;
@@ -230,7 +236,7 @@ export type WidgetResults = Record<string, z.infer<typeof WidgetResult>>;
 export const QueryBody = z
   .object({
     filters: z.record(z.string(), z.unknown()).default({}).describe("filter widget metadata.id -> value"),
-    widget_ids: z.array(z.string()).max(200).optional().describe("widgets to compute; all when absent"),
+    widget_ids: z.array(z.string()).max(200).optional().describe("widgets to compute; all when absent. Duplicates are computed once; at most 100 distinct widgets (422 beyond)"),
     version: z.union([z.literal("draft"), z.literal("published"), z.number().int().min(1)]).default("published").describe("draft is for editors"),
     refresh: z.boolean().optional().describe("recompute every requested widget instead of serving cached results; at most 10 refreshes per caller per minute (429 with Retry-After beyond)"),
   })
@@ -249,13 +255,15 @@ export const queryDashboard = defineEndpoint({
   method: "post",
   path: "/api/v1/custom-dashboards/{id}/query",
   summary: "Data for the dashboard's widgets under the given filter values, in one round trip",
-  description: "One widget's failure is reported in its `error` and does not fail the others. Results are cached briefly per organization, version, widget and the filter values that widget depends on.",
+  description:
+    "One widget's failure is reported in its `error` and does not fail the others. Results are cached briefly per organization, version, widget and the filter values that widget depends on. " +
+    "Each request has a budget: at most 100 distinct widgets (422), 100,000 rows in all and 30 s of computing (503 past either, and nothing of that request is cached).",
   tags: ["Dashboards"],
   access: "user",
   params: IdParams,
   body: QueryBody,
   response: QueryResponse,
-  errors: [404],
+  errors: [404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
 });
 
@@ -271,12 +279,12 @@ export const queryEmbed = defineEndpoint({
   method: "post",
   path: "/api/v1/embed/query",
   summary: "Widget data for an embedded dashboard",
-  description: "Authenticated by the embed token in the body; locked filter values override whatever the page sends.",
+  description: "Authenticated by the embed token in the body; locked filter values override whatever the page sends. The same per-request budget as the signed-in query applies (422, 503).",
   tags: ["Dashboards"],
   access: "public",
   body: EmbedQueryBody,
   response: QueryResponse,
-  errors: [401, 404],
+  errors: [401, 404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
 });
 

@@ -194,6 +194,20 @@ describe("dashboards API", () => {
     expect(revoked.json.detail).toMatch(/revoked/);
   });
 
+  it("embeds with the defaults when POST /embed carries no body and no Content-Type (curl -X POST)", async () => {
+    const { json } = await create("bodyless-embed");
+    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    for (const options of [{}, { rawBody: new Uint8Array(0) }]) {
+      const before = Date.now();
+      const res = await call(embed.POST, "POST", `/api/v1/custom-dashboards/${json.id}/embed`, { token: admin, params: { id: json.id }, ...options });
+      expect(res.status, JSON.stringify(res.json)).toBe(201);
+      expect(res.json).toMatchObject({ dashboard_id: json.id, version: 1, locked_filters: {}, allowed_origins: [] });
+      const lifetime = Date.parse(res.json.expires_at) - before;
+      expect(lifetime).toBeGreaterThan(24 * 3600_000 - 60_000);
+      expect(lifetime).toBeLessThan(24 * 3600_000 + 60_000);
+    }
+  });
+
   it("refuses to embed when the manifest does not allow it", async () => {
     const { json } = await create("no-embed", admin, SMALL.replace("allow_embed: true", "allow_embed: false"));
     await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });

@@ -8,6 +8,7 @@ import type { TenantScope } from "@/lib/db/tenant";
 import { withTenant } from "@/lib/db/tenant";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
+import { DEFAULT_STATEMENT_TIMEOUT_MS } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";
 import type { QueryBody } from "./contract";
 import type { EmbedGrant } from "./embed";
@@ -20,7 +21,21 @@ export interface WidgetResult {
   rows: Record<string, unknown>[];
   error: { detail: string } | null;
   cached: boolean;
+  truncated: boolean;
 }
+
+/**
+ * What one dashboard request may cost, whoever sends it (docs/dashboards-engine.md). Widgets are
+ * counted after duplicates are removed; rows are those the widgets return; time is wall clock
+ * from the first widget, and each statement's own time limit is cut to what is left of it.
+ */
+export interface QueryBudget {
+  maxWidgets: number;
+  maxRows: number;
+  maxMs: number;
+}
+
+export const DEFAULT_QUERY_BUDGET: QueryBudget = { maxWidgets: 100, maxRows: 100_000, maxMs: 30_000 };
 
 /** Filter widgets whose value changes what `widgetId` shows: bindings that target it (or `*`) and its own `filters` entries. */
 export function filtersAffecting(manifest: ValidManifest, widgetId: string): string[] {
@@ -41,60 +56,87 @@ function dataWidgets(manifest: ValidManifest): string[] {
 interface RunInput {
   scope: TenantScope;
   dashboardId: string;
-  version: number | "draft";
+  /** A published version number, or `draft@<revision>`. */
+  version: number | string;
   manifest: ValidManifest;
   filters: Record<string, unknown>;
   widgetIds?: string[];
   timeZone: string;
   /** Recompute instead of reading the cache (the fresh result still replaces the cached one). */
   refresh?: boolean;
+  budget?: QueryBudget;
 }
 
 /** Forced refreshes skip the cache and cost real queries, so they have their own, tighter limit. */
 const REFRESH_LIMIT = { limit: 10, windowSeconds: 60 };
 
-/** Computes (or serves from cache) every requested widget; one widget's failure is its own `error`. */
+/**
+ * Computes (or serves from cache) every requested widget once, however often it is asked for;
+ * one widget's failure is its own `error`. A request past its budget fails as a whole (422 for
+ * too many widgets, before anything runs; 503 for rows or time) and writes nothing to the cache,
+ * so repeating it cannot make progress piece by piece.
+ */
 async function runWidgets(input: RunInput) {
-  const wanted = input.widgetIds ?? dataWidgets(input.manifest);
+  const budget = input.budget ?? DEFAULT_QUERY_BUDGET;
+  const wanted = [...new Set(input.widgetIds ?? dataWidgets(input.manifest))];
+  if (wanted.length > budget.maxWidgets) {
+    throw new ApiError(422, `A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
+  }
   const widgets: Record<string, WidgetResult> = {};
+  const fresh: [string, { columns: string[]; rows: Record<string, unknown>[]; truncated: boolean }][] = [];
   const now = new Date();
+  const started = performance.now();
+  let rowsSoFar = 0;
+  let done = 0;
+  const budgetTime = budget.maxMs >= 1_000 ? `${Math.round(budget.maxMs / 1000)} s` : `${budget.maxMs} ms`;
+  const overBudget = (why: string) =>
+    new ApiError(503, `This dashboard request ${why} after ${done} of ${wanted.length} widgets and was stopped; nothing was cached. Ask for fewer widgets or narrow the filters.`);
   for (const widgetId of wanted) {
     if (!input.manifest.widgetsById.has(widgetId)) {
-      widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false };
+      widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false, truncated: false };
+      done++;
       continue;
     }
     const relevant = Object.fromEntries(filtersAffecting(input.manifest, widgetId).map((id) => [id, input.filters[id] ?? null]));
     const key = resultKey(input.scope.orgId, input.dashboardId, input.version, widgetId, [input.scope.locationIds ?? null, relevant]);
     const hit = input.refresh ? undefined : getCachedResult(key);
     if (hit) {
-      widgets[widgetId] = { ...hit, error: null, cached: true };
-      continue;
+      widgets[widgetId] = { truncated: false, ...hit, error: null, cached: true };
+    } else {
+      const remainingMs = budget.maxMs - (performance.now() - started);
+      if (remainingMs <= 0) throw overBudget(`ran past its time budget of ${budgetTime}`);
+      try {
+        const result = await runWidgetQuery({
+          scope: input.scope,
+          dashboard: input.manifest,
+          widgetId,
+          filterValues: input.filters,
+          now,
+          timeZone: input.timeZone,
+          statementTimeoutMs: Math.max(1, Math.min(DEFAULT_STATEMENT_TIMEOUT_MS, Math.ceil(remainingMs))),
+        });
+        fresh.push([key, result]);
+        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated };
+      } catch (error) {
+        // QueryError messages are written for viewers; anything else is ours to log, not to show.
+        if (!(error instanceof QueryError)) log.error("widget query failed", { widgetId, error: error instanceof Error ? error.stack : String(error) });
+        const detail = error instanceof QueryError ? error.message : "This widget's data could not be computed";
+        widgets[widgetId] = { columns: [], rows: [], error: { detail }, cached: false, truncated: false };
+      }
     }
-    try {
-      const result = await runWidgetQuery({
-        scope: input.scope,
-        dashboard: input.manifest,
-        widgetId,
-        filterValues: input.filters,
-        now,
-        timeZone: input.timeZone,
-      });
-      putCachedResult(key, result);
-      widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false };
-    } catch (error) {
-      // QueryError messages are written for viewers; anything else is ours to log, not to show.
-      if (!(error instanceof QueryError)) log.error("widget query failed", { widgetId, error: error instanceof Error ? error.stack : String(error) });
-      const detail = error instanceof QueryError ? error.message : "This widget's data could not be computed";
-      widgets[widgetId] = { columns: [], rows: [], error: { detail }, cached: false };
-    }
+    done++;
+    if (performance.now() - started > budget.maxMs) throw overBudget(`ran past its time budget of ${budgetTime}`);
+    rowsSoFar += widgets[widgetId].rows.length;
+    if (rowsSoFar > budget.maxRows) throw overBudget(`returned more than ${budget.maxRows} rows`);
   }
+  for (const [key, result] of fresh) putCachedResult(key, result);
   return widgets;
 }
 
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
-export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>) {
+export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
   if (body.refresh) {
-    const verdict = checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
+    const verdict = await checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
     if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
   }
   const { row, yaml, version } = await withTenant(principal, async (tx) => {
@@ -121,12 +163,14 @@ export async function queryDashboard(principal: Principal, idOrSlug: string, bod
   const widgets = await runWidgets({
     scope: principal,
     dashboardId: row.id,
-    version: version === "draft" ? `draft` : version,
+    // Every edit bumps the draft revision in the database, so no replica serves an older draft's results.
+    version: version === "draft" ? `draft@${row.draftRevision}` : version,
     manifest: parsed.value,
     filters: body.filters,
     widgetIds: body.widget_ids,
     timeZone: org?.timeZone ?? "UTC",
     refresh: body.refresh,
+    budget,
   });
   return { dashboard_id: row.id, version, widgets };
 }

@@ -1,15 +1,17 @@
 /**
  * Short-lived widget results per (org, dashboard, version, widget, the filter
- * values that widget depends on). Entries of a dashboard are dropped when it is
- * published, edited or deleted; the version in the key keeps old results from
- * ever answering for a new version.
+ * values that widget depends on), in this process. The version in the key is
+ * the published version number or `draft@<revision>`, both read from the
+ * database on every request: a publish or an edit on any replica makes every
+ * replica's older entries unreachable at once. Dropping a dashboard's entries
+ * on publish, edit or delete only frees this process's memory early.
  */
 const TTL_MS = 60_000;
 const MAX_ENTRIES = 2_000;
 
 interface Entry {
   expires: number;
-  value: { columns: string[]; rows: Record<string, unknown>[] };
+  value: { columns: string[]; rows: Record<string, unknown>[]; truncated?: boolean };
 }
 
 const entries = new Map<string, Entry>();
@@ -36,6 +38,7 @@ export function putCachedResult(key: string, value: Entry["value"], now = Date.n
 /** Drops a dashboard's cached results (all versions, or only `version`). */
 export function forgetDashboardResults(orgId: string, dashboardId: string, version?: number | string) {
   const prefix = JSON.stringify([orgId, dashboardId]).slice(0, -1);
-  const versionPrefix = version === undefined ? prefix : `${prefix},${JSON.stringify(String(version))}`;
+  // "draft" drops every draft revision (`draft@<n>`).
+  const versionPrefix = version === undefined ? prefix : version === "draft" ? `${prefix},"draft@` : `${prefix},${JSON.stringify(String(version))}`;
   for (const key of entries.keys()) if (key.startsWith(versionPrefix)) entries.delete(key);
 }

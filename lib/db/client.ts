@@ -20,6 +20,8 @@ export interface Database {
   system: SqlRunner;
   /** The embedded engine itself, for bulk paths (COPY); undefined on a PostgreSQL server. */
   pglite?: PGlite;
+  /** The server's connection pool, for bulk paths (COPY FROM STDIN); undefined for the in-process PGlite. */
+  pool?: pg.Pool;
   close(): Promise<void>;
 }
 
@@ -53,7 +55,7 @@ async function openDatabase(): Promise<Database> {
       query: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
     };
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-    return { kind: "postgres", prisma, system, close: async () => { await prisma.$disconnect(); await pool.end(); } };
+    return { kind: "postgres", prisma, system, pool, close: async () => { await prisma.$disconnect(); await pool.end(); } };
   }
 
   // PGlite does not create missing parent folders.

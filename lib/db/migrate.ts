@@ -25,11 +25,25 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
+/** Advisory lock key of migrations and start-up work (lib/db/startup-lock.ts uses the same one). */
+const MIGRATION_LOCK_KEY = "7311505216001";
+
 /**
  * Applies every migration not yet recorded, each in its own transaction.
  * An applied migration whose file changed is an error, not a silent skip.
+ * `db` must be one session (a dedicated connection, not a pool): the advisory
+ * lock that makes concurrent migrators take turns is held by that session.
  */
 export async function migrate(db: SqlRunner, migrations = listMigrations()): Promise<string[]> {
+  await db.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
+  try {
+    return await applyPending(db, migrations);
+  } finally {
+    await db.query("SELECT pg_advisory_unlock($1::bigint)", [MIGRATION_LOCK_KEY]);
+  }
+}
+
+async function applyPending(db: SqlRunner, migrations: Migration[]): Promise<string[]> {
   await db.exec(`CREATE TABLE IF NOT EXISTS _quarry_migrations (
     name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   const applied = new Map(

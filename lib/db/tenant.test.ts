@@ -72,7 +72,11 @@ describe("withTenant (row-level security)", () => {
 });
 
 describe("tenant settings cannot be changed from inside a tenant transaction", () => {
-  it.each(["app", "reader"] as const)("set_config is refused to the %s role", async (role) => {
+  // Migration 0007 can revoke set_config only as the function's owner, the bootstrap superuser: true
+  // of PGlite, not of a PostgreSQL server's application role (managed services give no superuser).
+  // There, user SQL is kept from calling set_config by lib/query/sql-text.ts (lib/query/run.test.ts).
+  const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
+  it.skipIf(onServer).each(["app", "reader"] as const)("set_config is refused to the %s role", async (role) => {
     await expect(
       withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe("SELECT set_config('app.org_id', 'org_globex', true)"), { role }),
     ).rejects.toThrow(/permission denied/);

@@ -7,7 +7,7 @@ import { config } from "@/lib/config";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import { verifyLocalDownload } from "@/lib/storage/local-signed-url";
-import { ObjectNotFoundError, contentDisposition, type Disposition } from "@/lib/storage/object-storage";
+import { contentDisposition, isObjectNotFound, type Disposition } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
 import type { SignedFileQuery } from "./contract";
 
@@ -51,7 +51,7 @@ export async function openSignedFile(query: z.output<typeof SignedFileQuery>): P
       },
     });
   } catch (error) {
-    if (error instanceof ObjectNotFoundError) throw notFound("File");
+    if (isObjectNotFound(error)) throw notFound("File");
     throw error;
   }
 }

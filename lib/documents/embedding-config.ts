@@ -26,6 +26,7 @@ export async function embeddingConfigFor(principal: Principal) {
     configured: status.configured,
     reason: status.reason,
     available_models: status.available_models,
+    notice: status.notice,
     vector_index: hasHnswIndex(status.model, status.dims) ? ("hnsw" as const) : ("exact" as const),
     indexed_documents: counts.indexed,
     stale: { model_changed: counts.model_changed, file_replaced: counts.file_replaced, total: counts.total },

@@ -4,16 +4,18 @@ import { ApiError, conflict, notFound, tooManyRequests } from "@/lib/api/errors"
 import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
-import { Prisma } from "@/lib/db/generated/client";
+import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder, type Embedder } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { objectStorage } from "@/lib/storage/provider";
-import { chunkDocument, type DocumentChunk } from "./chunk";
-import { ExtractionError, extractText } from "./extract/index";
+import type { DocumentChunk } from "./chunk";
+import { ExtractionError } from "./extract/index";
+import { extractAndChunk } from "./extract/offthread-client";
 import type { DocumentType } from "./file-types";
 import { toDocumentRecord } from "./record";
 import { vectorLiteral } from "./vector-indexes";
+import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
 
 /** Upper bound on one indexing run; the provider's own timeouts and retries fit well inside. */
 export const INDEX_TIMEOUT_MS = 10 * 60_000;
@@ -31,7 +33,9 @@ const ORG_INDEX_LIMIT = { limit: 60, windowSeconds: 60 };
 /** Where indexing spent its time; filled in when passed (benchmarks). */
 export interface IndexTimings {
   readMs: number;
+  /** Extraction and chunking: both run in the extraction worker, one round trip. */
   extractMs: number;
+  /** Chunking apart from extraction; stays 0 since chunking moved into the worker (extractMs holds it). */
   chunkMs: number;
   embedMs: number;
   storeMs: number;
@@ -67,7 +71,7 @@ interface Job {
  */
 export async function indexDocument(principal: Principal, documentId: string, options: IndexOptions = {}) {
   const embedder = getEmbedder(options.model);
-  const verdict = checkRateLimit(`index-document ${principal.orgId}`, ORG_INDEX_LIMIT.limit, ORG_INDEX_LIMIT.windowSeconds);
+  const verdict = await checkRateLimit(`index-document ${principal.orgId}`, ORG_INDEX_LIMIT.limit, ORG_INDEX_LIMIT.windowSeconds);
   if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 
   const job = await claimJob(principal, documentId);
@@ -80,18 +84,14 @@ export async function indexDocument(principal: Principal, documentId: string, op
     const bytes = await readObject(job.storageKey, controller.signal);
     if (timings) timings.readMs += performance.now() - started;
 
+    // Extraction and chunking run in worker threads with heap and time limits (extract/offthread-client.ts).
     started = performance.now();
-    const extracted = await extractText(bytes, job.extension, { signal: controller.signal });
-    if (timings) timings.extractMs += performance.now() - started;
-
-    started = performance.now();
-    const chunks = chunkDocument(extracted);
+    const { chunks, wordCount } = await extractAndChunk(bytes, job.extension, { signal: controller.signal });
     if (timings) {
-      timings.chunkMs += performance.now() - started;
-      timings.words += extracted.wordCount;
+      timings.extractMs += performance.now() - started;
+      timings.words += wordCount;
       timings.chunks += chunks.length;
     }
-    if (chunks.length === 0) throw new ExtractionError("The document contains no text");
 
     await embedAndStore(principal, job, embedder, chunks, controller.signal, timings);
     // A run past its time limit never swaps in, even when its last batch beat the timer.
@@ -199,22 +199,60 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
   }
 }
 
+/**
+ * Writes one batch with binary COPY (no vector printed or parsed as text) in one transaction on a
+ * raw connection: COPY into a temporary table, then, as the tenant role, one INSERT … SELECT that
+ * the row-level security policies check, so tenancy is still enforced by the database.
+ */
 async function storeBatch(principal: Principal, job: Job, embedder: Embedder, batch: DocumentChunk[], vectors: number[][], doneAfter: number) {
-  const rows = batch.map(
-    (c, i) => Prisma.sql`(${principal.orgId}, ${job.documentId}, ${job.generation}, ${c.ordinal}, ${c.text}, ${c.wordStart}, ${c.wordEnd},
-      ${c.pageStart}::int, ${c.pageEnd}::int, ${c.rowStart}::int, ${c.rowEnd}::int, ${embedder.model}, ${embedder.dims}, ${vectorLiteral(vectors[i])}::vector)`,
+  const rows: ChunkCopyRow[] = batch.map((c, i) => ({
+    orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
+    wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
+    model: embedder.model, embedding: vectors[i],
+  }));
+  let copied = false;
+  await withTenantBulk(
+    principal,
+    async (staging) => {
+      if (!staging.copyBinary) return;
+      const writer = new ChunkCopyWriter();
+      for (const row of rows) writer.add(row);
+      await staging.exec(CHUNK_STAGING_TABLE);
+      await staging.copyBinary(`chunk_staging (${CHUNK_COPY_COLUMNS.join(", ")})`, writer.finish());
+      copied = true;
+    },
+    async (tx) => {
+      // The job still owns the document (not deleted, not taken over after its lease): otherwise stop here.
+      const owned = await tx.exec("UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3", [doneAfter, job.documentId, job.id]);
+      if (owned === 0) {
+        const exists = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1", [job.documentId]);
+        throw new JobLostError(exists[0].n === 0);
+      }
+      // Row-level security checks each row's org_id here.
+      const columns = CHUNK_COPY_COLUMNS.join(", ");
+      if (copied) await tx.exec(`INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_staging`);
+      else await insertAsText(tx, rows);
+    },
   );
-  await withTenant(principal, async (tx) => {
-    // The job still owns the document (not deleted, not taken over after its lease): otherwise stop here.
-    const owned = await tx.$executeRaw`
-      UPDATE documents SET index_progress_done = ${doneAfter}, updated_at = now() WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
-    if (owned === 0) throw await jobLost(tx, job);
-    await tx.$executeRaw`
-      INSERT INTO document_chunks (org_id, document_id, generation, ordinal, text, word_start, word_end,
-        page_start, page_end, row_start, row_end, model, dims, embedding)
-      VALUES ${Prisma.join(rows)}`;
-  });
 }
+
+/** Where COPY is unavailable: one INSERT of the batch, vectors in pgvector's text form (the `pgvector` package). */
+export async function insertAsText(tx: BulkTx, rows: ChunkCopyRow[]) {
+  const params: unknown[] = [];
+  const tuples = rows.map((r) => {
+    const values = [r.orgId, r.documentId, r.generation, r.ordinal, r.text, r.wordStart, r.wordEnd, r.pageStart, r.pageEnd, r.rowStart, r.rowEnd, r.model, r.embedding.length, vectorLiteral(Array.from(r.embedding))];
+    const at = params.length;
+    params.push(...values);
+    return `(${values.map((_, i) => `$${at + i + 1}${i === values.length - 1 ? "::vector" : ""}`).join(", ")})`;
+  });
+  await tx.exec(`INSERT INTO document_chunks (${CHUNK_COPY_COLUMNS.join(", ")}) VALUES ${tuples.join(", ")}`, params);
+}
+
+/** Per connection, emptied at each commit; the tenant role only reads it, to move the rows. */
+export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_staging (
+  org_id text, document_id text, generation int, ordinal int, text text, word_start int, word_end int,
+  page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector) ON COMMIT DELETE ROWS;
+  GRANT SELECT ON chunk_staging TO quarry_app`;
 
 async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
   await withTenant(principal, async (tx) => {

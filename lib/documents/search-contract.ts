@@ -81,6 +81,13 @@ export const EmbeddingConfig = z
     configured: z.boolean().describe("false when the provider cannot be used (missing key...); reason says why"),
     reason: z.string().nullable(),
     available_models: z.array(ModelInfo).describe("Models usable now"),
+    notice: z
+      .object({
+        message: z.string().describe('"no embedding provider configured: offline word-matching embedder in use"'),
+        variable: z.literal("EMBEDDING_PROVIDER_CONFIG").describe("the environment variable that configures a provider (read at start)"),
+      })
+      .nullable()
+      .describe("Set while the offline word-matching embedder is active (no provider configured): search works, but matches words rather than meaning"),
     vector_index: z.enum(["hnsw", "exact"]).describe("How the active model's vectors are searched: an HNSW index, or an exact scan (models without a migration-defined index)"),
     indexed_documents: z.number().int().describe("Documents of the organization that have a search index"),
     stale: z
@@ -103,7 +110,8 @@ export const indexDocument = defineEndpoint({
     "Runs to completion and answers the record with its chunk count. While it runs, the record's status is `indexing` and " +
     "index_progress_done/total count embedded chunks. The new index replaces the previous one atomically; when indexing " +
     "fails, the previous index (if any) stays searchable. 409 while the document is already being indexed or has no file; " +
-    "422 when no text can be extracted (the reason is also stored on the record); 502/503/504 from the embedding provider.",
+    "422 when no text can be extracted (the reason is also stored on the record); 429 with Retry-After when the embedding provider " +
+    "is still rate-limiting after the retries (or this organization indexes too often); 502/503/504 from the embedding provider.",
   tags: TAGS,
   access: "admin",
   params: DocumentIdParams,

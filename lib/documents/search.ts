@@ -8,6 +8,15 @@ import type { DocumentType } from "./file-types";
 import { SearchRequest, type SearchHit, type SearchResponse } from "./search-contract";
 import { vectorLiteral, vectorPlan } from "./vector-indexes";
 
+/**
+ * HNSW candidate list size for a top-10 search. The index's graph (m 16, ef_construction 64) links
+ * clusters of similar chunks sparsely, so a short candidate list can settle in the wrong cluster and
+ * miss every true neighbour of a query: at 100k chunks ef_search 40 and 100 both gave recall@10 0.93,
+ * and no value in between changes which queries fail (bench/search.ts). The setting does reach the
+ * query (SET LOCAL in the tenant transaction); it was too small.
+ */
+export const DEFAULT_EF_SEARCH = 200;
+
 /** Reciprocal rank fusion constant (Cormack et al.; the usual 60). */
 export const RRF_K = 60;
 
@@ -79,7 +88,9 @@ export async function searchChunks(tx: TenantTx, search: ChunkSearch): Promise<S
   // Hybrid fuses two candidate lists; deeper lists let either side promote a chunk the other ranks low.
   const depth = search.mode === "hybrid" ? Math.min(200, Math.max(50, search.topK * 4)) : search.topK;
   if (plan.strategy === "hnsw") {
-    const ef = Math.trunc(search.efSearch ?? Math.min(1000, Math.max(100, depth * 2)));
+    const ef = Math.trunc(search.efSearch ?? Math.min(1000, Math.max(DEFAULT_EF_SEARCH, depth * 2)));
+    // SET LOCAL: inside the tenant transaction, so the setting reaches this query and ends with it
+    // (the tenant role may not call set_config, migration 0007).
     await tx.$executeRawUnsafe(`SET LOCAL hnsw.ef_search = ${ef}`);
     await tx.$executeRawUnsafe("SET LOCAL hnsw.iterative_scan = relaxed_order");
   }

@@ -6,7 +6,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import { log } from "@/lib/log";
-import { ObjectTooLargeError } from "@/lib/storage/object-storage";
+import { isObjectTooLarge } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
 import { ContentInspector, ContentMismatchError, EmptyContentError, IncompleteBodyError } from "./content-inspector";
 import { resolveFileName } from "./documents";
@@ -112,7 +112,7 @@ function emptyFile() {
 /** The caller's view of a failed upload: what was wrong with the file, or that the connection broke. */
 function uploadFailure(error: unknown, sourceError: unknown, maxBytes: number): unknown {
   if (error instanceof ContentMismatchError) return new ApiError(415, error.message);
-  if (error instanceof ObjectTooLargeError) return tooLarge(maxBytes);
+  if (isObjectTooLarge(error)) return tooLarge(maxBytes);
   if (error instanceof EmptyContentError) return emptyFile();
   if (sourceError || error instanceof IncompleteBodyError) {
     return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");

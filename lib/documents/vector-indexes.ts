@@ -1,4 +1,5 @@
 import "server-only";
+import pgvector from "pgvector";
 import { Prisma } from "@/lib/db/generated/client";
 
 /**
@@ -58,8 +59,12 @@ export function hasHnswIndex(model: string, dims: number): boolean {
   return Object.hasOwn(HNSW_INDEXED_MODELS, model) && HNSW_INDEXED_MODELS[model].dims === dims;
 }
 
-/** pgvector's text form of a vector; sent as a bound parameter, never spliced into SQL. */
+/**
+ * pgvector's text form of a query vector, by the `pgvector` package; sent as a bound parameter,
+ * never spliced into SQL. Stored vectors go in binary (chunk-copy.ts); a query sends one vector,
+ * where text costs nothing measurable (bench/search.ts).
+ */
 export function vectorLiteral(values: readonly number[]): string {
   for (const v of values) if (!Number.isFinite(v)) throw new Error("embedding contains a non-finite value");
-  return `[${values.join(",")}]`;
+  return pgvector.toSql([...values]) as string;
 }

@@ -46,7 +46,8 @@ describe("embedding status and model selection", () => {
   it("names each provider's missing setting", () => {
     const reason = (settings: Partial<EmbeddingSettings>) => new EmbeddingProviders({ ...LOCAL_EMBEDDING_SETTINGS, ...settings }).status().reason;
     expect(reason({ default_provider: "voyage" })).toBe("voyage.api_key is missing");
-    expect(reason({ default_provider: "vertex" })).toBe("vertex.project is missing");
+    expect(reason({ default_provider: "vertex" })).toBe("vertex.project is missing (or give vertex.api_key)");
+    expect(reason({ default_provider: "vertex", vertex: { api_key: "AIza-test", location: "us-central1" } })).toBeNull();
     expect(reason({ default_provider: "vertex", vertex: { project: "p", location: "us-central1" } })).toBeNull();
   });
 

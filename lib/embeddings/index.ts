@@ -3,7 +3,7 @@ import type { GoogleAuthOptions } from "google-auth-library";
 import { ApiError } from "@/lib/api/errors";
 import { embeddingSettings, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { localEmbedder } from "./local";
-import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "./models";
+import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, OFFLINE_EMBEDDER_NOTICE, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "./models";
 import { createOpenAiEmbedder } from "./openai";
 import { DEFAULT_BACKOFF, type RequestPolicy } from "./retry";
 import type { Embedder, EmbeddingStatus } from "./types";
@@ -27,7 +27,9 @@ export function providerProblem(settings: EmbeddingSettings, provider: Embedding
     case "openai_compatible":
       return settings.openai_compatible ? null : "openai_compatible.base_url is missing";
     case "vertex": {
-      if (!settings.vertex?.project) return "vertex.project is missing";
+      // Express mode needs no project: the API key names it.
+      if (settings.vertex?.api_key) return null;
+      if (!settings.vertex?.project) return "vertex.project is missing (or give vertex.api_key)";
       const file = settings.vertex.credentials_file;
       if (file !== undefined && !fs.existsSync(file)) return "vertex.credentials_file does not exist";
       return null;
@@ -74,7 +76,9 @@ export class EmbeddingProviders {
   status(): EmbeddingStatus {
     const active = this.defaultModel();
     const reason = providerProblem(this.settings, active.provider);
-    return { provider: active.provider, model: active.model, dims: active.dims, configured: reason === null, reason, available_models: this.available() };
+    // The offline embedder is the zero-setup default and stays usable (configured), but is named for what it is.
+    const notice = active.provider === "local" ? { message: OFFLINE_EMBEDDER_NOTICE, variable: "EMBEDDING_PROVIDER_CONFIG" as const } : null;
+    return { provider: active.provider, model: active.model, dims: active.dims, configured: reason === null, reason, available_models: this.available(), notice };
   }
 
   /** A name the catalogue knows, preferring the default provider when an OpenAI-compatible server reuses a built-in name. */
@@ -120,7 +124,7 @@ export class EmbeddingProviders {
         return createVoyageEmbedder(info, { apiKey: s.voyage!.api_key!, baseUrl: s.voyage?.base_url ?? VOYAGE_DEFAULT_BASE_URL }, this.policy);
       case "vertex": {
         const v = s.vertex!;
-        const connection = { project: v.project!, location: v.location, credentialsFile: v.credentials_file, apiEndpoint: v.api_endpoint };
+        const connection = { project: v.project, location: v.location, credentialsFile: v.credentials_file, apiKey: v.api_key, apiEndpoint: v.api_endpoint };
         return createVertexEmbedder(info, connection, this.policy, this.options.vertexAuth);
       }
     }

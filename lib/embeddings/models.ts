@@ -8,6 +8,9 @@ export interface EmbeddingModelInfo {
   dims: number;
 }
 
+/** What the search panel and GET …/embedding-config say while the offline embedder is active (SPEC §7.3). */
+export const OFFLINE_EMBEDDER_NOTICE = "no embedding provider configured: offline word-matching embedder in use";
+
 /** The offline embedder's model name; the version suffix changes whenever its vectors would change. */
 export const LOCAL_EMBEDDING_MODEL = "quarry-local-hash-v1";
 export const LOCAL_EMBEDDING_DIMS = 384;

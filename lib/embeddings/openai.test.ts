@@ -91,6 +91,21 @@ describe("OpenAI embeddings through the openai SDK", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("answers 429 with Retry-After, not 502, when the provider still rate-limits after the retries", async () => {
+    const server = await loopback.start((_request, response) => sendJson(response, 429, { error: { message: "Rate limit reached" } }, { "retry-after": "1" }));
+    const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 1 }), FAST_BACKOFF).embedder(null);
+    const error = await rejection(embedder.embedQuery("t1"));
+    expect([error.status, error.headers["Retry-After"]]).toEqual([429, "1"]);
+    expect(error.detail).toBe("embedding provider openai is rate-limiting requests: Rate limit reached; retry in 1 s");
+    expect(server.requests).toHaveLength(2);
+
+    // No Retry-After from the provider: the wait the next backoff step would have taken, in whole seconds.
+    const silent = await loopback.start((_request, response) => sendJson(response, 429, { error: { message: "Rate limit reached" } }));
+    const quiet = new EmbeddingProviders(openAiSettings(silent.url, { max_retries: 1 }), { backoff: { backoffBaseMs: 5, backoffMaxMs: 2500 } }).embedder(null);
+    const fallback = await rejection(quiet.embedQuery("t1"));
+    expect([fallback.status, fallback.headers["Retry-After"]]).toEqual([429, "1"]);
+  });
+
   it("gives up after max_retries on repeated 500s with a 502 naming the provider and status", async () => {
     const server = await loopback.start((_request, response) => sendJson(response, 500, { error: { message: "The server had an error" } }));
     const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 2 }), FAST_BACKOFF).embedder(null);

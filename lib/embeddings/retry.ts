@@ -84,7 +84,9 @@ export interface ProviderCall<T> {
 
 /**
  * Runs one provider request with a per-attempt timeout and retries. Failures end as
- * ApiError(502, "embedding provider <name> failed: <status> <message>"), timeouts as ApiError(504).
+ * ApiError(502, "embedding provider <name> failed: <status> <message>"), timeouts as ApiError(504),
+ * and a provider still rate-limiting after the retries as ApiError(429) with Retry-After (SPEC §7.2):
+ * the caller can do what Quarry did, wait and ask again, which a 502 would not tell it.
  */
 export async function callProvider<T>({ provider, policy, signal, secrets, attempt, describe }: ProviderCall<T>): Promise<T> {
   for (let n = 0; ; n++) {
@@ -104,14 +106,29 @@ export async function callProvider<T>({ provider, policy, signal, secrets, attem
     const tooLong = failure.retryAfterMs !== null && failure.retryAfterMs > policy.maxRetryAfterMs;
     if (n >= policy.maxRetries || failure.permanent || !retryable(failure.status) || tooLong) {
       if (timedOut) throw new ApiError(504, `embedding provider ${provider} timed out after ${policy.timeoutMs} ms (${n + 1} attempts)`);
+      if (failure.status === 429) throw providerRateLimited(provider, message, failure.retryAfterMs ?? nextBackoffMs(policy, n + 1));
       const status = failure.status ?? "network error";
       const suffix = tooLong ? ` (asked to retry after ${Math.ceil((failure.retryAfterMs ?? 0) / 1000)} s)` : "";
       throw new ApiError(502, `embedding provider ${provider} failed: ${status} ${message}${suffix}`);
     }
-    const delay = failure.retryAfterMs ?? Math.random() * Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** n);
+    const delay = failure.retryAfterMs ?? Math.random() * nextBackoffMs(policy, n);
     log.warn("embedding request failed, retrying", { provider, status: failure.status ?? (timedOut ? "timeout" : "network"), attempt: n + 1, delayMs: Math.round(delay), message });
     await sleep(delay, signal);
   }
+}
+
+/** The longest full-jitter wait before retry n. */
+function nextBackoffMs(policy: RequestPolicy, n: number): number {
+  return Math.min(policy.backoffMaxMs, policy.backoffBaseMs * 2 ** n);
+}
+
+/**
+ * 429 for a provider that kept rate-limiting: Retry-After is the provider's own when it sent one,
+ * else the wait the next backoff step would have taken; whole seconds, at least 1.
+ */
+function providerRateLimited(provider: EmbeddingProviderName, message: string, retryAfterMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError(429, `embedding provider ${provider} is rate-limiting requests: ${message}; retry in ${seconds} s`, { "Retry-After": String(seconds) });
 }
 
 /** Splits texts into consecutive batches of at most `maxItems` texts and about `maxTokens` estimated tokens (a longer text goes alone). */

@@ -24,4 +24,12 @@ export interface EmbeddingStatus {
   reason: string | null;
   /** Models usable now (their provider is configured). */
   available_models: EmbeddingModelInfo[];
+  /** Set while the offline embedder is active (SPEC §7.3): it works with no setup, but matches words, not meaning. */
+  notice: EmbeddingNotice | null;
+}
+
+export interface EmbeddingNotice {
+  message: string;
+  /** The environment variable that configures a real provider. */
+  variable: "EMBEDDING_PROVIDER_CONFIG";
 }

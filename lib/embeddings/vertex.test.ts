@@ -221,3 +221,46 @@ describe("Vertex AI embeddings over REST with google-auth-library", () => {
     expect(() => providers.embedder(null)).toThrow("embedding provider is not configured: vertex.credentials_file does not exist");
   });
 });
+
+describe("Vertex AI with an API key (SPEC §2.9 vertex.api_key)", () => {
+  const API_KEY = "AIzaSy-loopback-key-0123456789";
+  const apiKeyed = (expectedPath: string): LoopbackHandler => (request, response) => {
+    if (request.path !== expectedPath) return sendJson(response, 404, { error: { code: 404, message: `unexpected ${request.path}` } });
+    if (request.headers["x-goog-api-key"] !== API_KEY) {
+      return sendJson(response, 403, { error: { code: 403, message: `API key not valid: ${String(request.headers["x-goog-api-key"])}`, status: "PERMISSION_DENIED" } });
+    }
+    if (request.headers.authorization !== undefined) return sendJson(response, 400, { error: { code: 400, message: "both an API key and OAuth credentials" } });
+    const body = JSON.parse(request.body) as PredictBody;
+    sendJson(response, 200, { predictions: body.instances.map((i) => ({ embeddings: { values: fakeVector(Number(i.content.replace(/\D/g, "")) || 0, 768) } })) });
+  };
+
+  it("without a project calls express mode's global :predict (no project, no location) with x-goog-api-key, and no OAuth exchange", async () => {
+    respond = apiKeyed("/v1/publishers/google/models/text-embedding-005:predict");
+    const keyed = settings({ vertex: { api_key: API_KEY, location: "us-central1", api_endpoint: server.url } });
+    const providers = new EmbeddingProviders(keyed, FAST_BACKOFF);
+    expect(providers.status()).toMatchObject({ provider: "vertex", configured: true, reason: null });
+    const embedder = providers.embedder(null);
+    expect(await embedder.embedDocuments(["t4", "t5"])).toEqual([fakeVector(4, 768), fakeVector(5, 768)]);
+    expect(await embedder.embedQuery("t6")).toEqual(fakeVector(6, 768));
+    const last = server.requests.at(-1)!;
+    expect(last.path).not.toContain("key=");
+    expect(JSON.parse(last.body)).toEqual({ instances: [{ content: "t6", task_type: "RETRIEVAL_QUERY" }], parameters: { autoTruncate: true } });
+    expect(tokenExchanges).toBe(0);
+  });
+
+  it("with a project calls the project's regional :predict with the key", async () => {
+    respond = apiKeyed("/v1/projects/test-project/locations/europe-west4/publishers/google/models/text-embedding-005:predict");
+    const keyed = settings({ vertex: { api_key: API_KEY, project: "test-project", location: "europe-west4", api_endpoint: server.url } });
+    expect(await new EmbeddingProviders(keyed, FAST_BACKOFF).embedder(null).embedQuery("t9")).toEqual(fakeVector(9, 768));
+    expect(tokenExchanges).toBe(0);
+  });
+
+  it("keeps a refused key out of the error", async () => {
+    respond = apiKeyed("/v1/publishers/google/models/text-embedding-005:predict");
+    const wrong = "AIzaSy-wrong-key-9876543210";
+    const keyed = settings({ vertex: { api_key: wrong, location: "us-central1", api_endpoint: server.url } });
+    const error = await rejection(new EmbeddingProviders(keyed, FAST_BACKOFF).embedder(null).embedQuery("t1"));
+    expect(error.status).toBe(502);
+    expect(error.detail).toBe("embedding provider vertex failed: 403 API key not valid: [redacted]");
+  });
+});

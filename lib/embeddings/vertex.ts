@@ -11,12 +11,31 @@ const CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform";
 const TASK_TYPES: Record<EmbedPurpose, string> = { document: "RETRIEVAL_DOCUMENT", query: "RETRIEVAL_QUERY" };
 
 export interface VertexConnection {
-  project: string;
+  /** Required with OAuth credentials; optional with an API key (express mode). */
+  project: string | undefined;
   location: string;
   /** Service-account key file; undefined = Application Default Credentials (workload identity, metadata server). */
   credentialsFile: string | undefined;
-  /** Default https://{location}-aiplatform.googleapis.com. */
+  /** An API key instead of OAuth credentials, sent as `x-goog-api-key`. */
+  apiKey: string | undefined;
+  /** Default https://{location}-aiplatform.googleapis.com, or https://aiplatform.googleapis.com in express mode. */
   apiEndpoint: string | undefined;
+}
+
+const EXPRESS_MODE_ENDPOINT = "https://aiplatform.googleapis.com";
+
+/**
+ * The model's :predict URL. With a project: {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/{m}:predict.
+ * An API key without a project is Vertex AI express mode, whose resources carry neither project nor location:
+ * https://aiplatform.googleapis.com/v1/publishers/google/models/{m}:predict.
+ */
+export function vertexPredictUrl(connection: VertexConnection, model: string): string {
+  const modelPath = `publishers/google/models/${encodeURIComponent(model)}:predict`;
+  if (connection.project === undefined) {
+    return `${(connection.apiEndpoint ?? EXPRESS_MODE_ENDPOINT).replace(/\/+$/, "")}/v1/${modelPath}`;
+  }
+  const endpoint = (connection.apiEndpoint ?? `https://${connection.location}-aiplatform.googleapis.com`).replace(/\/+$/, "");
+  return `${endpoint}/v1/projects/${encodeURIComponent(connection.project)}/locations/${encodeURIComponent(connection.location)}/${modelPath}`;
 }
 
 function describeVertexError(error: unknown): ProviderFailure {
@@ -50,25 +69,28 @@ interface PredictResponse {
 }
 
 /**
- * Vertex AI text embeddings over REST: POST {endpoint}/v1/projects/{p}/locations/{l}/publishers/google/models/{model}:predict
- * with `instances: [{content, task_type}]`, authorised by google-auth-library (a key file or ADC).
+ * Vertex AI text embeddings over REST: POST {vertexPredictUrl} with `instances: [{content, task_type}]`,
+ * authorised by an API key (`x-goog-api-key`) or by google-auth-library (a key file or ADC).
  * `authOptions` lets tests give the OAuth client a transport of their own; production passes none.
  */
 export function createVertexEmbedder(info: EmbeddingModelInfo, connection: VertexConnection, policy: RequestPolicy, authOptions: GoogleAuthOptions = {}): Embedder {
-  const auth = new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE], keyFilename: connection.credentialsFile, ...authOptions });
-  const endpoint = (connection.apiEndpoint ?? `https://${connection.location}-aiplatform.googleapis.com`).replace(/\/+$/, "");
-  const url = `${endpoint}/v1/projects/${encodeURIComponent(connection.project)}/locations/${encodeURIComponent(connection.location)}/publishers/google/models/${encodeURIComponent(info.model)}:predict`;
+  const apiKey = connection.apiKey;
+  const auth = apiKey ? null : new GoogleAuth({ scopes: [CLOUD_PLATFORM_SCOPE], keyFilename: connection.credentialsFile, ...authOptions });
+  const url = vertexPredictUrl(connection, info.model);
+  // In a header rather than `?key=`, so the key stays out of URLs that proxies and error messages repeat.
+  const requestHeaders = async (signal: AbortSignal): Promise<HeadersInit> =>
+    auth ? await untilAborted(auth.getRequestHeaders(url), signal) : { "x-goog-api-key": apiKey! };
 
   return batchedEmbedder(info, { maxItems: VERTEX_MAX_INSTANCES, maxTokens: VERTEX_MAX_TOKENS_PER_REQUEST }, (texts, purpose, signal) =>
     callProvider({
       provider: "vertex",
       policy,
       signal,
-      secrets: [],
+      secrets: apiKey ? [apiKey] : [],
       describe: describeVertexError,
       attempt: async (attemptSignal) => {
-        // Cached by the library until shortly before expiry; a fresh exchange only when needed.
-        const authHeaders = await untilAborted(auth.getRequestHeaders(url), attemptSignal);
+        // OAuth tokens are cached by the library until shortly before expiry; a fresh exchange only when needed.
+        const authHeaders = await requestHeaders(attemptSignal);
         const body = await postJson<PredictResponse & { error?: { message?: unknown } }>(
           url,
           { headers: authHeaders, body: { instances: texts.map((content) => ({ content, task_type: TASK_TYPES[purpose] })), parameters: { autoTruncate: true } }, signal: attemptSignal },

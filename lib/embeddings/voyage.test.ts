@@ -74,11 +74,12 @@ describe("Voyage AI embeddings", () => {
     expect(server.requests).toHaveLength(3);
   });
 
-  it("fails a Retry-After longer than a minute at once instead of holding the job", async () => {
+  it("fails a Retry-After longer than a minute at once instead of holding the job: 429 passing the provider's Retry-After on", async () => {
     const server = await loopback.start((_request, response) => sendJson(response, 429, { detail: "Rate limit" }, { "retry-after": "3600" }));
     const embedder = new EmbeddingProviders(settings(server.url), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
-    expect(error.detail).toBe("embedding provider voyage failed: 429 Rate limit (asked to retry after 3600 s)");
+    expect([error.status, error.headers["Retry-After"]]).toEqual([429, "3600"]);
+    expect(error.detail).toBe("embedding provider voyage is rate-limiting requests: Rate limit; retry in 3600 s");
     expect(server.requests).toHaveLength(1);
   });
 

@@ -3,7 +3,7 @@ import { planFormulaMetrics } from "@/lib/query/formula/plan";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
 import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
 import type { ManifestError } from "./errors";
-import { type Component, type DashboardManifest, type Dataset, EchartsSeriesType, type WidgetManifest } from "./schema";
+import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "./schema";
 import type { ManifestPath, ManifestSource } from "./source";
 
 /** A widget manifest and where it sits: its own document, or an entry of `spec.widgets`. */
@@ -159,14 +159,6 @@ function checkWidget({ manifest, document, path }: PlacedWidget, context: Widget
     report(document, at("display"), `component ${spec.component} needs display.${spec.component}`);
   }
   if (DATA_REQUIRED.includes(spec.component) && !spec.data) report(document, at("component"), `component ${spec.component} needs a data block`);
-  const series = spec.display.echarts?.option.series;
-  for (const [i, entry] of (Array.isArray(series) ? series : series ? [series] : []).entries()) {
-    const type = (entry as { type?: unknown } | null)?.type;
-    if (type !== undefined && !EchartsSeriesType.safeParse(type).success) {
-      report(document, at("display", "echarts", "option", "series", ...(Array.isArray(series) ? [i] : []), "type"), `series type must be one of ${EchartsSeriesType.options.join(", ")}`);
-    }
-  }
-
   const available = spec.data ? checkData(manifest, document, path, context, report) : null;
   const known = (column: string) => available === null || available.has(column);
   const data = spec.data;

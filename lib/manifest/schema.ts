@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { Role } from "@/lib/auth/roles";
+import { CHART_TYPES, echartsOptionProblems } from "./echarts-option";
 
 /**
  * Dashboard and widget manifests (SPEC §2.1–2.5), version 1.0. These schemas are the
  * single source of the manifest format: validation, TypeScript types and the JSON
  * Schema served to editors all come from here. Objects are strict so a typo in a key
- * is reported instead of silently ignored; `display.echarts.option` is the one free-form
- * object (it is handed to ECharts as is).
+ * is reported instead of silently ignored; `display.echarts.option` is the one open
+ * object, checked against the allow-list in ./echarts-option.ts.
  */
 
 /** Widget, tab and dataset ids: referenced from tabs, filters, bindings and URLs. */
@@ -107,7 +108,7 @@ const Platform = z.strictObject({
 export const Component = z.enum(["echarts", "kpi", "table", "tabulator", "filter", "text", "image", "markdown"]);
 export type Component = z.infer<typeof Component>;
 
-export const EchartsSeriesType = z.enum(["line", "bar", "pie", "scatter", "heatmap", "gauge", "radar"]);
+export const EchartsSeriesType = z.enum(CHART_TYPES);
 
 const GridBox = {
   x: z.int().min(0).max(1000),
@@ -173,7 +174,16 @@ const Display = z.strictObject({
         .optional(),
     })
     .optional(),
-  echarts: z.strictObject({ option: z.record(z.string(), z.unknown()).describe("base ECharts option") }).optional(),
+  echarts: z
+    .strictObject({
+      option: z
+        .record(z.string(), z.unknown())
+        .superRefine((option, ctx) => {
+          for (const problem of echartsOptionProblems(option)) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+        })
+        .describe("base ECharts option: allowed keys per chart type, formatters as ECharts templates ({b}, {c}, {@field}), no HTML or script URLs"),
+    })
+    .optional(),
   filter: z
     .strictObject({
       control: z.enum(["select", "radio", "date", "date_range", "calendar"]),

@@ -1,5 +1,6 @@
 import { type Document, LineCounter, type Node, isMap, isScalar, isSeq, parseAllDocuments } from "yaml";
 import type { ManifestError } from "./errors";
+import { yamlDepthProblem } from "./yaml-guard";
 
 export type ManifestPath = readonly (string | number)[];
 
@@ -23,6 +24,8 @@ export class ManifestSource {
       const source = new ManifestSource([], lines);
       return { source, errors: [{ document: 0, path: [], line: 1, column: 1, message: `manifest is larger than ${MAX_MANIFEST_BYTES} characters` }] };
     }
+    const tooDeep = yamlDepthProblem(text);
+    if (tooDeep) return { source: new ManifestSource([], lines), errors: [{ document: 0, path: [], ...tooDeep }] };
     const parsed = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: true });
     const documents = "empty" in parsed ? [] : (parsed as Document.Parsed[]);
     const source = new ManifestSource(documents, lines);

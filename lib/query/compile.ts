@@ -39,7 +39,7 @@ const quote = (id: string) => `"${id}"`;
  * injected as aggregates, WHERE for dimension conditions, HAVING for metric conditions,
  * GROUP BY the dimensions when there are aggregates, ORDER BY, LIMIT. Every value is a
  * bind parameter. The rows are wrapped with row_to_json so dates, numerics and bigints
- * arrive as JSON (strings and numbers), keeping column order.
+ * arrive as JSON (strings and numbers), keeping column order (see `asJsonRows`).
  */
 export function compileDataset(dataset: Dataset, options: CompileOptions): CompiledDataset {
   const dimensions = new Map(dataset.dimensions.map((d) => [d.id, d]));
@@ -104,7 +104,7 @@ export function compileDataset(dataset: Dataset, options: CompileOptions): Compi
     orderBy +
     `\nLIMIT ${params.add(limit, "int")}`;
   return {
-    text: `SELECT row_to_json(q) AS row FROM (\n${inner}\n) AS q`,
+    text: asJsonRows(inner),
     values: params.values,
     columns: wanted,
     formulas: steps.filter((s) => needed.has(s.id)),
@@ -112,10 +112,39 @@ export function compileDataset(dataset: Dataset, options: CompileOptions): Compi
   };
 }
 
-/** Wraps a user query (`sql` widget) so its rows come back as JSON, capped; filters apply in memory afterwards. */
-export function compileUserQuery(query: string, limit: number): { text: string; values: unknown[] } {
+/** The alias of the wrapped source in `compileUserQuery`; a missing filter column is reported under it. */
+export const USER_SOURCE_ALIAS = "_quarry_source";
+
+/**
+ * Wraps a user query (`sql` widget) as a subquery, with the filter conditions on its output
+ * columns pushed into WHERE (bind parameters, quoted column names) and the row cap as LIMIT,
+ * so a filter finds matching rows wherever they are in the query's result. A condition on a
+ * column the query lacks fails with `column _quarry_source.<field> does not exist` (run.ts
+ * decides what that means).
+ */
+export function compileUserQuery(query: string, options: { filters?: readonly FieldPredicate[]; limit: number }): { text: string; values: unknown[] } {
   const body = checkUserSql(query);
-  return { text: `SELECT row_to_json(q) AS row FROM (\n${body}\n) AS q\nLIMIT $1::int`, values: [limit] };
+  const params = new SqlParams();
+  const where = (options.filters ?? []).map(({ field, predicate }) => predicateSql(`${USER_SOURCE_ALIAS}.${quoteIdentifier(field)}`, predicate, params));
+  const inner =
+    `SELECT * FROM (\n${body}\n) AS ${USER_SOURCE_ALIAS}` +
+    (where.length > 0 ? `\nWHERE ${where.join(" AND ")}` : "") +
+    `\nLIMIT ${params.add(options.limit, "int")}`;
+  return { text: asJsonRows(inner), values: params.values };
+}
+
+/**
+ * Each row of `inner` as one JSON object column `row`. The whole-row reference is written
+ * `alias.*` and the alias is one no manifest uses: a bare `row_to_json(q)` would read a user
+ * column named `q` instead of the row (`function row_to_json(text) does not exist`).
+ */
+function asJsonRows(inner: string): string {
+  return `SELECT row_to_json(_quarry_row.*) AS row FROM (\n${inner}\n) AS _quarry_row`;
+}
+
+/** A column name as a quoted identifier, whatever characters it holds. */
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
 }
 
 function checkUserSql(query: string): string {

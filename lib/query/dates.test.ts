@@ -113,3 +113,13 @@ describe("date properties", () => {
     );
   });
 });
+
+describe("date expression length", () => {
+  it("refuses a long expression before parsing it, with a clear message", () => {
+    const long = "march 3 ".repeat(25).slice(0, 200);
+    expect(() => resolveDateExpression(long, utc)).toThrow(/at most 64 characters/);
+    // Within the cap, but longer than any form chrono is asked to read: not a date, quickly.
+    expect(() => resolveDateExpression("- noon ".repeat(8), utc)).toThrow(DateExpressionError);
+    expect(iso(resolveDateExpression("2026-02-10 to 2026-02-12", utc)).from).toBe("2026-02-10T00:00:00.000Z");
+  });
+});

@@ -29,7 +29,15 @@ export class DateExpressionError extends Error {
   }
 }
 
-const MAX_INPUT_LENGTH = 200;
+/**
+ * Checked before any parsing. The longest fixed form ("YYYY-MM-DD to YYYY-MM-DD") has 24
+ * characters. What reaches chrono is capped tighter still: chrono's time-unit patterns are
+ * large regular expressions that V8 compiles to native code on first heavy use (about 300 ms of
+ * CPU for a 200-character input of repeated "march 3" or "- noon", measured), and their cost
+ * grows with the input. Day names and "3 weeks ago" fit in 32 characters.
+ */
+export const MAX_DATE_EXPRESSION_LENGTH = 64;
+const MAX_CHRONO_LENGTH = 32;
 const MAX_DAYS = 100_000;
 
 /** A calendar day, independent of any zone. */
@@ -40,7 +48,9 @@ interface CivilDay {
 }
 
 export function resolveDateExpression(input: string, context: DateContext): DateRange {
-  if (typeof input !== "string" || input.length > MAX_INPUT_LENGTH) throw new DateExpressionError(String(input).slice(0, 80), `a date expression is a string of at most ${MAX_INPUT_LENGTH} characters`);
+  if (typeof input !== "string" || input.length > MAX_DATE_EXPRESSION_LENGTH) {
+    throw new DateExpressionError(String(input).slice(0, 80), `a date expression is a string of at most ${MAX_DATE_EXPRESSION_LENGTH} characters`);
+  }
   const text = input.trim().toLowerCase().replace(/\s+/g, " ");
   const zone = checkZone(context.timeZone);
   const today = civilDayIn(context.now, zone);
@@ -92,7 +102,7 @@ function resolveDay(raw: string, today: CivilDay, context: DateContext, input: s
   if (text === "tomorrow") return addDays(today, 1);
   const ago = /^(\d{1,6}) days? ago$/.exec(text);
   if (ago) return addDays(today, -checkCount(Number(ago[1]), input));
-  if (text === "") throw new DateExpressionError(input);
+  if (text === "" || text.length > MAX_CHRONO_LENGTH) throw new DateExpressionError(input);
 
   // The forgiving rest ("march 3", "3 weeks ago", "last friday"): chrono reads it against the zone's wall clock.
   const offset = zoneOffsetMinutes(context.now, context.timeZone);

@@ -10,12 +10,15 @@ export type QueryErrorCode =
   | "write_not_allowed"
   | "multiple_statements"
   | "timeout"
+  | "budget"
   | "sql_error";
 
 export class QueryError extends Error {
   constructor(
     readonly code: QueryErrorCode,
     message: string,
+    /** The database's own message, for callers that react to a specific failure (never shown as is). */
+    readonly sqlMessage?: string,
   ) {
     super(message);
     this.name = "QueryError";

@@ -11,7 +11,7 @@ export interface ReadOnlyOptions {
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
 /**
- * Runs one compiled statement (`SELECT row_to_json(q) AS row FROM (...) q`) for a tenant:
+ * Runs one compiled statement (`SELECT row_to_json(_quarry_row.*) AS row FROM (...) _quarry_row`) for a tenant:
  * read-only transaction, the `quarry_reader` role under row-level security, statement_timeout.
  * Database refusals become QueryErrors with a clear message.
  *
@@ -66,6 +66,6 @@ function toQueryError(error: unknown, timeoutMs: number): Error {
       return new QueryError("timeout", `The query took longer than ${timeoutMs} ms and was cancelled`);
     default:
       // Syntax, unknown column, type mismatch...: the author's SQL, so the author should see why.
-      return new QueryError("sql_error", `SQL error: ${failure.message ?? "the query failed"}`);
+      return new QueryError("sql_error", `SQL error: ${failure.message ?? "the query failed"}`, failure.message);
   }
 }

@@ -93,7 +93,7 @@ spec:
 ${extra}`);
 
 describe("user SQL runs read-only", () => {
-  it("runs a read query and filters its rows in memory", async () => {
+  it("runs a read query and filters its rows in SQL", async () => {
     const dashboard = custom("SELECT channel, count(*)::int AS n FROM orders GROUP BY channel ORDER BY channel");
     const all = await run("w", {}, acme, dashboard);
     expect(all.rows.map((r) => r.channel)).toEqual(["online", "partner", "store"]);
@@ -120,11 +120,45 @@ describe("user SQL runs read-only", () => {
     });
   });
 
-  it("caps the rows a query returns", async () => {
+  it("caps the rows a query returns and says so", async () => {
     const dashboard = custom("SELECT id FROM orders");
     const capped = await runWidgetQuery({ scope: acme, dashboard, widgetId: "w", filterValues: {}, now, timeZone: "UTC", rowCap: 7 });
     expect(capped.rows).toHaveLength(7);
-    expect((await run("w", {}, acme, dashboard)).rows).toHaveLength(5_000);
+    expect(capped.truncated).toBe(true);
+    const full = await run("w", {}, acme, dashboard);
+    expect(full.rows).toHaveLength(5_000);
+    expect(full.truncated).toBe(true);
+    const fits = await runWidgetQuery({ scope: acme, dashboard: custom("SELECT id FROM orders ORDER BY id LIMIT 7"), widgetId: "w", filterValues: {}, now, timeZone: "UTC", rowCap: 7 });
+    expect(fits.rows).toHaveLength(7);
+    expect(fits.truncated).toBe(false);
+  });
+
+  it("a filter finds matching rows beyond the first 5,000 of the query (filters run in SQL, before the cap)", async () => {
+    // Ordered so the partner rows come after every online and store row (tens of thousands of them).
+    const dashboard = custom("SELECT id, channel FROM orders ORDER BY CASE channel WHEN 'partner' THEN 1 ELSE 0 END, id");
+    const first = await run("w", {}, acme, dashboard);
+    expect(first.truncated).toBe(true);
+    expect(first.rows.some((r) => r.channel === "partner")).toBe(false);
+    const partner = await run("w", { pick: "partner" }, acme, dashboard);
+    expect(partner.rows.length).toBeGreaterThan(0);
+    expect(partner.rows.every((r) => r.channel === "partner")).toBe(true);
+    const { system } = await getDb();
+    const [{ n }] = await system.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE org_id = 'org_acme' AND channel = 'partner'");
+    expect(partner.rows).toHaveLength(Math.min(n, 5_000));
+    expect(partner.truncated).toBe(n > 5_000);
+  });
+
+  it.each(["q", "row", "t", "_quarry_row", "_quarry_source", "row_to_json", "Q"])("a user column named %s does not break the wrapper", async (name) => {
+    const quoted = `"${name}"`;
+    const dashboard = custom(`SELECT channel AS ${quoted}, count(*)::int AS n FROM orders GROUP BY 1 ORDER BY 1`);
+    const result = await run("w", {}, acme, dashboard);
+    expect(result.columns).toEqual([name, "n"]);
+    expect(result.rows.map((r) => r[name])).toEqual(["online", "partner", "store"]);
+  });
+
+  it("a filter on a column named q is pushed down too", async () => {
+    const dashboard = custom("SELECT channel, channel AS q, count(*)::int AS n FROM orders GROUP BY 1, 2 ORDER BY 1", "  filters: [{ filter_id: pick, field: q, operator: eq }]");
+    expect((await run("w", { pick: "store" }, acme, dashboard)).rows.map((r) => r.q)).toEqual(["store"]);
   });
 
   it("a widget's own filters entry on a field its data lacks empties it (SPEC 2.5 rule 4)", async () => {
@@ -147,6 +181,12 @@ describe("user SQL runs read-only", () => {
     ["SELECT set_config('app.org_id', 'org_globex', true), (SELECT count(*) FROM orders)", /set_config\(\) is not allowed/],
     ['SELECT pg_catalog."set_config"(\'app.org_id\', \'x\', false)', /set_config\(\) is not allowed/],
     ["SELECT pg_sleep(60)", /pg_sleep\(\) is not allowed/],
+    ['SELECT U&"pg\\005fsleep"(60)', /pg_sleep\(\) is not allowed/],
+    ['SELECT u&"pg\\+00005fsleep"(60)', /pg_sleep\(\) is not allowed/],
+    ["SELECT U&\"pg!005fsleep\" UESCAPE '!'(60)", /pg_sleep\(\) is not allowed/],
+    ['SELECT pg_catalog.U&"set\\005Fconfig"(\'app.org_id\', \'x\', false)', /set_config\(\) is not allowed/],
+    ['SELECT "pg_sleep"(1)', /pg_sleep\(\) is not allowed/],
+    ['SELECT U&"pg\\zzzz"(1)', /invalid Unicode escape/],
   ])("%s is refused at validation", (query, message) => {
     expect(() => custom(query)).toThrow(message);
   });

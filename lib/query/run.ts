@@ -2,7 +2,7 @@ import "server-only";
 import type { ParsedDashboard } from "@/lib/manifest/parse";
 import type { Dataset } from "@/lib/manifest/schema";
 import type { TenantScope } from "@/lib/db/tenant";
-import { type FieldPredicate, compileDataset, compileUserQuery } from "./compile";
+import { type FieldPredicate, USER_SOURCE_ALIAS, compileDataset, compileUserQuery } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
 import { QueryError } from "./errors";
 import { runReadOnly } from "./execute";
@@ -28,6 +28,8 @@ export interface WidgetQueryInput {
 export interface WidgetQueryResult {
   columns: string[];
   rows: Record<string, unknown>[];
+  /** More rows matched than the row cap; `rows` holds the first `rowCap`. */
+  truncated: boolean;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQue
   const widget = input.dashboard.widgetsById.get(input.widgetId);
   if (!widget) throw new QueryError("unknown_widget", `No widget '${input.widgetId}' in this dashboard`);
   const data = widget.spec.data;
-  if (!data) return { columns: [], rows: [] };
+  if (!data) return { columns: [], rows: [], truncated: false };
   const cap = input.rowCap ?? DEFAULT_ROW_CAP;
   const context = { now: input.now, timeZone: input.timeZone };
   let predicates: (FilterCondition & FieldPredicate)[];
@@ -57,13 +59,8 @@ export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQue
       const available = data.kind === "static" ? Object.keys(Object.assign({}, ...rows)) : Object.keys(rows[0] ?? {});
       return inMemory(rows, available, data.columns, predicates, input.timeZone, cap);
     }
-    case "sql": {
-      const { text, values } = compileUserQuery(data.query ?? "", cap);
-      const rows = await runReadOnly(input.scope, text, values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
-      // Columns of user SQL are known only from its rows; with no rows, only what the manifest names.
-      const available = rows.length > 0 ? Object.keys(rows[0]) : [...(data.columns ?? [])];
-      return inMemory(rows, available, data.columns, predicates, input.timeZone, cap);
-    }
+    case "sql":
+      return runUserQuery(data.query ?? "", data.columns, predicates, input, cap);
     case "dataset":
     case "kpi": {
       const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi ?? "")?.dataset : input.dashboard.datasets.get(data.dataset ?? "");
@@ -91,19 +88,49 @@ function partition(predicates: readonly (FilterCondition & FieldPredicate)[], fi
   return { applicable, empty: false };
 }
 
+/**
+ * An `sql` widget: its statement wrapped as a subquery with the filter conditions in WHERE, so
+ * the cap applies to matching rows. Its columns are known only once it runs, so a condition on
+ * a column it lacks comes back as an error naming the column: a required one (a `filters`
+ * entry, a binding naming the widget) empties the widget, a `*` binding is dropped and the
+ * statement runs again without it.
+ */
+async function runUserQuery(query: string, columns: readonly string[] | undefined, predicates: readonly (FilterCondition & FieldPredicate)[], input: WidgetQueryInput, cap: number): Promise<WidgetQueryResult> {
+  let pushed = [...predicates];
+  for (;;) {
+    const { text, values } = compileUserQuery(query, { filters: pushed, limit: cap + 1 });
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await runReadOnly(input.scope, text, values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
+    } catch (error) {
+      const missing = error instanceof QueryError ? pushed.filter((p) => error.sqlMessage === `column ${USER_SOURCE_ALIAS}.${p.field} does not exist`) : [];
+      if (missing.length === 0) throw error;
+      if (missing.some((p) => p.required)) return { columns: columns && columns.length > 0 ? [...columns] : [], rows: [], truncated: false };
+      pushed = pushed.filter((p) => !missing.includes(p));
+      continue;
+    }
+    // Columns of user SQL are known only from its rows; with no rows, only what the manifest names.
+    const wanted = columns && columns.length > 0 ? [...columns] : rows.length > 0 ? Object.keys(rows[0]) : [];
+    return { columns: wanted, rows: rows.slice(0, cap).map((row) => project(row, wanted)), truncated: rows.length > cap };
+  }
+}
+
 async function runDataset(dataset: Dataset, columns: readonly string[] | undefined, predicates: readonly (FilterCondition & FieldPredicate)[], input: WidgetQueryInput, cap: number): Promise<WidgetQueryResult> {
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
   const { applicable, empty } = partition(predicates, fields);
-  if (empty) return { columns: wanted, rows: [] };
+  if (empty) return { columns: wanted, rows: [], truncated: false };
 
   if (dataset.from === undefined && dataset.query === undefined) return runDemoDataset(dataset, wanted, applicable, input, cap);
 
-  const compiled = compileDataset(dataset, { columns: wanted, filters: applicable, limit: cap });
+  // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
+  const compiled = compileDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
   const rows = await runReadOnly(input.scope, compiled.text, compiled.values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
-  applyFormulaSteps(rows, compiled.formulas);
-  const filtered = filterRows(rows, compiled.postFilters, input.timeZone);
-  return { columns: compiled.columns, rows: filtered.map((row) => project(row, compiled.columns)) };
+  const truncated = rows.length > cap;
+  const kept = rows.slice(0, cap);
+  applyFormulaSteps(kept, compiled.formulas);
+  const filtered = filterRows(kept, compiled.postFilters, input.timeZone);
+  return { columns: compiled.columns, rows: filtered.map((row) => project(row, compiled.columns)), truncated };
 }
 
 /** A dataset without a source: demo rows, filtered on dimensions, grouped in memory, then formulas. */
@@ -116,7 +143,8 @@ function runDemoDataset(dataset: Dataset, wanted: string[], applicable: FieldPre
   const formulas = dataset.metrics.filter((m) => m.type === "formula");
   const { steps } = planFormulaMetrics(formulas, new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.filter((m) => m.type === "sql").map((m) => m.id)]));
   applyFormulaSteps(grouped, steps);
-  return { columns: wanted, rows: filterRows(grouped, after, input.timeZone).slice(0, cap).map((row) => project(row, wanted)) };
+  const matching = filterRows(grouped, after, input.timeZone);
+  return { columns: wanted, rows: matching.slice(0, cap).map((row) => project(row, wanted)), truncated: matching.length > cap };
 }
 
 function inMemory(
@@ -129,8 +157,9 @@ function inMemory(
 ): WidgetQueryResult {
   const wanted = columns && columns.length > 0 ? [...columns] : [...available];
   const { applicable, empty } = partition(predicates, new Set(available));
-  if (empty) return { columns: wanted, rows: [] };
-  return { columns: wanted, rows: filterRows(rows, applicable, timeZone).slice(0, cap).map((row) => project(row, wanted)) };
+  if (empty) return { columns: wanted, rows: [], truncated: false };
+  const matching = filterRows(rows, applicable, timeZone);
+  return { columns: wanted, rows: matching.slice(0, cap).map((row) => project(row, wanted)), truncated: matching.length > cap };
 }
 
 function project(row: Record<string, unknown>, columns: readonly string[]): Record<string, unknown> {

@@ -65,11 +65,24 @@ function lex(sql: string): SqlToken[] {
       }
       i++;
       tokens.push({ kind: "string", at: start });
+    } else if ((ch === "U" || ch === "u") && sql[i + 1] === "&" && (sql[i + 2] === '"' || sql[i + 2] === "'")) {
+      // U&"d\0061ta" / U&'d\0061ta' (Unicode escapes), optionally followed by UESCAPE 'c'.
+      const quote = sql[i + 2];
+      const body = readQuoted(sql, i + 2, quote, start);
+      i = body.end;
+      const uescape = /^(\s+UESCAPE\s*)'([^'])'/i.exec(sql.slice(i, i + 64));
+      let escape = "\\";
+      if (uescape) {
+        escape = uescape[2];
+        if (/[0-9a-fA-F+'"\s]/.test(escape)) throw new SqlTextError(`invalid UESCAPE character '${escape}'`, i);
+        i += uescape[0].length;
+      }
+      if (quote === '"') tokens.push({ kind: "quoted", text: decodeUnicodeEscapes(body.text, escape, start), at: start });
+      else tokens.push({ kind: "string", at: start });
     } else if (ch === '"') {
-      const end = sql.indexOf('"', i + 1);
-      if (end === -1) throw new SqlTextError('unterminated "quoted identifier"', start);
-      tokens.push({ kind: "quoted", text: sql.slice(i + 1, end), at: start });
-      i = end + 1;
+      const body = readQuoted(sql, i, '"', start);
+      tokens.push({ kind: "quoted", text: body.text, at: start });
+      i = body.end;
     } else if (ch === "$") {
       const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 70));
       const param = /^\$[0-9]+/.exec(sql.slice(i, i + 12));
@@ -100,6 +113,47 @@ function lex(sql: string): SqlToken[] {
     }
   }
   return tokens;
+}
+
+/** The text between `quote` at `open` and its closing quote (a doubled quote stands for one), and the index after it. */
+function readQuoted(sql: string, open: number, quote: string, tokenStart: number): { text: string; end: number } {
+  let text = "";
+  for (let i = open + 1; ; ) {
+    const close = sql.indexOf(quote, i);
+    if (close === -1) throw new SqlTextError(quote === '"' ? 'unterminated "quoted identifier"' : "unterminated string literal", tokenStart);
+    text += sql.slice(i, close);
+    if (sql[close + 1] !== quote) return { text, end: close + 1 };
+    text += quote;
+    i = close + 2;
+  }
+}
+
+/**
+ * The name a U& identifier stands for, as PostgreSQL reads it: `<e>XXXX` (4 hex digits),
+ * `<e>+XXXXXX` (6 hex digits) and `<e><e>`, where `<e>` is the escape character.
+ * Name-based checks run on this decoded name, so `U&"pg\005fsleep"` is `pg_sleep`.
+ */
+function decodeUnicodeEscapes(text: string, escape: string, at: number): string {
+  let out = "";
+  for (let i = 0; i < text.length; ) {
+    if (text[i] !== escape) {
+      out += text[i++];
+      continue;
+    }
+    if (text[i + 1] === escape) {
+      out += escape;
+      i += 2;
+      continue;
+    }
+    const long = text[i + 1] === "+";
+    const digits = long ? text.slice(i + 2, i + 8) : text.slice(i + 1, i + 5);
+    if (!/^[0-9a-fA-F]+$/.test(digits) || digits.length !== (long ? 6 : 4)) throw new SqlTextError("invalid Unicode escape in a U& identifier", at);
+    const code = Number.parseInt(digits, 16);
+    if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) throw new SqlTextError("invalid Unicode escape value in a U& identifier", at);
+    out += String.fromCodePoint(code);
+    i += long ? 8 : 5;
+  }
+  return out;
 }
 
 /*

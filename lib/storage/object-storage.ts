@@ -1,7 +1,20 @@
 import { PassThrough, Transform, addAbortSignal, pipeline, type Readable } from "node:stream";
 
+/*
+ * Storage errors are recognised by a `code`, never by `instanceof`: Next.js bundles route
+ * handlers separately, so two copies of this module (and of each class) can live in one
+ * process, and the storage singleton (globalThis) throws the classes of whichever bundle built
+ * it. An upload over the limit answered 500 instead of 413 that way.
+ */
+type StorageErrorCode = "object_not_found" | "object_too_large";
+
+function hasCode(error: unknown, code: StorageErrorCode): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
+}
+
 /** The object does not exist (deleted, never written, or another provider's key). */
 export class ObjectNotFoundError extends Error {
+  readonly code = "object_not_found" satisfies StorageErrorCode;
   constructor(readonly key: string) {
     super(`Object not found: ${key}`);
     this.name = "ObjectNotFoundError";
@@ -10,10 +23,21 @@ export class ObjectNotFoundError extends Error {
 
 /** The body grew past the size limit while it was being written; nothing was stored. */
 export class ObjectTooLargeError extends Error {
+  readonly code = "object_too_large" satisfies StorageErrorCode;
   constructor(readonly maxBytes: number) {
     super(`The object is larger than ${maxBytes} bytes`);
     this.name = "ObjectTooLargeError";
   }
+}
+
+/** An ObjectNotFoundError from any bundled copy of this module. */
+export function isObjectNotFound(error: unknown): error is ObjectNotFoundError {
+  return hasCode(error, "object_not_found");
+}
+
+/** An ObjectTooLargeError from any bundled copy of this module. */
+export function isObjectTooLarge(error: unknown): error is ObjectTooLargeError {
+  return hasCode(error, "object_too_large");
 }
 
 export interface PutStreamOptions {

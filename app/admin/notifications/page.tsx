@@ -1,16 +1,26 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import type { z } from "zod";
+import type { Endpoint } from "@/lib/api/endpoint";
 import { toJsonValue } from "@/lib/api/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listChannelConfigs } from "@/lib/notifications/channels";
 import { systemClock } from "@/lib/notifications/clock";
-import { ChannelConfigView, DeliveryHealth, DeliveryView, GroupSubscriptionView, QuietHoursView, RuleView, UnsubscribeView } from "@/lib/notifications/contract";
+import {
+  DeliveryHealth,
+  listChannelConfigsEndpoint,
+  listDeadLettersEndpoint,
+  listGroupSubscriptionsEndpoint,
+  listRulesEndpoint,
+  listUnsubscribesEndpoint,
+  QuietHoursView,
+} from "@/lib/notifications/contract";
 import { deliveryHealth, listDeadLetters } from "@/lib/notifications/health";
 import { getQuietHours } from "@/lib/notifications/quiet-hours";
 import { listBaseRules, listRules } from "@/lib/notifications/rules";
 import { listGroupSubscriptions } from "@/lib/notifications/subscriptions";
 import { listUnsubscribes } from "@/lib/notifications/unsubscribes";
+import type { ResponseOf } from "@/components/api-client";
 import { NotificationsAdmin } from "@/components/notifications/notifications-admin";
 
 export const dynamic = "force-dynamic";
@@ -18,6 +28,8 @@ export const metadata: Metadata = { title: "Notifications" };
 
 const HEALTH_HOURS = 72;
 const shape = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => schema.parse(toJsonValue(value));
+/** A service's result as `endpoint` answers it over HTTP: the page hands it to the client's swr cache as is. */
+const answered = <E extends Endpoint>(endpoint: E, value: unknown): ResponseOf<E> => (endpoint.response ? endpoint.response.parse(toJsonValue(value)) : undefined) as ResponseOf<E>;
 
 export default async function NotificationsAdminPage() {
   const principal = await currentPagePrincipal();
@@ -48,16 +60,15 @@ export default async function NotificationsAdminPage() {
       <h1>Notifications</h1>
       <p className="muted">Who hears about what in {principal.orgName}, and why a message did or did not arrive.</p>
       <NotificationsAdmin
-        channels={channels.items.map((c) => shape(ChannelConfigView, c))}
-        rules={rules.items.map((r) => shape(RuleView, r))}
+        channels={answered(listChannelConfigsEndpoint, channels)}
+        rules={answered(listRulesEndpoint, rules)}
         baseRules={listBaseRules().items}
-        groups={groups.items.map((g) => shape(GroupSubscriptionView, g))}
-        unsubscribes={unsubscribes.items.map((u) => shape(UnsubscribeView, u))}
+        groups={answered(listGroupSubscriptionsEndpoint, groups)}
+        unsubscribes={answered(listUnsubscribesEndpoint, unsubscribes)}
         quietHours={shape(QuietHoursView, quietHours)}
         health={shape(DeliveryHealth, health)}
         healthHours={HEALTH_HOURS}
-        deadLetters={dead.items.map((d) => shape(DeliveryView, d))}
-        deadLetterTotal={dead.total}
+        deadLetters={answered(listDeadLettersEndpoint, { ...dead, page: 1, page_size: 50 })}
       />
     </div>
   );

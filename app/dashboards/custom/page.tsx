@@ -1,25 +1,25 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listDashboards } from "@/lib/dashboards/service";
 import { isEditor } from "@/lib/dashboards/records";
+import { toJsonValue } from "@/lib/api/json";
+import { listDashboards as listDashboardsEndpoint } from "@/lib/dashboards/contract";
+import { DashboardList } from "@/components/dashboards/dashboard-list";
 import { ListActions } from "@/components/dashboards/list-actions";
 import styles from "@/components/dashboards/dashboards.module.css";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Dashboards" };
 
-/** Thumbnail cells (columns of 12, rows of 7 px) per data component: a sketch of what the dashboard holds. */
-const THUMB_SPANS: Record<string, [number, number]> = { kpi: [3, 2], echarts: [6, 4], table: [6, 4], tabulator: [12, 3] };
-
-const updatedFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
-
 /** Every dashboard the caller may see (the service decides: editors all, viewers published ones for their role). */
 export default async function DashboardsPage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const { items } = await listDashboards(principal, {});
+  const list = await listDashboards(principal, {});
+  // The same shape GET /api/v1/custom-dashboards answers: the client list starts from it and keeps it fresh.
+  const initial = listDashboardsEndpoint.response!.parse(toJsonValue(list));
+  const { items } = initial;
   const editor = isEditor(principal);
   return (
     <div className="page">
@@ -30,45 +30,7 @@ export default async function DashboardsPage() {
       <p className="muted">
         {editor ? "Analytics pages of your organization, defined as YAML manifests. Drafts are visible to admins and general managers only." : "Published analytics pages of your organization."}
       </p>
-      {items.length === 0 ? (
-        <div className={styles.emptyList} data-testid="dashboards-empty">
-          <h2>No dashboards yet</h2>
-          <p className="muted">
-            {editor ? "Create one from a manifest, or load the sample sales dashboard to see what a dashboard can do." : "Nothing has been published for your role yet. Ask an admin to publish a dashboard."}
-          </p>
-        </div>
-      ) : (
-        <ul className={styles.list} style={{ listStyle: "none", padding: 0 }} aria-label="Dashboards">
-          {items.map((d) => {
-            const dataWidgets = d.widgets.filter((w) => !["text", "image", "markdown", "filter"].includes(w.component)).length;
-            return (
-              <li key={d.id}>
-                <Link href={`/dashboards/custom/${d.slug}`} className={styles.listCard} data-testid="dashboard-card" data-slug={d.slug}>
-                  <div className={styles.thumb} aria-hidden="true">
-                    {d.widgets
-                      .filter((w) => w.component in THUMB_SPANS)
-                      .slice(0, 16)
-                      .map((w) => (
-                        <span key={w.id} style={{ gridColumn: `span ${THUMB_SPANS[w.component][0]}`, gridRow: `span ${THUMB_SPANS[w.component][1]}` }} />
-                      ))}
-                  </div>
-                  <h2>{d.name}</h2>
-                  <div className={styles.listMeta}>
-                    <span className={`chip ${d.status === "published" ? "good" : styles.statusDraft}`}>{d.status}</span>
-                    {editor && d.status === "published" && d.has_unpublished_changes && <span>unpublished changes</span>}
-                    <span>
-                      {d.widgets.length} widgets · {dataWidgets} with data · {d.tabs.length || 1} {d.tabs.length === 1 || d.tabs.length === 0 ? "tab" : "tabs"}
-                    </span>
-                  </div>
-                  <div className={styles.listMeta}>
-                    <span>Updated {updatedFormat.format(new Date(d.updated_at))} UTC</span>
-                  </div>
-                </Link>
-              </li>
-            );
-          })}
-        </ul>
-      )}
+      <DashboardList initial={initial} editor={editor} />
     </div>
   );
 }

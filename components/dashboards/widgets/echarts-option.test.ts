@@ -212,3 +212,25 @@ describe("helpers", () => {
     expect((option.series as Series[]).map((s) => s.type)).toEqual(["bar", "line"]);
   });
 });
+
+describe("HTML in tooltips", () => {
+  const hostile = "<img src=x onerror=window.__pwned=1>";
+  const formatterOf = (option: EchartsOption) => (option.tooltip as { formatter: (params: unknown) => string }).formatter;
+
+  it("escapes names and values from data in every tooltip built here", () => {
+    const scatterOption = buildEchartsOption({ xAxis: { type: "category" }, series: [{ type: "scatter" }] }, { x: "who", y: "n", label: "who" }, { columns: ["who", "n"], rows: [{ who: hostile, n: 1 }] });
+    const scatterText = formatterOf(scatterOption)({ name: hostile, value: [hostile, 1] });
+    const pieText = formatterOf(buildEchartsOption({ series: [{ type: "pie" }] }, { label: "who", value: "n" }, { columns: ["who", "n"], rows: [{ who: hostile, n: 1 }] }))({ name: hostile, value: hostile, percent: 100 });
+    const heatmap = buildEchartsOption({ series: [{ type: "heatmap" }] }, { x: "who", y: "who", value: "n" }, { columns: ["who", "n"], rows: [{ who: hostile, n: 1 }] });
+    const heatmapText = formatterOf(heatmap)({ value: [0, 0, 1] });
+    for (const text of [scatterText, pieText, heatmapText]) {
+      expect(text).not.toContain("<img");
+      expect(text).toContain("&lt;img");
+    }
+  });
+
+  it("drops a stored hostile formatter instead of handing it to ECharts", () => {
+    const option = buildEchartsOption({ tooltip: { formatter: hostile }, series: [{ type: "bar", name: hostile }] }, { x: "who", y: "n" }, { columns: ["who", "n"], rows: [{ who: "a", n: 1 }] });
+    expect(JSON.stringify(option)).not.toContain("<img");
+  });
+});

@@ -1,3 +1,4 @@
+import { CHART_TYPES, withoutUnsafeParts } from "@/lib/manifest/echarts-option";
 import { formatCompact, formatNumber, humanize, toNumber } from "./format";
 
 /**
@@ -30,7 +31,7 @@ export interface ChartData {
 type Row = Record<string, unknown>;
 type Obj = Record<string, unknown>;
 
-const SERIES_TYPES = ["line", "bar", "pie", "scatter", "heatmap", "gauge", "radar"] as const;
+const SERIES_TYPES = CHART_TYPES;
 export type SeriesType = (typeof SERIES_TYPES)[number];
 
 function isObject(value: unknown): value is Obj {
@@ -122,6 +123,11 @@ export function chartType(base: EchartsOption, mappings: Mappings): SeriesType {
 function tooltipValue(value: unknown): string {
   const values = Array.isArray(value) ? value : [value];
   return values.map((v) => (typeof v === "number" ? formatNumber(v) : v === null || v === undefined ? "–" : String(v))).join(", ");
+}
+
+/** A value for an HTML tooltip built here (ECharts escapes valueFormatter output itself, so tooltipValue stays raw). */
+function htmlValue(value: unknown): string {
+  return escapeHtml(tooltipValue(value));
 }
 
 /** The base tooltip with a number formatter added unless the base brings its own. */
@@ -237,7 +243,7 @@ function scatter(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
   const legend = legendFor(base, series.length > 1);
   const describe = (params: { name?: string; value?: unknown }) => {
     const [vx, vy] = Array.isArray(params.value) ? params.value : [];
-    const lines = [`${humanize(x ?? "x")}: ${tooltipValue(vx)}`, `${humanize(y ?? "y")}: ${tooltipValue(vy)}`];
+    const lines = [`${escapeHtml(humanize(x ?? "x"))}: ${htmlValue(vx)}`, `${escapeHtml(humanize(y ?? "y"))}: ${htmlValue(vy)}`];
     return [params.name ? `<b>${escapeHtml(params.name)}</b>` : "", ...lines].filter(Boolean).join("<br/>");
   };
   // Point labels are not part of ECharts' outer bounds; side margins keep the outermost ones readable.
@@ -261,7 +267,7 @@ function pie(base: EchartsOption, mappings: Mappings, data: ChartData): EchartsO
   const template = templateAt(seriesTemplates(base), 0, "pie");
   const slices = [...groupBy(data.rows, name)].map(([label, rows]) => ({ name: label, value: value ? sum(rows, value) : null }));
   const describe = (params: { name?: string; value?: unknown; percent?: number }) =>
-    `<b>${escapeHtml(params.name ?? "")}</b><br/>${tooltipValue(params.value)} (${formatNumber(params.percent ?? 0, 1)}%)`;
+    `<b>${escapeHtml(params.name ?? "")}</b><br/>${htmlValue(params.value)} (${formatNumber(params.percent ?? 0, 1)}%)`;
   const { xAxis: _x, yAxis: _y, ...rest } = base;
   return {
     ...rest,
@@ -334,7 +340,7 @@ function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
   if (high <= low) high = low + 1;
   const describe = (params: { value?: unknown }) => {
     const [ix, iy, n] = Array.isArray(params.value) ? params.value : [];
-    return `${escapeHtml(xs[ix as number] ?? "")} · ${escapeHtml(ys[iy as number] ?? "")}<br/><b>${tooltipValue(n)}</b>`;
+    return `${escapeHtml(xs[ix as number] ?? "")} · ${escapeHtml(ys[iy as number] ?? "")}<br/><b>${htmlValue(n)}</b>`;
   };
   return {
     ...base,
@@ -374,7 +380,7 @@ function radar(base: EchartsOption, mappings: Mappings, data: ChartData): Echart
   });
   const describe = (params: { data?: { name?: string; raw?: (number | null)[] } }) => {
     const item = params.data;
-    const lines = names.map((n, i) => `${escapeHtml(n)}: ${tooltipValue(item?.raw?.[i] ?? null)}`);
+    const lines = names.map((n, i) => `${escapeHtml(n)}: ${htmlValue(item?.raw?.[i] ?? null)}`);
     return [`<b>${escapeHtml(item?.name ?? "")}</b>`, ...lines].join("<br/>");
   };
   const givenRadar = isObject(base.radar) ? base.radar : {};
@@ -393,13 +399,19 @@ function radar(base: EchartsOption, mappings: Mappings, data: ChartData): Echart
   };
 }
 
+/**
+ * Tooltips render as HTML: every text the formatters below put into it goes through here, since
+ * names and values come from data (SQL rows can hold markup). ECharts escapes its own default
+ * tooltip and template substitutions itself.
+ */
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c);
 }
 
 /** The complete option for one widget; `base` is not modified. */
 export function buildEchartsOption(base: EchartsOption | undefined, mappings: Mappings, data: ChartData): EchartsOption {
-  const own = structuredClone(base ?? {});
+  // Options stored before the manifest allow-list lose the parts that could carry script.
+  const own = withoutUnsafeParts(base ?? {});
   const type = chartType(own, mappings);
   switch (type) {
     case "line":

@@ -127,6 +127,11 @@ export function Widget(props: WidgetProps): React.JSX.Element {
       <div className={`${styles.body} ${styles[`body_${component}`] ?? ""}`}>
         <Body props={props} state={state} />
       </div>
+      {state === "ready" && props.result?.truncated && component !== "filter" && (
+        <p className={styles.truncatedNote} role="note">
+          Showing the first {props.result.rows.length.toLocaleString("en-US")} rows; more match. Narrow the filters to see the rest.
+        </p>
+      )}
     </section>
   );
 }

@@ -10,9 +10,15 @@ export interface DocxLimits {
   /** Largest uncompressed/compressed ratio for an entry over 1 MiB (text XML deflates about 10:1). */
   maxRatio: number;
   maxEntries: number;
+  /**
+   * Uncompressed size of `word/document.xml`. mammoth holds the whole XML tree in memory, many
+   * times the file's size: 240 MiB of tiny paragraphs (ratio under 10, so the bomb checks pass)
+   * took the heap past its limit.
+   */
+  maxDocumentXmlBytes: number;
 }
 
-export const DEFAULT_DOCX_LIMITS: DocxLimits = { maxUncompressedBytes: 256 * 1024 * 1024, maxRatio: 200, maxEntries: 10_000 };
+export const DEFAULT_DOCX_LIMITS: DocxLimits = { maxUncompressedBytes: 256 * 1024 * 1024, maxRatio: 200, maxEntries: 10_000, maxDocumentXmlBytes: 32 * 1024 * 1024 };
 
 const RATIO_CHECK_FROM = 1024 * 1024;
 const LOCAL_HEADER = 0x04034b50;
@@ -42,7 +48,11 @@ function checkArchive(buffer: Buffer, limits: DocxLimits): void {
   const directory = readZipDirectory(buffer, buffer.length);
   if (!directory.ok) throw new ExtractionError(`The file is not a valid Word document: ${directory.reason}`);
   const { entries } = directory;
-  if (!entries.some((entry) => entry.name === "word/document.xml")) throw new ExtractionError("The file is not a Word document: it has no word/document.xml");
+  const main = entries.find((entry) => entry.name === "word/document.xml");
+  if (!main) throw new ExtractionError("The file is not a Word document: it has no word/document.xml");
+  if (main.uncompressedSize > limits.maxDocumentXmlBytes) {
+    throw new ExtractionError(`The Word document's text part (word/document.xml) expands to ${formatSize(main.uncompressedSize)}; at most ${formatSize(limits.maxDocumentXmlBytes)} are accepted`);
+  }
   if (entries.length > limits.maxEntries) throw new ExtractionError(`The Word document has ${entries.length} parts; at most ${limits.maxEntries} are accepted`);
   let declared = 0;
   for (const entry of entries) {

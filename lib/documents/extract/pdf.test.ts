@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
 import { reasonOf } from "./fixtures/reason-of";
 import { ExtractionError, extractText } from "./index";
-import { DEFAULT_PDF_LIMITS, extractPdf, pdfWorkers } from "./pdf";
+import { DEFAULT_PDF_LIMITS, extractPdf, findPdftotext, pdfWorkers } from "./pdf";
+
+const words = (segments: { text: string }[]) => segments.flatMap((s) => s.text.split(/\s+/).filter(Boolean));
 
 describe("pdf extraction", () => {
   it("keeps page numbers, skips pages without text and counts words", async () => {
@@ -17,11 +19,31 @@ describe("pdf extraction", () => {
     expect(pdf.length).toBeGreaterThan(0); // the caller's buffer is copied, not transferred away
   });
 
-  it("turns control characters in a page's text into spaces", async () => {
+  it("turns control characters in a page's text into spaces (pdfjs)", async () => {
     // pdfkit draws a tab in a standard font as glyphs pdfjs reads back as control characters.
-    const doc = await extractText(await pdfWithPages(1, () => "before\tafter"), "pdf");
+    const doc = await extractPdf(await pdfWithPages(1, () => "before\tafter"), undefined, DEFAULT_PDF_LIMITS, "pdfjs");
     expect(doc.segments[0].text).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
-    expect(doc.wordCount).toBe(2);
+    expect(words(doc.segments)).toHaveLength(2);
+  });
+
+  it.skipIf(!findPdftotext())("reads through pdftotext when installed: the same words on the same pages as pdfjs", async () => {
+    const pdf = await pdfWithPages(5, (page) => (page === 2 ? " " : `Page ${page} says: ${prose(120, page)}`));
+    const poppler = await extractPdf(pdf, undefined, DEFAULT_PDF_LIMITS, "pdftotext");
+    const pdfjs = await extractPdf(pdf, undefined, DEFAULT_PDF_LIMITS, "pdfjs");
+    expect(poppler.pageCount).toBe(5);
+    expect(poppler.segments.map((s) => s.page)).toEqual([1, 3, 4, 5]);
+    expect(poppler.segments.map((s) => s.page)).toEqual(pdfjs.segments.map((s) => s.page));
+    for (let i = 0; i < poppler.segments.length; i++) expect(words([poppler.segments[i]])).toEqual(words([pdfjs.segments[i]]));
+    // pdfkit's tab glyph: pdftotext leaves no control character either.
+    const tab = await extractPdf(await pdfWithPages(1, () => "before\tafter"), undefined, DEFAULT_PDF_LIMITS, "pdftotext");
+    expect(tab.segments[0].text).not.toMatch(/[\u0000-\u0008\u000e-\u001f]/);
+  });
+
+  it.skipIf(!findPdftotext())("pdftotext: refuses too many pages and stops at the time cap", async () => {
+    const pdf = await pdfWithPages(3, (page) => prose(30, page));
+    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, maxPages: 2 }, "pdftotext"))).toBe("The PDF has 3 pages; at most 2 can be indexed");
+    const longer = await pdfWithPages(150, (page) => prose(300, page));
+    expect(await reasonOf(extractPdf(longer, undefined, { ...DEFAULT_PDF_LIMITS, timeoutMs: 5 }, "pdftotext"))).toMatch(/took longer than 0 s and was stopped/);
   });
 
   it("refuses a scanned PDF (images only) as having no text layer", async () => {
@@ -56,7 +78,7 @@ describe("pdf extraction", () => {
 
   it("stops a worker that runs out of its heap and reports it", async () => {
     const pdf = await pdfWithPages(3, (page) => prose(30, page));
-    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, maxHeapMb: 2 }))).toMatch(/needed more than 2 MB of memory/);
+    expect(await reasonOf(extractPdf(pdf, undefined, { ...DEFAULT_PDF_LIMITS, maxHeapMb: 2 }, "pdfjs"))).toMatch(/needed more than 2 MB of memory/);
   });
 
   it("honours the abort signal, terminating the worker and freeing its slot", async () => {
@@ -80,25 +102,27 @@ describe("pdf extraction", () => {
 
   it("reuses a warm worker between PDFs and replaces one that was stopped", async () => {
     const small = await pdfWithPages(1, () => "warm worker");
-    await extractText(small, "pdf");
+    const viaWorker = (pdf: Uint8Array, limits = DEFAULT_PDF_LIMITS) => extractPdf(pdf, undefined, limits, "pdfjs");
+    await viaWorker(small);
     const warm = pdfWorkers.stats();
     expect(warm.idle).toBeGreaterThan(0);
-    for (let i = 0; i < 3; i++) expect((await extractText(small, "pdf")).wordCount).toBe(2);
+    for (let i = 0; i < 3; i++) expect(words((await viaWorker(small)).segments)).toHaveLength(2);
     expect(pdfWorkers.stats().spawned).toBe(warm.spawned);
 
     const longer = await pdfWithPages(40, (page) => prose(300, page));
-    await reasonOf(extractPdf(longer, undefined, { ...DEFAULT_PDF_LIMITS, timeoutMs: 5 }));
+    await reasonOf(viaWorker(longer, { ...DEFAULT_PDF_LIMITS, timeoutMs: 5 }));
     const idleAfterTimeout = warm.idle - 1;
     expect(pdfWorkers.stats().idle).toBe(idleAfterTimeout);
     // Two PDFs at once: the idle worker(s) are reused and only the missing ones are started.
-    await Promise.all([extractText(small, "pdf"), extractText(small, "pdf")]);
+    await Promise.all([viaWorker(small), viaWorker(small)]);
     expect(pdfWorkers.stats()).toEqual({ spawned: warm.spawned + (2 - idleAfterTimeout), idle: 2 });
   });
 
-  it("parses off the calling thread: the event loop stays idle during a big PDF", async () => {
+  it("parses off the calling thread: the event loop stays idle during a big PDF (pdfjs worker)", async () => {
     const big = await pdfWithPages(120, (page) => prose(400, page));
     const before = performance.eventLoopUtilization();
-    const doc = await extractText(big, "pdf");
+    // pdftotext is a child process, off the thread by construction; this checks the worker fallback.
+    const doc = await extractPdf(big, undefined, DEFAULT_PDF_LIMITS, "pdfjs");
     const { utilization } = performance.eventLoopUtilization(before);
     expect(doc.pageCount).toBe(120);
     // Measured on this machine: pdfjs on the calling thread keeps the loop 55-80 % busy, the worker about 1 %.

@@ -66,8 +66,8 @@ afterAll(async () => {
   chatHolder.__quarryChatConfig = undefined;
   await server.close();
 });
-afterEach(() => {
-  resetRateLimits();
+afterEach(async () => {
+  await resetRateLimits();
   providerHolder.__quarryEmbeddingProviders = new EmbeddingProviders(LOCAL_EMBEDDING_SETTINGS);
 });
 

@@ -230,6 +230,36 @@ describe("documents API", () => {
     expect((await call(one.GET, "GET", `/api/v1/documents/${id}`, { token: admin, params: { id } })).json.status).toBe("created");
   });
 
+  it("answers 413, not 500, when the storage singleton was built by another bundled copy of the storage module", async () => {
+    // Next.js bundles route handlers separately; the globalThis storage then throws the error classes of the
+    // bundle that built it. A second module instance (a different id for vite) stands for that other bundle.
+    const other = (await import(/* @vite-ignore */ `${path.join(process.cwd(), "lib/storage/object-storage.ts")}?other-bundle`)) as typeof import("@/lib/storage/object-storage");
+    const { ObjectTooLargeError } = await import("@/lib/storage/object-storage");
+    expect(other.ObjectTooLargeError).not.toBe(ObjectTooLargeError);
+    const { objectStorage } = await import("@/lib/storage/provider");
+    const real = objectStorage();
+    const holder = globalThis as unknown as { __quarryObjectStorage?: unknown };
+    holder.__quarryObjectStorage = Object.assign(Object.create(real) as object, {
+      putStream: (...args: Parameters<typeof real.putStream>) =>
+        real.putStream(...args).catch((error: unknown) => {
+          throw (error as Error).name === "ObjectTooLargeError" ? new other.ObjectTooLargeError(args[2].maxBytes) : error;
+        }),
+    });
+    try {
+      const id = (await create("other-bundle.txt")).json.id as string;
+      const big = Buffer.alloc(MAX_BYTES + 64 * 1024, "a");
+      // Chunked (no Content-Length): caught while streaming, by the storage write.
+      const chunked = await put(id, Readable.toWeb(Readable.from([big.subarray(0, MAX_BYTES), big.subarray(MAX_BYTES)])) as ReadableStream<Uint8Array>);
+      expect(chunked.status).toBe(413);
+      expect(chunked.json.detail).toMatch(/larger than the limit/);
+      // With an honest Content-Length over the limit: refused before reading.
+      expect((await put(id, big, { headers: { "content-length": String(big.length) } })).status).toBe(413);
+      expect(storedObjects("org_acme", id)).toEqual([]);
+    } finally {
+      holder.__quarryObjectStorage = real;
+    }
+  });
+
   it("keeps nothing of an upload whose connection drops halfway", async () => {
     const id = (await create("dropped.txt")).json.id as string;
     const first = await put(id, files.txt);

@@ -1,3 +1,4 @@
+import { refuseMethod } from "@/lib/api/allowed-methods";
 import { route } from "@/lib/api/route";
 import { uploadDocument } from "@/lib/documents/contract";
 import { uploadDocumentFile } from "@/lib/documents/upload";
@@ -11,3 +12,6 @@ export const POST = route(uploadDocument, ({ req, principal, params, query }) =>
     filename: query.filename,
   });
 });
+
+// This path bypasses the request gate (proxy.ts streams uploads), so it answers other methods itself.
+export { refuseMethod as GET, refuseMethod as PUT, refuseMethod as PATCH, refuseMethod as DELETE };

@@ -1,0 +1,90 @@
+import useSWR, { type SWRConfiguration } from "swr";
+import type { Endpoint } from "@/lib/api/endpoint";
+import { listDashboards } from "@/lib/dashboards/contract";
+import { listDocuments, type DocumentStatus } from "@/lib/documents/contract";
+import { getEmbeddingConfig } from "@/lib/documents/search-contract";
+import {
+  deliveryHealthEndpoint,
+  getQuietHoursEndpoint,
+  listChannelConfigsEndpoint,
+  listDeadLettersEndpoint,
+  listGroupSubscriptionsEndpoint,
+  listInboxEndpoint,
+  listRulesEndpoint,
+  listUnsubscribesEndpoint,
+} from "@/lib/notifications/contract";
+import { callApi, endpointUrl, type ApiClientError, type CallInput, type ResponseOf } from "./api-client";
+
+/*
+ * swr hooks for every read the pages make, on the typed client. The cache key is the request URL,
+ * so two components reading the same thing share one request, and a write revalidates by URL.
+ * Pages render on the server first and hand that answer in as `fallbackData`.
+ */
+
+/** A GET through the typed client, cached and revalidated by swr under its URL. */
+export function useApiRead<E extends Endpoint>(endpoint: E, input: Pick<CallInput<E>, "params" | "query">, options: SWRConfiguration<ResponseOf<E>, ApiClientError> = {}) {
+  const url = endpointUrl(endpoint, input);
+  return useSWR<ResponseOf<E>, ApiClientError>(url, () => callApi(endpoint, input as CallInput<E>), options);
+}
+
+type Fallback<E> = ResponseOf<E> | undefined;
+
+export function useDashboards(fallbackData: Fallback<typeof listDashboards>) {
+  return useApiRead(listDashboards, { query: {} }, { fallbackData });
+}
+
+/** Status chips follow other admins' uploads every few seconds, and progress bars every 0.7 s while anything indexes. */
+export const DOCUMENTS_POLL_MS = 4000;
+export const DOCUMENTS_INDEXING_POLL_MS = 700;
+
+export function useDocuments(filter: { q: string; status: "" | DocumentStatus; limit: number }, fallbackData: Fallback<typeof listDocuments>) {
+  return useApiRead(
+    listDocuments,
+    { query: { q: filter.q.trim() || undefined, status: filter.status || undefined, limit: filter.limit } },
+    {
+      fallbackData,
+      keepPreviousData: true,
+      refreshInterval: (latest) => (latest?.items.some((d) => d.status === "indexing") ? DOCUMENTS_INDEXING_POLL_MS : DOCUMENTS_POLL_MS),
+    },
+  );
+}
+
+export function useEmbeddingConfig(fallbackData: Fallback<typeof getEmbeddingConfig>) {
+  return useApiRead(getEmbeddingConfig, {}, { fallbackData });
+}
+
+/** What the notifications admin page reads; the health window and page size are the server render's. */
+export function useNotificationsAdmin(initial: {
+  channels: Fallback<typeof listChannelConfigsEndpoint>;
+  rules: Fallback<typeof listRulesEndpoint>;
+  groups: Fallback<typeof listGroupSubscriptionsEndpoint>;
+  unsubscribes: Fallback<typeof listUnsubscribesEndpoint>;
+  quietHours: Fallback<typeof getQuietHoursEndpoint>;
+  health: Fallback<typeof deliveryHealthEndpoint>;
+  deadLetters: Fallback<typeof listDeadLettersEndpoint>;
+  healthHours: number;
+}) {
+  const channels = useApiRead(listChannelConfigsEndpoint, {}, { fallbackData: initial.channels });
+  const rules = useApiRead(listRulesEndpoint, {}, { fallbackData: initial.rules });
+  const groups = useApiRead(listGroupSubscriptionsEndpoint, {}, { fallbackData: initial.groups });
+  const unsubscribes = useApiRead(listUnsubscribesEndpoint, {}, { fallbackData: initial.unsubscribes });
+  const quietHours = useApiRead(getQuietHoursEndpoint, {}, { fallbackData: initial.quietHours });
+  const health = useApiRead(deliveryHealthEndpoint, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
+  const deadLetters = useApiRead(listDeadLettersEndpoint, { query: { page: 1, page_size: 50 } }, { fallbackData: initial.deadLetters });
+  return {
+    channels: channels.data,
+    rules: rules.data,
+    groups: groups.data,
+    unsubscribes: unsubscribes.data,
+    quietHours: quietHours.data,
+    health: health.data,
+    deadLetters: deadLetters.data,
+    /** After a write: read everything on the page again. */
+    refresh: () => Promise.all([channels, rules, groups, unsubscribes, quietHours, health, deadLetters].map((read) => read.mutate())),
+  };
+}
+
+/** The signed-in user's latest in-app notifications and unread count, every `refreshSeconds`. */
+export function useInbox(refreshSeconds: number) {
+  return useApiRead(listInboxEndpoint, { query: { limit: 20 } }, { refreshInterval: refreshSeconds * 1000 });
+}

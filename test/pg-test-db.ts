@@ -1,0 +1,53 @@
+import pg from "pg";
+
+/**
+ * The PostgreSQL side of the test setup (QUARRY_TEST_ENGINE=postgres): one migrated and seeded
+ * template database per run, and a fresh copy of it for each test file (CREATE DATABASE …
+ * TEMPLATE is a file copy, far cheaper than migrating and seeding again).
+ */
+export const TEMPLATE_DB = "quarry_test_template";
+export const TEST_DB_PREFIX = "quarry_test_";
+
+export function testServerUrl(): string {
+  const url = process.env.QUARRY_TEST_DATABASE_URL;
+  if (!url) throw new Error("QUARRY_TEST_ENGINE=postgres needs QUARRY_TEST_DATABASE_URL (a role with CREATEDB, a database with the vector extension)");
+  return url;
+}
+
+/** The same server and credentials, another database. */
+export function databaseUrl(database: string, base = testServerUrl()): string {
+  const url = new URL(base);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The base database named in QUARRY_TEST_DATABASE_URL: it has the vector extension, so copies of it do too. */
+export function baseDatabase(base = testServerUrl()): string {
+  return decodeURIComponent(new URL(base).pathname.slice(1)) || "postgres";
+}
+
+/** Runs `work` on a connection to the `postgres` maintenance database (CREATE/DROP DATABASE cannot run inside the one they name). */
+export async function withMaintenance<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl("postgres") });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export async function createDatabase(name: string, template: string): Promise<void> {
+  await withMaintenance(async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
+  });
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  await withMaintenance((client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+}
