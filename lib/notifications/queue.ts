@@ -1,4 +1,5 @@
 import "server-only";
+import type pg from "pg";
 import PgBoss from "pg-boss";
 import { getDb } from "@/lib/db/client";
 import { config } from "@/lib/config";
@@ -74,14 +75,14 @@ async function openQueue(background: boolean): Promise<PgBoss> {
   if (cfg.database.kind === "postgres") {
     boss = new PgBoss({ connectionString: cfg.database.url, schema: "pgboss", supervise: background, schedule: background, maintenanceIntervalSeconds: maintenanceSeconds() });
   } else {
-    const { pglite } = await getDb();
-    if (!pglite) throw new Error("Embedded database without PGlite handle");
+    const { engine } = await getDb();
+    if (!engine) throw new Error("Embedded database without its engine");
+    // The engine serves one connection (lib/db/embedded-engine.ts): pg-boss shares its pool.
+    // Multi-statement scripts (migrations, locked maintenance) come without values and answer one result per statement.
     const db: PgBoss.Db = {
-      // PGlite's extended protocol takes one statement; pg-boss's multi-statement scripts (migrations, locked maintenance) come without values.
       executeSql: async (text, values) => {
-        if (values && values.length > 0) return pglite.query(text, values);
-        const results = await pglite.exec(text);
-        return results[results.length - 1] ?? { rows: [] };
+        const result = (await engine.pool.query(text, values)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return Array.isArray(result) ? (result[result.length - 1] ?? { rows: [] }) : result;
       },
     };
     boss = new PgBoss({ db, schema: "pgboss", supervise: background, schedule: background, maintenanceIntervalSeconds: maintenanceSeconds() });

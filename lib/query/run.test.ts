@@ -116,7 +116,7 @@ describe("user SQL runs read-only", () => {
     await expect(run("w", {}, acme, custom("SELECT test_cancelled() AS n"))).rejects.toMatchObject({
       name: "QueryError",
       code: "timeout",
-      message: "The query took longer than 10000 ms and was cancelled",
+      message: "The query ran longer than its time limit of 10 s and was cancelled",
     });
   });
 
