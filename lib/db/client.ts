@@ -64,7 +64,7 @@ export async function closeDb(): Promise<void> {
 async function openDatabase(): Promise<Database> {
   const cfg = config();
   if (cfg.database.kind === "postgres") {
-    const pool = new pg.Pool({ connectionString: cfg.database.url });
+    const pool = new pg.Pool({ connectionString: cfg.database.url, max: cfg.database.poolSize });
     const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {
