@@ -1,17 +1,50 @@
 "use client";
-import dynamic from "next/dynamic";
-import "swagger-ui-react/swagger-ui.css";
 
-// Swagger UI touches `window` while loading, so it renders in the browser only.
-const SwaggerUI = dynamic(() => import("swagger-ui-react"), {
-  ssr: false,
-  loading: () => <p className="muted">Loading the API reference…</p>,
-});
+import { useEffect, useRef, useState } from "react";
+import "swagger-ui-dist/swagger-ui.css";
+
+/*
+ * Swagger UI from swagger-ui-dist's prebuilt bundle rather than swagger-ui-react: Turbopack's production
+ * build of swagger-ui-react's ApiDOM modules breaks their circular imports (`TypeError: az.refract is not
+ * a function` in the browser; vercel/next.js#86507, swagger-api/swagger-ui#10599), while the bundle arrives
+ * already linked. It is loaded as a chunk of this page (no CDN, no inline script, so a nonce-based CSP holds).
+ */
 
 export function ApiReference({ url }: { url: string }) {
+  const container = useRef<HTMLDivElement>(null);
+  const [state, setState] = useState<"loading" | "ready" | "failed">("loading");
+
+  useEffect(() => {
+    let cancelled = false;
+    import("swagger-ui-dist/swagger-ui-bundle.js")
+      .then(({ default: SwaggerUIBundle }) => {
+        if (cancelled || !container.current) return;
+        SwaggerUIBundle({
+          domNode: container.current,
+          url,
+          docExpansion: "list",
+          defaultModelsExpandDepth: 0,
+          persistAuthorization: true,
+          tryItOutEnabled: false,
+          deepLinking: false,
+        });
+        setState("ready");
+      })
+      .catch(() => !cancelled && setState("failed"));
+    return () => {
+      cancelled = true;
+    };
+  }, [url]);
+
   return (
-    <div className="api-reference" data-testid="api-reference">
-      <SwaggerUI url={url} docExpansion="list" defaultModelsExpandDepth={0} persistAuthorization tryItOutEnabled />
+    <div className="api-reference" data-testid="api-reference" data-state={state}>
+      {state === "loading" && <p className="muted">Loading the API reference…</p>}
+      {state === "failed" && (
+        <p className="error-box" role="alert">
+          The API reference could not be loaded; the document itself is at <a href={url}>{url}</a>.
+        </p>
+      )}
+      <div ref={container} />
     </div>
   );
 }

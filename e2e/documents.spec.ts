@@ -89,6 +89,15 @@ test("an analyst sees the list read-only", async ({ browser }) => {
   await context.close();
 });
 
+test("with no embedding provider configured, the search panel names the offline embedder and the variable to set (SPEC §7.3)", async ({ page }) => {
+  await page.goto("/documents");
+  const notice = page.getByTestId("search-panel").getByTestId("embedding-offline-notice");
+  await expect(notice).toContainText("no embedding provider configured: offline word-matching embedder in use");
+  await expect(notice).toContainText("EMBEDDING_PROVIDER_CONFIG");
+  // Search still works: the offline embedder is the zero-setup default.
+  await expect(page.getByTestId("search-input")).toBeEnabled();
+});
+
 test("an admin deletes a document; it leaves the list", async ({ page }) => {
   await page.goto("/documents");
   page.on("dialog", (dialog) => void dialog.accept());

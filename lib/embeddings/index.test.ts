@@ -19,7 +19,13 @@ function thrown(fn: () => unknown): ApiError {
 
 describe("embedding status and model selection", () => {
   it("uses the local embedder when EMBEDDING_PROVIDER_CONFIG is unset (the process-wide accessors)", async () => {
-    expect(embeddingStatus()).toEqual({ ...LOCAL_INFO, configured: true, reason: null, available_models: [LOCAL_INFO] });
+    expect(embeddingStatus()).toEqual({
+      ...LOCAL_INFO,
+      configured: true,
+      reason: null,
+      available_models: [LOCAL_INFO],
+      notice: { message: "no embedding provider configured: offline word-matching embedder in use", variable: "EMBEDDING_PROVIDER_CONFIG" },
+    });
     const embedder = getEmbedder();
     expect(embedder).toBe(getEmbedder(null));
     expect(await embedder.embedQuery("hello world")).toEqual(localEmbedding("hello world"));
@@ -36,6 +42,7 @@ describe("embedding status and model selection", () => {
       configured: false,
       reason: "openai.api_key is missing",
       available_models: [LOCAL_INFO],
+      notice: null,
     });
     const error = thrown(() => providers.embedder(null));
     expect([error.status, error.detail]).toEqual([503, "embedding provider is not configured: openai.api_key is missing"]);

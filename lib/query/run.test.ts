@@ -148,6 +148,12 @@ describe("user SQL runs read-only", () => {
     expect(partner.truncated).toBe(n > 5_000);
   });
 
+  it("reads U& identifiers as PostgreSQL does (surrogate pairs included)", async () => {
+    const dashboard = custom(`SELECT channel AS U&"ch\\0061n\\D83D\\DE00", count(*)::int AS n FROM orders GROUP BY 1 ORDER BY 1`);
+    expect((await run("w", {}, acme, dashboard)).columns).toEqual(["chan\u{1F600}", "n"]);
+    expect(() => custom('SELECT 1 AS U&"\\D83D"')).toThrow(/invalid Unicode surrogate pair/);
+  });
+
   it.each(["q", "row", "t", "_quarry_row", "_quarry_source", "row_to_json", "Q"])("a user column named %s does not break the wrapper", async (name) => {
     const quoted = `"${name}"`;
     const dashboard = custom(`SELECT channel AS ${quoted}, count(*)::int AS n FROM orders GROUP BY 1 ORDER BY 1`);
