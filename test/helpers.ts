@@ -44,6 +44,8 @@ export async function call(handler: RouteHandler, method: string, url: string, o
 export async function sessionCookieFor(orgSlug: "acme" | "globex", role: Role = "admin", locations: string[] = []) {
   const { encode } = await import("next-auth/jwt");
   const { sessionSecret } = await import("@/lib/auth/session");
-  const token = await encode({ token: { uid: `usr_${orgSlug}_${role}`, org: orgSlug, role, locations, sub: `usr_${orgSlug}_${role}` }, secret: sessionSecret() });
+  // No `locations` claim means every location; an empty list is a malformed claim and refused.
+  const scope = locations.length > 0 ? { locations } : {};
+  const token = await encode({ token: { uid: `usr_${orgSlug}_${role}`, org: orgSlug, role, ...scope, sub: `usr_${orgSlug}_${role}` }, secret: sessionSecret() });
   return `next-auth.session-token=${token}`;
 }
