@@ -35,6 +35,37 @@ describe("request gate: methods", () => {
   });
 });
 
+describe("request gate: Content-Security-Policy", () => {
+  const scriptSources = (csp: string) => csp.split("; ").find((d) => d.startsWith("script-src"))?.split(" ").slice(1) ?? [];
+
+  it("gives every page a strict script policy with a fresh nonce, also on the request Next.js renders from", async () => {
+    const seen = new Set<string>();
+    for (const path of ["/", "/dashboards/custom", "/documents", "/chat", "/admin/notifications", "/docs", "/signin", "/public/acme/sample-sales"]) {
+      const res = await proxy(request("GET", path));
+      const csp = res.headers.get("content-security-policy") ?? "";
+      const sources = scriptSources(csp);
+      expect(sources, path).toEqual([expect.stringMatching(/^'nonce-[A-Za-z0-9+/]{22}==?'$/), "'strict-dynamic'"]);
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).toContain("object-src 'none'");
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      // Next.js reads the nonce from the forwarded request headers.
+      expect(res.headers.get("x-middleware-request-content-security-policy")).toBe(csp);
+      seen.add(sources[0]);
+    }
+    expect(seen.size).toBe(8);
+  });
+
+  it("lets an embed page be framed, still with a nonce and only its own origin to talk to", async () => {
+    const res = await proxy(request("GET", "/embed/not-a-valid-token"));
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(scriptSources(csp)[1]).toBe("'strict-dynamic'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors *");
+    expect(res.headers.get("x-frame-options")).toBeNull();
+  });
+});
+
 describe("upload path (outside the request gate)", () => {
   it("is left out of the proxy's matcher, so large bodies stream", () => {
     const matcher = new RegExp(`^${proxyConfig.matcher[0]}$`);

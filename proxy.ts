@@ -1,21 +1,23 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { embedFrameAncestors } from "@/lib/dashboards/embed-frame";
 import { methodNotAllowed } from "@/lib/api/allowed-methods";
+import { contentSecurityPolicy, newNonce } from "@/lib/security/csp";
 
 /** Request header the root layout reads: "bare" renders the page without the app's top bar. */
 export const CHROME_HEADER = "x-quarry-chrome";
 
-/** Pages shown without app chrome: embeds and the preview of what an embed consumer sees. */
+/** Pages shown without app chrome: embeds, public dashboards and the preview of what an embed consumer sees. */
 function isBarePage(request: NextRequest): boolean {
   const { pathname, searchParams } = request.nextUrl;
-  if (pathname.startsWith("/embed/")) return true;
+  if (pathname.startsWith("/embed/") || pathname.startsWith("/public/")) return true;
   if (!pathname.startsWith("/dashboards/custom/")) return false;
   return /^\/dashboards\/custom\/[^/]+\/preview\/?$/.test(pathname) || searchParams.get("preview") === "1";
 }
 
 /**
- * The request gate: gives every request an id and sets framing rules. Pages
- * may not be framed by anyone; /embed pages may be framed by the partner
+ * The request gate: gives every request an id and every page a Content-Security-Policy with a
+ * fresh script nonce (lib/security/csp.ts; Next.js takes the nonce from the request's copy of
+ * the header). Pages may not be framed by anyone; /embed pages may be framed by the partner
  * origins of their embed grant (CSP frame-ancestors).
  */
 export async function proxy(request: NextRequest) {
@@ -23,21 +25,23 @@ export async function proxy(request: NextRequest) {
   // A method no endpoint serves at an existing API path: 405 with Allow and a detail, as every API error (Next would send an empty body).
   const wrongMethod = methodNotAllowed(request.method, request.nextUrl.pathname, requestId);
   if (wrongMethod) return wrongMethod;
+  const embed = /^\/embed\/([^/]+)\/?$/.exec(request.nextUrl.pathname);
+  const csp = contentSecurityPolicy({
+    nonce: newNonce(),
+    frameAncestors: embed ? await embedFrameAncestors(decodeURIComponent(embed[1])) : "'none'",
+    dev: process.env.NODE_ENV === "development",
+  });
   const headers = new Headers(request.headers);
   headers.set("x-request-id", requestId);
+  headers.set("Content-Security-Policy", csp);
   if (isBarePage(request)) headers.set(CHROME_HEADER, "bare");
   else headers.delete(CHROME_HEADER);
   const response = NextResponse.next({ request: { headers } });
   response.headers.set("X-Request-Id", requestId);
   response.headers.set("X-Content-Type-Options", "nosniff");
   response.headers.set("Referrer-Policy", "strict-origin-when-cross-origin");
-  const embed = /^\/embed\/([^/]+)\/?$/.exec(request.nextUrl.pathname);
-  if (embed) {
-    response.headers.set("Content-Security-Policy", `frame-ancestors ${await embedFrameAncestors(decodeURIComponent(embed[1]))}`);
-  } else {
-    response.headers.set("X-Frame-Options", "DENY");
-    response.headers.set("Content-Security-Policy", "frame-ancestors 'none'");
-  }
+  response.headers.set("Content-Security-Policy", csp);
+  if (!embed) response.headers.set("X-Frame-Options", "DENY");
   return response;
 }
 

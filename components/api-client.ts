@@ -86,7 +86,8 @@ export async function errorFromResponse(res: Response): Promise<ApiClientError> 
 }
 
 /**
- * Calls `endpoint` with the browser's session cookie. Resolves with the response parsed by the
+ * Calls `endpoint` with the browser's session cookie (none for endpoints declaring credentials
+ * "none": embed and public data requests act with their token alone). Resolves with the response parsed by the
  * contract's schema (unknown fields dropped, SPEC §9.4), or undefined when the endpoint declares
  * none; rejects with ApiClientError, or with the signal's reason when aborted.
  */
@@ -101,6 +102,7 @@ export async function callApi<E extends Endpoint>(endpoint: E, input: CallInput<
       body: hasBody ? JSON.stringify(input.body) : undefined,
       signal: input.signal,
       cache: "no-store",
+      credentials: endpoint.credentials === "none" ? "omit" : "same-origin",
     });
   } catch (error) {
     if (input.signal?.aborted) throw input.signal.reason;

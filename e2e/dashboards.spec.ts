@@ -269,3 +269,46 @@ test("the editor shows line-numbered errors as you type and a live preview", asy
   await expect(page.getByTestId("manifest-valid")).toBeVisible();
   expect(errors).toEqual([]);
 });
+
+test("a sql widget cut by the row cap says so, and a filter finds rows past the first 5,000", async ({ page }) => {
+  const errors = watchErrors(page);
+  const spec = `version: "1.0"
+kind: dashboard
+metadata: { id: capped, name: Capped }
+spec:
+  tabs: [{ id: main, name: Main, widgets: [channel, orders] }]
+---
+version: "1.0"
+kind: widget
+metadata: { id: channel, name: Channel }
+spec:
+  component: filter
+  layout: { x: 0, y: 0, w: 3, h: 2 }
+  display: { filter: { control: select, options: [online, partner, store] } }
+  bindings: [{ target: orders, field: channel, operator: eq }]
+---
+version: "1.0"
+kind: widget
+metadata: { id: orders, name: Orders }
+spec:
+  component: table
+  layout: { x: 0, y: 2, w: 12, h: 6 }
+  data:
+    kind: sql
+    query: "SELECT id, channel FROM orders ORDER BY CASE channel WHEN 'partner' THEN 1 ELSE 0 END, id"
+`;
+  const created = await page.request.post("/api/v1/custom-dashboards", { data: { name: "Capped", slug: `capped-${Date.now()}`, spec_yaml: spec } });
+  expect(created.status()).toBe(201);
+  const { id, slug } = (await created.json()) as { id: string; slug: string };
+  expect((await page.request.post(`/api/v1/custom-dashboards/${id}/publish`)).status()).toBeLessThan(300);
+
+  await page.goto(`/dashboards/custom/${slug}`);
+  await allSettled(page);
+  await expect(widget(page, "orders").getByRole("note")).toHaveText("Showing the first 5,000 rows; more match. Narrow the filters to see the rest.");
+  // Partner rows all come after the first 5,000: the filter runs in SQL, before the cap.
+  await page.goto(`/dashboards/custom/${slug}?f.channel=partner`);
+  await allSettled(page);
+  await expect(widget(page, "orders")).toContainText("partner");
+  await expect(widget(page, "orders")).not.toContainText("online");
+  expect(errors).toEqual([]);
+});

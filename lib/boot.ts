@@ -6,6 +6,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { seedDemoDashboards } from "@/lib/dashboards/demo";
 import { getDb } from "@/lib/db/client";
+import { markStarted } from "@/lib/db/health";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/db/seed";
 import { withStartupLock } from "@/lib/db/startup-lock";
@@ -50,5 +51,6 @@ export async function boot(): Promise<void> {
     }
   });
   if (notifications.in_process_worker) await startNotificationWorker();
+  markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });
 }

@@ -13,8 +13,8 @@ const peerKey = crypto.randomBytes(24).toString("base64url");
 globalThis[Symbol.for("quarry.peerKey")] = peerKey;
 
 const port = Number(process.env.PORT ?? "3000");
-const hostname = process.env.HOSTNAME ?? "0.0.0.0";
-const app = next({ dev: false, hostname, port });
+// All interfaces, as `next start` does (HOSTNAME is often the machine's name in containers, so it is not read).
+const app = next({ dev: false, hostname: "localhost", port });
 await app.prepare();
 const handle = app.getRequestHandler();
 
@@ -23,5 +23,11 @@ const server = http.createServer((req, res) => {
   req.headers[PEER_KEY_HEADER] = peerKey;
   handle(req, res);
 });
-server.listen(port, hostname, () => console.log(`Quarry listening on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`));
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.close(() => process.exit(0)));
+server.listen(port, () => console.log(`Quarry listening on http://localhost:${port}`));
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    server.close(() => process.exit(0));
+    // Idle keep-alive connections would hold close() open.
+    setTimeout(() => process.exit(0), 3000).unref();
+  });
+}

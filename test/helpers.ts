@@ -39,3 +39,11 @@ export async function call(handler: RouteHandler, method: string, url: string, o
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary response shapes
   return { status: res.status, headers: res.headers, json: json as any, text };
 }
+
+/** A next-auth session cookie (`Cookie` header value) for a seeded demo user, as the browser would send it. */
+export async function sessionCookieFor(orgSlug: "acme" | "globex", role: Role = "admin", locations: string[] = []) {
+  const { encode } = await import("next-auth/jwt");
+  const { sessionSecret } = await import("@/lib/auth/session");
+  const token = await encode({ token: { uid: `usr_${orgSlug}_${role}`, org: orgSlug, role, locations, sub: `usr_${orgSlug}_${role}` }, secret: sessionSecret() });
+  return `next-auth.session-token=${token}`;
+}

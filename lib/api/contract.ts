@@ -13,9 +13,19 @@ export const openApiDocument = defineEndpoint({
 export const healthCheck = defineEndpoint({
   method: "get",
   path: "/api/health",
-  summary: "Readiness: the database is open and answers",
+  summary: "Liveness: the database is open and answers",
   tags: ["Meta"],
   access: "public",
   response: z.object({ status: z.literal("ok"), database: z.enum(["pglite", "postgres"]) }),
+  errors: [503],
+});
+
+export const readinessCheck = defineEndpoint({
+  method: "get",
+  path: "/api/ready",
+  summary: "Readiness for a load balancer: start-up work is done, the database answers, and its schema is this build's",
+  tags: ["Meta"],
+  access: "public",
+  response: z.object({ status: z.literal("ready"), database: z.enum(["pglite", "postgres"]), migrations: z.number().int() }),
   errors: [503],
 });

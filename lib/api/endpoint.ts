@@ -21,6 +21,11 @@ export interface Endpoint<
   description?: string;
   tags: string[];
   access: Access;
+  /**
+   * "none": the wrapper reads neither cookies nor an Authorization header, so the request acts
+   * only with what its body carries (embed and public data requests never use the viewer's session).
+   */
+  credentials?: "none";
   params?: P;
   query?: Q;
   body?: B;

@@ -5,7 +5,7 @@ import { NOTIFICATION_ENDPOINTS } from "@/lib/notifications/contract";
 import { DOCUMENT_ENDPOINTS } from "@/lib/documents/contract";
 import { DOCUMENT_SEARCH_ENDPOINTS } from "@/lib/documents/search-contract";
 import { chat } from "@/lib/chat/contract";
-import { healthCheck, openApiDocument } from "./contract";
+import { healthCheck, openApiDocument, readinessCheck } from "./contract";
 
 /**
  * Every endpoint the API serves. /openapi.json is generated from this list,
@@ -13,6 +13,7 @@ import { healthCheck, openApiDocument } from "./contract";
  */
 export const ENDPOINTS: Endpoint[] = [
   healthCheck,
+  readinessCheck,
   openApiDocument,
   listLocations,
   dashboards.createDashboard,
@@ -27,6 +28,7 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.revokeEmbed,
   dashboards.queryDashboard,
   dashboards.queryEmbed,
+  dashboards.queryPublicDashboard,
   ...NOTIFICATION_ENDPOINTS,
   ...DOCUMENT_ENDPOINTS,
   ...DOCUMENT_SEARCH_ENDPOINTS,

@@ -60,6 +60,7 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
 }
 
 async function resolvePrincipal(req: NextRequest, endpoint: Endpoint): Promise<Principal | null> {
+  if (endpoint.credentials === "none") return null;
   const header = req.headers.get("authorization");
   let principal: Principal | null = null;
   if (header) {

@@ -1,8 +1,9 @@
 import crypto from "node:crypto";
-import { promisify } from "node:util";
 
 // Async: scrypt runs on the libuv pool, so a sign-in (~70 ms of hashing) no longer stalls every other request.
-const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, keylen: number) => Promise<Buffer>;
+function scrypt(password: string, salt: Buffer, keylen: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => crypto.scrypt(password, salt, keylen, (error, key) => (error ? reject(error) : resolve(key))));
+}
 
 /** scrypt with a random salt, stored as `scrypt$<salt>$<hash>` (base64url). */
 export async function hashPassword(password: string): Promise<string> {

@@ -24,6 +24,11 @@ export const NotificationsConfigSchema = z.object({
   send_timeout_ms: z.number().int().min(100).default(10_000),
   /** Run the queue worker inside the web process (embedded default). Set false when `npm run worker` runs beside a server database. */
   in_process_worker: z.boolean().default(true),
+  /**
+   * How long a claimed delivery may stay unfinished before another worker takes it over (a worker
+   * killed mid-send). Longer than send_timeout_ms; the same for every worker of a deployment.
+   */
+  delivery_lease_seconds: z.number().int().min(2).max(3600).default(120),
 });
 export type NotificationsConfig = z.output<typeof NotificationsConfigSchema>;
 

@@ -33,6 +33,8 @@ const Env = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   QUARRY_DATA_DIR: z.string().default(".data"),
   DATABASE_URL: z.string().url().optional(),
+  /** Connections per process to DATABASE_URL (docs/deploy.md: pool size × processes ≤ max_connections). */
+  QUARRY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
@@ -77,7 +79,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     /** The staging deployment's address, listed as a second server in /openapi.json (SPEC §1: {staging_base_url}). */
     stagingUrl: e.QUARRY_STAGING_URL ?? null,
     database: e.DATABASE_URL
-      ? ({ kind: "postgres", url: e.DATABASE_URL } as const)
+      ? ({ kind: "postgres", url: e.DATABASE_URL, poolSize: e.QUARRY_DB_POOL_SIZE } as const)
       : ({ kind: "pglite", dir: path.join(dataDir, "pglite") } as const),
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,

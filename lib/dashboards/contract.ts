@@ -279,12 +279,38 @@ export const queryEmbed = defineEndpoint({
   method: "post",
   path: "/api/v1/embed/query",
   summary: "Widget data for an embedded dashboard",
-  description: "Authenticated by the embed token in the body; locked filter values override whatever the page sends. The same per-request budget as the signed-in query applies (422, 503).",
+  description:
+    "Authenticated by the embed token in the body only: cookies and Authorization headers are ignored. Data is read under the location scope of the embed's creator; locked filter values override whatever the page sends. The same per-request budget as the signed-in query applies (422, 503).",
   tags: ["Dashboards"],
   access: "public",
+  credentials: "none",
   body: EmbedQueryBody,
   response: QueryResponse,
   errors: [401, 404, 422, 503],
+  rateLimit: { limit: 120, windowSeconds: 60 },
+});
+
+export const PublicQueryBody = z
+  .object({
+    org: z.string().min(1).max(100).describe("organization slug"),
+    slug: z.string().min(1).max(200).describe("dashboard slug"),
+    filters: z.record(z.string(), z.unknown()).default({}),
+    widget_ids: z.array(z.string()).max(200).optional(),
+  })
+  .meta({ id: "PublicQuery" });
+
+export const queryPublicDashboard = defineEndpoint({
+  method: "post",
+  path: "/api/v1/public/query",
+  summary: "Widget data for a public dashboard",
+  description:
+    "No sign-in: answers for the current published version of a dashboard whose manifest says `platform.public: true`, read under its publisher's location scope; 404 for anything else. Cookies and Authorization headers are ignored.",
+  tags: ["Dashboards"],
+  access: "public",
+  credentials: "none",
+  body: PublicQueryBody,
+  response: QueryResponse,
+  errors: [404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
 });
 

@@ -1,43 +1,63 @@
 import "server-only";
 import { toJsonValue } from "@/lib/api/json";
-import { ApiError, notFound } from "@/lib/api/errors";
+import { ApiError } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
-import { verifyEmbedToken, type EmbedGrant } from "./embed";
-import { parseManifestCached } from "./manifest";
-import { queryEmbedded } from "./query";
-import { withTenant } from "@/lib/db/tenant";
+import { verifyEmbedToken } from "./embed";
+import { grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
+import { queryEmbedded, queryPublic } from "./query";
 import type { WidgetResults } from "./contract";
-import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
+import { dataWidgetIds, filtersFromParams, pageRegions, renderOnlyView, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
-export type EmbedPage =
-  | { ok: true; grant: EmbedGrant; name: string; view: ViewManifest; filters: Record<string, unknown>; results: WidgetResults; timeZone: string }
-  | { ok: false; status: number; reason: string };
+type Params = Record<string, string | string[] | undefined>;
 
-/** An embed token's grant, the manifest of the version it is bound to and the first query; a bad token is a reason, not an exception. */
-export async function loadEmbed(token: string, params: Record<string, string | string[] | undefined>): Promise<EmbedPage> {
+/** What an anonymous page (embed or public link) sends to the browser: render data only, never SQL or datasets. */
+export interface AnonymousPage {
+  name: string;
+  view: ViewManifest;
+  filters: Record<string, unknown>;
+  lockedFilters: Record<string, unknown>;
+  results: WidgetResults;
+  timeZone: string;
+}
+
+export type EmbedPage = ({ ok: true } & AnonymousPage) | { ok: false; status: number; reason: string };
+
+async function pageOf(
+  granted: GrantedDashboard,
+  params: Params,
+  lockedFilters: Record<string, unknown>,
+  query: (filters: Record<string, unknown>, widgetIds: string[]) => Promise<{ widgets: unknown }>,
+): Promise<AnonymousPage> {
+  if (!granted.parsed.ok) throw new Error(`published manifest of ${granted.dashboardId} does not validate`);
+  const full: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
+  const filters = filtersFromParams(full, params);
+  const visible = dataWidgetIds(full, visibleWidgetIds(pageRegions(full, tabFromParams(params))));
+  const [answer, org] = await Promise.all([query(filters, visible), findOrganization(granted.scope.orgId)]);
+  return {
+    name: granted.name,
+    view: toJsonValue(renderOnlyView(full)) as ViewManifest,
+    filters,
+    lockedFilters,
+    results: toJsonValue(answer.widgets) as WidgetResults,
+    timeZone: org?.timeZone ?? "UTC",
+  };
+}
+
+/** An embed token's page: the version its grant is bound to, under its creator's scope; a bad token is a reason, not an exception. */
+export async function loadEmbed(token: string, params: Params): Promise<EmbedPage> {
   try {
     const grant = await verifyEmbedToken(token);
-    const version = await withTenant({ orgId: grant.orgId }, (tx) =>
-      tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: grant.dashboardId, version: grant.version } }, select: { specYaml: true, name: true } }),
-    );
-    if (!version) throw notFound("Dashboard");
-    const parsed = parseManifestCached(version.specYaml);
-    if (!parsed.ok) throw new Error(`published manifest of ${grant.dashboardId} does not validate`);
-    const view: ViewManifest = { manifest: parsed.value.manifest, widgets: parsed.value.widgets };
-    const filters = filtersFromParams(view, params);
-    const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
-    const [answer, org] = await Promise.all([queryEmbedded(grant, filters, visible), findOrganization(grant.orgId)]);
-    return {
-      ok: true,
-      grant,
-      name: version.name,
-      view: toJsonValue(view) as ViewManifest,
-      filters,
-      results: toJsonValue(answer.widgets) as WidgetResults,
-      timeZone: org?.timeZone ?? "UTC",
-    };
+    const page = await pageOf(await grantForEmbed(grant), params, grant.lockedFilters, (filters, ids) => queryEmbedded(grant, filters, ids));
+    return { ok: true, ...page };
   } catch (error) {
     if (error instanceof ApiError) return { ok: false, status: error.status, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
     throw error;
   }
+}
+
+/** A public dashboard's page (platform.public), or null when there is none to show. */
+export async function loadPublic(orgSlug: string, dashboardSlug: string, params: Params): Promise<AnonymousPage | null> {
+  const granted = await grantForPublic(orgSlug, dashboardSlug);
+  if (!granted) return null;
+  return pageOf(granted, params, {}, (filters, ids) => queryPublic(orgSlug, dashboardSlug, filters, ids));
 }

@@ -22,6 +22,8 @@ export interface EmbedGrant {
   version: number;
   lockedFilters: Record<string, unknown>;
   allowedOrigins: string[];
+  /** The creator's location scope, which the embed's data is read under (empty: every location). */
+  locationIds: string[];
   expiresAt: Date;
 }
 
@@ -48,6 +50,8 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
         version: published.version,
         lockedFilters: options.locked_filters as object,
         allowedOrigins: options.allowed_origins,
+        // An embed never shows more than its creator may see (policy.ts reads it back).
+        locationIds: principal.locationIds ?? [],
         expiresAt: new Date(Date.now() + options.expires_in * 1000),
         createdBy: principal.userId,
       },
@@ -117,6 +121,7 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
     version: grant.version,
     lockedFilters: grant.lockedFilters as Record<string, unknown>,
     allowedOrigins: grant.allowedOrigins,
+    locationIds: grant.locationIds,
     expiresAt: grant.expiresAt,
   };
 }

@@ -1,12 +1,12 @@
 import "server-only";
 import { toJsonValue } from "@/lib/api/json";
-import { ApiError, notFound } from "@/lib/api/errors";
+import { ApiError } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import type { DashboardRecord, WidgetResults } from "./contract";
-import { parseManifestCached } from "./manifest";
+import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
 import { queryDashboard } from "./query";
-import { findDashboardOr404, isEditor, publishedVersionOf, toRecord, viewerMayOpen } from "./records";
+import { findDashboardOr404, publishedVersionOf, toRecord } from "./records";
 import { withTenant } from "@/lib/db/tenant";
 import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
@@ -23,43 +23,39 @@ export interface LoadedDashboard {
 }
 
 /**
- * A dashboard page's data in one server pass: the record, the manifest of the version shown
- * (the published one; the draft when an editor asks or nothing is published yet) and the first
- * query for the widgets on screen under the URL's filters. Not found and not allowed are both
- * null, so a viewer cannot tell a hidden dashboard from a missing one.
+ * A dashboard page's data in one server pass: the record, the manifest of the version the access
+ * policy grants (the published one; the draft when an editor asks or nothing is published yet)
+ * and the first query for the widgets on screen under the URL's filters. Not found and not
+ * allowed are both null, so a viewer cannot tell a hidden dashboard from a missing one.
  */
 export async function loadDashboard(principal: Principal, slug: string, params: SearchParams): Promise<LoadedDashboard | null> {
-  const wantDraft = params.version === "draft";
-  let shown: { record: DashboardRecord; yaml: string; version: number | "draft" };
+  let granted: GrantedDashboard;
+  let record: DashboardRecord | null;
   try {
-    shown = await withTenant(principal, async (tx) => {
-      const row = await findDashboardOr404(tx, slug);
-      const published = await publishedVersionOf(tx, row);
-      const record = toRecord(principal, row, published, { includeYaml: false });
-      if (!record) throw notFound("Dashboard");
-      if (isEditor(principal) && (wantDraft || !published)) return { record, yaml: row.draftYaml, version: "draft" as const };
-      if (!published) throw notFound("Dashboard");
-      return { record, yaml: published.specYaml, version: published.version };
+    // A viewer's ?version=draft shows the published version, as if the parameter were absent.
+    granted = await grantForPrincipal(principal, slug, params.version === "draft" && isEditor(principal) ? "draft" : "published");
+    record = await withTenant(principal, async (tx) => {
+      const row = await findDashboardOr404(tx, granted.dashboardId);
+      return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
     });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return null;
     throw error;
   }
-  const parsed = parseManifestCached(shown.yaml);
+  if (!record) return null;
   // Stored manifests were validated on save; one that no longer parses is a server fault, not the viewer's.
-  if (!parsed.ok) throw new Error(`stored manifest of ${shown.record.id} does not validate`);
-  if (!viewerMayOpen(principal, parsed.value)) return null;
-  const view: ViewManifest = { manifest: parsed.value.manifest, widgets: parsed.value.widgets };
+  if (!granted.parsed.ok) throw new Error(`stored manifest of ${granted.dashboardId} does not validate`);
+  const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
   const [answer, org] = await Promise.all([
-    queryDashboard(principal, shown.record.id, { filters, widget_ids: visible, version: shown.version === "draft" ? "draft" : shown.version }),
+    queryDashboard(principal, granted.dashboardId, { filters, widget_ids: visible, version: granted.version }),
     findOrganization(principal.orgId),
   ]);
   return {
-    record: shown.record,
+    record,
     view: toJsonValue(view) as ViewManifest,
-    version: shown.version,
+    version: granted.version,
     filters,
     results: toJsonValue(answer.widgets) as WidgetResults,
     timeZone: org?.timeZone ?? "UTC",

@@ -1,19 +1,18 @@
 import "server-only";
 import type { z } from "zod";
-import { ApiError, forbidden, notFound, tooManyRequests } from "@/lib/api/errors";
+import { ApiError, notFound, tooManyRequests } from "@/lib/api/errors";
 import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
-import { withTenant } from "@/lib/db/tenant";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";
 import type { QueryBody } from "./contract";
 import type { EmbedGrant } from "./embed";
-import { parseManifestCached, type ValidManifest } from "./manifest";
-import { findDashboardOr404, isEditor, viewerMayOpen } from "./records";
+import type { ValidManifest } from "./manifest";
+import { grantForEmbed, grantForPrincipal, grantForPublic, type GrantedDashboard } from "./policy";
 import { getCachedResult, putCachedResult, resultKey } from "./result-cache";
 
 export interface WidgetResult {
@@ -133,66 +132,42 @@ async function runWidgets(input: RunInput) {
   return widgets;
 }
 
+/** Runs the widgets of a version the policy granted, in the organization's time zone. */
+async function runGranted(granted: GrantedDashboard, filters: Record<string, unknown>, widgetIds: string[] | undefined, options: { refresh?: boolean; budget?: QueryBudget } = {}) {
+  if (!granted.parsed.ok) throw new ApiError(422, granted.parsed.errors);
+  const org = await findOrganization(granted.scope.orgId);
+  const widgets = await runWidgets({
+    scope: granted.scope,
+    dashboardId: granted.dashboardId,
+    // Every edit bumps the draft revision in the database, so no replica serves an older draft's results.
+    version: granted.version === "draft" ? `draft@${granted.draftRevision}` : granted.version,
+    manifest: granted.parsed.value,
+    filters,
+    widgetIds,
+    timeZone: org?.timeZone ?? "UTC",
+    refresh: options.refresh,
+    budget: options.budget,
+  });
+  return { dashboard_id: granted.dashboardId, version: granted.version, widgets };
+}
+
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
   if (body.refresh) {
     const verdict = await checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
     if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
   }
-  const { row, yaml, version } = await withTenant(principal, async (tx) => {
-    const row = await findDashboardOr404(tx, idOrSlug);
-    if (body.version === "draft") {
-      if (!isEditor(principal)) throw forbidden("Only editors may query the draft");
-      return { row, yaml: row.draftYaml, version: "draft" as const };
-    }
-    const versionNo = body.version === "published" ? row.publishedVersion : body.version;
-    if (versionNo === null) {
-      if (isEditor(principal)) return { row, yaml: row.draftYaml, version: "draft" as const };
-      throw notFound("Dashboard");
-    }
-    // Viewers see the current published version only: an older one may still list a role that was since removed.
-    if (!isEditor(principal) && versionNo !== row.publishedVersion) throw notFound("Dashboard version");
-    const v = await tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: row.id, version: versionNo } } });
-    if (!v) throw notFound("Dashboard version");
-    return { row, yaml: v.specYaml, version: v.version };
-  });
-  const parsed = parseManifestCached(yaml);
-  if (!parsed.ok) throw new ApiError(422, parsed.errors);
-  if (!viewerMayOpen(principal, parsed.value)) throw notFound("Dashboard");
-  const org = await findOrganization(principal.orgId);
-  const widgets = await runWidgets({
-    scope: principal,
-    dashboardId: row.id,
-    // Every edit bumps the draft revision in the database, so no replica serves an older draft's results.
-    version: version === "draft" ? `draft@${row.draftRevision}` : version,
-    manifest: parsed.value,
-    filters: body.filters,
-    widgetIds: body.widget_ids,
-    timeZone: org?.timeZone ?? "UTC",
-    refresh: body.refresh,
-    budget,
-  });
-  return { dashboard_id: row.id, version, widgets };
+  return runGranted(await grantForPrincipal(principal, idOrSlug, body.version), body.filters, body.widget_ids, { refresh: body.refresh, budget });
 }
 
-/** The batch query of an embedded dashboard: the grant's version, with its locked filters winning over the page's values. */
+/** The batch query of an embedded dashboard: the grant's version and scope, with its locked filters winning over the page's values. */
 export async function queryEmbedded(grant: EmbedGrant, filters: Record<string, unknown>, widgetIds?: string[]) {
-  const yaml = await withTenant({ orgId: grant.orgId }, async (tx) => {
-    const v = await tx.dashboardVersion.findUnique({ where: { dashboardId_version: { dashboardId: grant.dashboardId, version: grant.version } } });
-    if (!v) throw notFound("Dashboard");
-    return v.specYaml;
-  });
-  const parsed = parseManifestCached(yaml);
-  if (!parsed.ok) throw new ApiError(422, parsed.errors);
-  const org = await findOrganization(grant.orgId);
-  const widgets = await runWidgets({
-    scope: { orgId: grant.orgId },
-    dashboardId: grant.dashboardId,
-    version: grant.version,
-    manifest: parsed.value,
-    filters: { ...filters, ...grant.lockedFilters },
-    widgetIds,
-    timeZone: org?.timeZone ?? "UTC",
-  });
-  return { dashboard_id: grant.dashboardId, version: grant.version, widgets };
+  return runGranted(await grantForEmbed(grant), { ...filters, ...grant.lockedFilters }, widgetIds);
+}
+
+/** The batch query of a public dashboard (platform.public), or 404 when it is not public. */
+export async function queryPublic(orgSlug: string, dashboardSlug: string, filters: Record<string, unknown>, widgetIds?: string[]) {
+  const granted = await grantForPublic(orgSlug, dashboardSlug);
+  if (!granted) throw notFound("Dashboard");
+  return runGranted(granted, filters, widgetIds);
 }

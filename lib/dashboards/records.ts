@@ -4,10 +4,8 @@ import type { Principal } from "@/lib/auth/roles";
 import { notFound } from "@/lib/api/errors";
 import type { TenantTx } from "@/lib/db/tenant";
 import type { DashboardRecord } from "./contract";
-import { parseManifestCached, type ValidManifest } from "./manifest";
-
-export const EDITOR_ROLES = new Set(["admin", "general_manager"]);
-export const isEditor = (principal: Principal) => EDITOR_ROLES.has(principal.role);
+import { parseManifestCached } from "./manifest";
+import { isEditor, viewerMayOpen } from "./policy";
 
 export type DashboardRow = {
   id: string;
@@ -40,11 +38,6 @@ export async function publishedVersionOf(tx: TenantTx, row: DashboardRow): Promi
     where: { dashboardId_version: { dashboardId: row.id, version: row.publishedVersion } },
     select: { version: true, specYaml: true, publishedAt: true, name: true },
   });
-}
-
-/** Whether a non-editor may view the published manifest: its platform.roles must include their role. */
-export function viewerMayOpen(principal: Principal, manifest: ValidManifest): boolean {
-  return isEditor(principal) || manifest.manifest.platform.roles.includes(principal.role);
 }
 
 /**

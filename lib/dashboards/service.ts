@@ -8,7 +8,8 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { CreateDashboardBody, DashboardRecord, UpdateDashboardBody } from "./contract";
 import { parseManifest } from "./manifest";
 import { forgetDashboardResults } from "./result-cache";
-import { findDashboardOr404, isEditor, newDashboardId, publishedVersionOf, toRecord, type DashboardRow } from "./records";
+import { isEditor } from "./policy";
+import { findDashboardOr404, newDashboardId, publishedVersionOf, toRecord, type DashboardRow } from "./records";
 
 function validOr422(specYaml: string) {
   const parsed = parseManifest(specYaml);
@@ -95,7 +96,16 @@ export async function publishDashboard(principal: Principal, idOrSlug: string): 
     const latest = await tx.dashboardVersion.aggregate({ where: { dashboardId: row.id }, _max: { version: true } });
     const version = (latest._max.version ?? 0) + 1;
     await tx.dashboardVersion.create({
-      data: { orgId: principal.orgId, dashboardId: row.id, version, name: row.name, specYaml: row.draftYaml, publishedBy: principal.userId },
+      data: {
+        orgId: principal.orgId,
+        dashboardId: row.id,
+        version,
+        name: row.name,
+        specYaml: row.draftYaml,
+        publishedBy: principal.userId,
+        // Public viewers of this version read under the publisher's location scope (policy.ts).
+        publisherLocationIds: principal.locationIds ?? [],
+      },
     });
     const updated = await tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: principal.userId, updatedAt: new Date() } });
     forgetDashboardResults(principal.orgId, row.id);

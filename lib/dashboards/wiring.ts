@@ -12,6 +12,23 @@ export interface ViewManifest {
   widgets: WidgetManifest[];
 }
 
+/**
+ * The manifest as an anonymous viewer (embed, public link) gets it: layout, component options and
+ * wiring only. Dataset definitions, SQL, KPI ids and inline rows stay on the server; a widget's
+ * data block keeps its kind, columns and mappings, which the components read.
+ */
+export function renderOnlyView(view: ViewManifest): ViewManifest {
+  const { datasets: _datasets, widgets: _inline, ...spec } = view.manifest.spec;
+  return {
+    manifest: { ...view.manifest, spec: { ...spec, datasets: [] } },
+    widgets: view.widgets.map((widget) => {
+      const data = widget.spec.data;
+      if (!data) return widget;
+      return { ...widget, spec: { ...widget.spec, data: { kind: data.kind, ...(data.columns ? { columns: data.columns } : {}), ...(data.mappings ? { mappings: data.mappings } : {}) } } };
+    }),
+  };
+}
+
 /** Filter widgets whose value changes what `widgetId` shows; the same rule as the query service's `filtersAffecting`. */
 export function filtersAffecting(widgets: readonly WidgetManifest[], widgetId: string): string[] {
   const ids = new Set<string>();

@@ -1,8 +1,6 @@
 import "server-only";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
-import type { PGlite, Transaction } from "@electric-sql/pglite";
-import type pg from "pg";
 import { from as copyFromStream } from "pg-copy-streams";
 import { getDb, type Database } from "./client";
 import type { TenantScope } from "./tenant";
@@ -19,9 +17,8 @@ export interface BulkTx {
   exec(sql: string, params?: unknown[]): Promise<number>;
   query<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /**
-   * Runs `COPY <target> FROM STDIN WITH (FORMAT binary)` with `data` as its input; undefined where the
-   * connection cannot COPY (PGlite behind pglite-socket: COPY FROM STDIN loses protocol
-   * synchronisation there, checked with pglite-socket 0.1.6), so callers fall back to INSERT.
+   * Runs `COPY <target> FROM STDIN WITH (FORMAT binary)` with `data` as its input (both engines;
+   * optional for callers that fall back to INSERT).
    */
   copyBinary?: (target: string, data: Uint8Array) => Promise<void>;
 }
@@ -43,22 +40,18 @@ export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) 
 
 /** One transaction on a raw connection of either engine (owner context until the caller changes it). */
 export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => Promise<T>): Promise<T> {
-  if (db.pglite) return pgliteTransaction(db.pglite, work);
-  if (db.pool) return poolTransaction(db.pool, db.kind === "postgres", work);
-  throw new Error("this database offers no raw connection for bulk writes");
-}
-
-async function poolTransaction<T>(pool: pg.Pool, canCopy: boolean, work: (tx: BulkTx) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+  const engine = db.engine;
+  const client = await db.pool.connect();
   const tx: BulkTx = {
     exec: async (sql, params) => (await client.query(sql, params)).rowCount ?? 0,
     query: async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
-    copyBinary: canCopy
-      ? async (target, data) => {
-          const input = Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
-          await pipeline(input, client.query(copyFromStream(`COPY ${target} FROM STDIN WITH (FORMAT binary)`)));
-        }
-      : undefined,
+    copyBinary: async (target, data) => {
+      const sql = `COPY ${target} FROM STDIN WITH (FORMAT binary)`;
+      // The embedded engine takes COPY input over IPC, in this connection's session (see copyInSession).
+      if (engine) return engine.copyInSession(sql, data);
+      const input = Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]);
+      await pipeline(input, client.query(copyFromStream(sql)));
+    },
   };
   try {
     await client.query("BEGIN");
@@ -71,20 +64,4 @@ async function poolTransaction<T>(pool: pg.Pool, canCopy: boolean, work: (tx: Bu
   } finally {
     client.release();
   }
-}
-
-async function pgliteTransaction<T>(pglite: PGlite, work: (tx: BulkTx) => Promise<T>): Promise<T> {
-  return pglite.transaction(async (t: Transaction) => {
-    const tx: BulkTx = {
-      // Without parameters: the simple protocol, which also takes several statements (as pg's does).
-      exec: async (sql, params) =>
-        params ? ((await t.query(sql, params)).affectedRows ?? 0) : (await t.exec(sql)).reduce((n, r) => n + (r.affectedRows ?? 0), 0),
-      query: async <R,>(sql: string, params?: unknown[]) => (await t.query<R>(sql, params)).rows,
-      copyBinary: async (target, data) => {
-        // PGlite reads COPY input from the virtual file /dev/blob.
-        await t.query(`COPY ${target} FROM '/dev/blob' WITH (FORMAT binary)`, [], { blob: new Blob([data as Uint8Array<ArrayBuffer>]) });
-      },
-    };
-    return work(tx);
-  });
 }

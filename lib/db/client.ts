@@ -1,27 +1,42 @@
 import "server-only";
-import fs from "node:fs";
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite/vector";
-import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { config } from "@/lib/config";
 import { PrismaClient } from "./generated/client";
+import { AnalyticsCopy } from "./analytics-copy";
+import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
 import { seedDemo } from "./seed";
 import type { SqlRunner } from "./sql";
 
 export type { PrismaClient };
 
+/**
+ * Time limit for embedded statements that set none (service work, migrations, ANALYZE): generous,
+ * as the engine is restarted when it passes. User SQL sets its own through withTenant.
+ */
+const EMBEDDED_DEFAULT_LIMIT_MS = 120_000;
+
 export interface Database {
   kind: "pglite" | "postgres";
   prisma: PrismaClient;
   /** Owner-level access for migrations, seeding and identity look-ups; tenant data goes through withTenant. */
   system: SqlRunner;
-  /** The embedded engine itself, for bulk paths (COPY); undefined on a PostgreSQL server. */
-  pglite?: PGlite;
-  /** The server's connection pool, for bulk paths (COPY FROM STDIN); undefined for the in-process PGlite. */
-  pool?: pg.Pool;
+  /**
+   * The connection pool, for bulk paths (lib/db/bulk.ts). Embedded: the engine's pool of one
+   * connection (hold it only briefly).
+   */
+  pool: pg.Pool;
+  /**
+   * The client for `quarry_reader` work (user SQL, datasets, rule evaluation). Embedded: a second
+   * engine on a copy of the data, so a runaway user query blocks only other analytics, never the
+   * app (docs/embedded-engine.md). Undefined: use `prisma`.
+   */
+  readerPrisma?: () => Promise<PrismaClient>;
+  /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
+  engine?: EmbeddedEngine;
+  /** The embedded read-only copy for analytics; undefined on a PostgreSQL server. */
+  analytics?: AnalyticsCopy;
   close(): Promise<void>;
 }
 
@@ -49,33 +64,53 @@ export async function closeDb(): Promise<void> {
 async function openDatabase(): Promise<Database> {
   const cfg = config();
   if (cfg.database.kind === "postgres") {
-    const pool = new pg.Pool({ connectionString: cfg.database.url });
-    const system: SqlRunner = {
-      exec: async (sql) => void (await pool.query(sql)),
-      query: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
-    };
+    const pool = new pg.Pool({ connectionString: cfg.database.url, max: cfg.database.poolSize });
+    const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-    return { kind: "postgres", prisma, system, pool, close: async () => { await prisma.$disconnect(); await pool.end(); } };
+    return {
+      kind: "postgres",
+      prisma,
+      system,
+      pool,
+      close: async () => { await prisma.$disconnect(); await pool.end(); },
+    };
   }
 
-  // PGlite does not create missing parent folders.
-  fs.mkdirSync(cfg.database.dir, { recursive: true });
-  const pglite = await PGlite.create({ dataDir: cfg.database.dir, extensions: { vector } });
-  const system: SqlRunner = {
-    exec: async (sql) => void (await pglite.exec(sql)),
-    query: async <T,>(sql: string, params?: unknown[]) => (await pglite.query<T>(sql, params)).rows,
-  };
-  await migrate(system);
-  if (cfg.seedDemo) await seedDemo(system);
-  // PGlite runs no autovacuum daemon, so nothing else gathers planner statistics: without them the
-  // warehouse plans as if its tables were tiny (the sample dashboard's widest queries ran 4x slower).
-  await system.exec("ANALYZE");
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const analytics = new AnalyticsCopy(cfg.database.dir);
+  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics.noteStatement(text) });
+  try {
+    await engine.start();
+    const system = poolRunner(engine.pool);
+    await migrate(system);
+    if (cfg.seedDemo) await seedDemo(system);
+    // PGlite runs no autovacuum daemon, so nothing else gathers planner statistics: without them the
+    // warehouse plans as if its tables were tiny (the sample dashboard's widest queries ran 4x slower).
+    await system.exec("ANALYZE");
+    const prisma = new PrismaClient({ adapter: new PrismaPg(engine.pool) });
+    return {
+      kind: "pglite",
+      prisma,
+      readerPrisma: () => analytics.prisma(engine),
+      system,
+      engine,
+      analytics,
+      pool: engine.pool,
+      close: async () => {
+        await prisma.$disconnect();
+        await analytics.close();
+        await engine.close();
+      },
+    };
+  } catch (error) {
+    await analytics.close();
+    await engine.close();
+    throw error;
+  }
+}
+
+function poolRunner(pool: pg.Pool): SqlRunner {
   return {
-    kind: "pglite",
-    prisma,
-    system,
-    pglite,
-    close: async () => { await prisma.$disconnect(); await pglite.close(); },
+    exec: async (sql) => void (await pool.query(sql)),
+    query: async <T,>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as T[],
   };
 }

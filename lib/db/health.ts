@@ -1,14 +1,53 @@
 import "server-only";
 import { ApiError } from "@/lib/api/errors";
 import { getDb } from "./client";
+import { listMigrations } from "./migrate";
 
-/** Ready once the database is open and answers; 503 otherwise (load balancers, the e2e runner). */
+/**
+ * Live once the database is open and answers; 503 otherwise (liveness probes, the e2e runner).
+ * The embedded engine answers from its supervisor's state, never waiting on the engine process:
+ * a long statement there must not make the service look down (a restart takes seconds).
+ */
 export async function checkHealth() {
   try {
     const db = await getDb();
-    await db.system.query("SELECT 1");
+    if (db.engine) {
+      if (db.engine.state !== "ready" && db.engine.state !== "restarting") throw new Error(`embedded database ${db.engine.state}`);
+    } else {
+      await db.system.query("SELECT 1");
+    }
     return { status: "ok" as const, database: db.kind };
   } catch {
     throw new ApiError(503, "database is not ready");
   }
+}
+
+const holder = globalThis as unknown as { __quarryBooted?: boolean; __quarryMigrationNames?: string[] };
+
+/** Called by lib/boot.ts when start-up work (migrations, demo data, worker) is done. */
+export function markStarted(): void {
+  holder.__quarryBooted = true;
+}
+
+/**
+ * Ready for traffic behind a load balancer: this process has finished its start-up work, the
+ * database answers, and every migration this build ships is applied (a replica rolled out
+ * before `npm run db:migrate` stays out of rotation instead of failing requests).
+ */
+export async function checkReadiness() {
+  if (!holder.__quarryBooted) throw new ApiError(503, "starting: start-up work is not finished");
+  holder.__quarryMigrationNames ??= listMigrations().map((m) => m.name);
+  const expected = holder.__quarryMigrationNames;
+  let applied: string[];
+  let kind: "pglite" | "postgres";
+  try {
+    const db = await getDb();
+    kind = db.kind;
+    applied = (await db.system.query<{ name: string }>("SELECT name FROM _quarry_migrations")).map((r) => r.name);
+  } catch {
+    throw new ApiError(503, "database is not ready");
+  }
+  const missing = expected.filter((name) => !applied.includes(name));
+  if (missing.length > 0) throw new ApiError(503, `database schema is behind this build: run npm run db:migrate (missing ${missing.join(", ")})`);
+  return { status: "ready" as const, database: kind, migrations: applied.length };
 }

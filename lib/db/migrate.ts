@@ -31,43 +31,49 @@ const MIGRATION_LOCK_KEY = "7311505216001";
 /**
  * Applies every migration not yet recorded, each in its own transaction.
  * An applied migration whose file changed is an error, not a silent skip.
- * `db` must be one session (a dedicated connection, not a pool): the advisory
- * lock that makes concurrent migrators take turns is held by that session.
+ * Concurrent migrators (replicas starting together, `npm run db:migrate`
+ * during a start) take turns: each transaction first takes a transaction-level
+ * advisory lock, then looks again at what is applied. `db` should be one
+ * session (a dedicated connection): on a pool, BEGIN and COMMIT may reach
+ * different connections.
  */
 export async function migrate(db: SqlRunner, migrations = listMigrations()): Promise<string[]> {
-  await db.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
-  try {
-    return await applyPending(db, migrations);
-  } finally {
-    await db.query("SELECT pg_advisory_unlock($1::bigint)", [MIGRATION_LOCK_KEY]);
-  }
-}
-
-async function applyPending(db: SqlRunner, migrations: Migration[]): Promise<string[]> {
-  await db.exec(`CREATE TABLE IF NOT EXISTS _quarry_migrations (
-    name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-  const applied = new Map(
-    (await db.query<{ name: string; checksum: string }>("SELECT name, checksum FROM _quarry_migrations")).map((r) => [r.name, r.checksum]),
+  await inLockedTransaction(db, () =>
+    db.exec(`CREATE TABLE IF NOT EXISTS _quarry_migrations (
+      name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`),
   );
   const done: string[] = [];
   for (const migration of migrations) {
-    const known = applied.get(migration.name);
-    if (known !== undefined) {
-      if (known !== migration.checksum) {
-        throw new Error(`Migration ${migration.name} was changed after it was applied; add a new migration instead.`);
+    const applied = await inLockedTransaction(db, async () => {
+      const [known] = await db.query<{ checksum: string }>("SELECT checksum FROM _quarry_migrations WHERE name = $1", [migration.name]);
+      if (known) {
+        if (known.checksum !== migration.checksum) {
+          throw new Error(`Migration ${migration.name} was changed after it was applied; add a new migration instead.`);
+        }
+        return false;
       }
-      continue;
-    }
-    await db.exec("BEGIN");
-    try {
-      await db.exec(migration.sql);
+      try {
+        await db.exec(migration.sql);
+      } catch (error) {
+        throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+      }
       await db.query("INSERT INTO _quarry_migrations (name, checksum) VALUES ($1, $2)", [migration.name, migration.checksum]);
-      await db.exec("COMMIT");
-    } catch (error) {
-      await db.exec("ROLLBACK");
-      throw new Error(`Migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
-    }
-    done.push(migration.name);
+      return true;
+    });
+    if (applied) done.push(migration.name);
   }
   return done;
+}
+
+async function inLockedTransaction<T>(db: SqlRunner, work: () => Promise<T>): Promise<T> {
+  await db.exec("BEGIN");
+  try {
+    await db.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
+    const result = await work();
+    await db.exec("COMMIT");
+    return result;
+  } catch (error) {
+    await db.exec("ROLLBACK");
+    throw error;
+  }
 }

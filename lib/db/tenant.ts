@@ -33,7 +33,9 @@ const ROLE_NAMES = { app: "quarry_app", reader: "quarry_reader" } as const;
  */
 export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => Promise<T>, options: TenantOptions = {}): Promise<T> {
   if (!scope.orgId) throw new Error("withTenant needs an organization id");
-  const { prisma } = await getDb();
+  const db = await getDb();
+  // User SQL and other reader work goes to the embedded analytics engine when there is one.
+  const prisma = options.role === "reader" && db.readerPrisma ? await db.readerPrisma() : db.prisma;
   const result = await prisma.$transaction(
     async (tx) => {
       if (options.readOnly) await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
@@ -50,9 +52,5 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
     },
     { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },
   );
-  // PGlite runs in this thread and settles its promises as microtasks: a loop of tenant
-  // transactions (an indexing run, a dashboard's widgets) would otherwise never let the event
-  // loop serve another request until the whole loop ends.
-  await new Promise((resolve) => setImmediate(resolve));
   return result;
 }

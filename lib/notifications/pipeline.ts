@@ -14,7 +14,7 @@ import type { Clock } from "./clock";
 import { latestDue } from "./cron";
 import { newId } from "./ids";
 import { loadQuietHours, quietUntil, windowFor, type QuietHoursPolicy } from "./quiet-hours";
-import { DELIVER_EXPIRE_SECONDS, QUEUES, type JobQueue } from "./queue";
+import { QUEUES, deliveryLeaseSeconds, type JobQueue } from "./queue";
 import { SendError, sendExternal } from "./transports";
 import { loadOptOuts, type OptOuts } from "./unsubscribes";
 
@@ -37,7 +37,6 @@ export interface DeliverJob {
 
 /** Deliveries or runs whose job should have run this long ago are re-queued by the tick (a crash between commit and enqueue). */
 const STRANDED_MS = 10 * 60_000;
-const LEASE_MS = DELIVER_EXPIRE_SECONDS * 1000;
 
 /** Organizations with rules to schedule; the queue runs outside any tenant, so it reads the registry with the connecting role. */
 async function organizationIds(): Promise<string[]> {
@@ -287,7 +286,7 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
       notBefore = d.nextAttemptAt;
       return null;
     }
-    const lapsed = d.status === "sending" && now.getTime() - d.updatedAt.getTime() >= LEASE_MS;
+    const lapsed = d.status === "sending" && now.getTime() - d.updatedAt.getTime() >= deliveryLeaseSeconds() * 1000;
     if (d.status !== "pending" && d.status !== "retrying" && !lapsed) return null;
     const taken = await tx.notificationDelivery.updateMany({ where: { id: d.id, status: d.status, updatedAt: d.updatedAt }, data: { status: "sending", updatedAt: now } });
     if (taken.count === 0) return null;

@@ -1,4 +1,5 @@
 import "server-only";
+import type pg from "pg";
 import PgBoss from "pg-boss";
 import { getDb } from "@/lib/db/client";
 import { config } from "@/lib/config";
@@ -14,16 +15,22 @@ export const QUEUES = {
 
 /**
  * How long a delivery job may run before pg-boss considers its worker dead and
- * hands the job out again; a claimed delivery's lease lasts as long.
+ * hands the job out again; a claimed delivery's lease lasts as long. The
+ * default of NOTIFICATIONS_CONFIG.delivery_lease_seconds.
  */
 export const DELIVER_EXPIRE_SECONDS = 120;
+
+/** The configured lease (seconds): delivery jobs expire, and claimed deliveries lapse, after it. */
+export function deliveryLeaseSeconds(): number {
+  return notificationsConfig().delivery_lease_seconds;
+}
 
 const QUEUE_OPTIONS: Record<keyof typeof QUEUES, Omit<PgBoss.Queue, "name">> = {
   // Scheduled every minute; a missed tick is simply superseded by the next one.
   tick: { policy: "singleton", retryLimit: 0, expireInSeconds: 300 },
   // pg-boss retries these only when a worker crashed or threw; send failures are rescheduled by the handler with its own backoff.
   evaluate: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
-  deliver: { retryLimit: 5, retryDelay: 0, expireInSeconds: DELIVER_EXPIRE_SECONDS },
+  deliver: { retryLimit: 5, retryDelay: 0, expireInSeconds: DELIVER_EXPIRE_SECONDS },  // replaced by the configured lease in openQueue
 };
 
 /** What the pipeline needs from the queue; pg-boss in production, the same pg-boss in tests. */
@@ -57,28 +64,34 @@ export async function closeQueue(): Promise<void> {
   if (pending) await (await pending).stop({ graceful: false, wait: true, close: true });
 }
 
+/** Maintenance hands out again the jobs of dead workers: at least twice per lease, at most every two minutes (pg-boss's default). */
+function maintenanceSeconds(): number {
+  return Math.max(1, Math.min(120, Math.floor(deliveryLeaseSeconds() / 2)));
+}
+
 async function openQueue(background: boolean): Promise<PgBoss> {
   const cfg = config();
   let boss: PgBoss;
   if (cfg.database.kind === "postgres") {
-    boss = new PgBoss({ connectionString: cfg.database.url, schema: "pgboss", supervise: background, schedule: background });
+    boss = new PgBoss({ connectionString: cfg.database.url, schema: "pgboss", supervise: background, schedule: background, maintenanceIntervalSeconds: maintenanceSeconds() });
   } else {
-    const { pglite } = await getDb();
-    if (!pglite) throw new Error("Embedded database without PGlite handle");
+    const { engine } = await getDb();
+    if (!engine) throw new Error("Embedded database without its engine");
+    // The engine serves one connection (lib/db/embedded-engine.ts): pg-boss shares its pool.
+    // Multi-statement scripts (migrations, locked maintenance) come without values and answer one result per statement.
     const db: PgBoss.Db = {
-      // PGlite's extended protocol takes one statement; pg-boss's multi-statement scripts (migrations, locked maintenance) come without values.
       executeSql: async (text, values) => {
-        if (values && values.length > 0) return pglite.query(text, values);
-        const results = await pglite.exec(text);
-        return results[results.length - 1] ?? { rows: [] };
+        const result = (await engine.pool.query(text, values)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return Array.isArray(result) ? (result[result.length - 1] ?? { rows: [] }) : result;
       },
     };
-    boss = new PgBoss({ db, schema: "pgboss", supervise: background, schedule: background });
+    boss = new PgBoss({ db, schema: "pgboss", supervise: background, schedule: background, maintenanceIntervalSeconds: maintenanceSeconds() });
   }
   boss.on("error", (error) => log.error("job queue error", { error: error.message }));
   await boss.start();
   for (const [key, name] of Object.entries(QUEUES) as [keyof typeof QUEUES, string][]) {
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, ...QUEUE_OPTIONS[key] });
+    const options = key === "deliver" ? { ...QUEUE_OPTIONS[key], expireInSeconds: deliveryLeaseSeconds() } : QUEUE_OPTIONS[key];
+    if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, ...options });
   }
   return boss;
 }

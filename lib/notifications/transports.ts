@@ -1,10 +1,10 @@
 import "server-only";
 import crypto from "node:crypto";
 import nodemailer from "nodemailer";
-import { ErrorCode as SlackErrorCode, WebClient } from "@slack/web-api";
+import { ErrorCode as SlackErrorCode, WebClient, type FetchFunction } from "@slack/web-api";
 import { notificationsConfig } from "@/lib/config/notifications";
 import type { ResolvedChannel } from "./channels";
-import { UnsafeTargetError, assertPublicHost, assertSafeUrl } from "./url-guard";
+import { UnsafeTargetError, assertPublicHost, guardedFetch } from "./url-guard";
 
 /** One message to one recipient on one channel. */
 export interface OutboundMessage {
@@ -42,10 +42,12 @@ export async function sendExternal(channel: ResolvedChannel, message: OutboundMe
 
 async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
   const s = channel.settings as { host: string; port: number; secure: boolean; user?: string; from: string };
-  await assertPublicHost(s.host);
+  // Connect to the address that was checked; the host name is still what TLS verifies (servername).
+  const target = await assertPublicHost(s.host);
   const timeout = notificationsConfig().send_timeout_ms;
   const transport = nodemailer.createTransport({
-    host: s.host,
+    host: target.address,
+    tls: { servername: target.host },
     port: s.port,
     secure: s.secure,
     auth: s.user ? { user: s.user, pass: channel.secrets.password ?? "" } : undefined,
@@ -78,8 +80,8 @@ async function sendSlack(channel: ResolvedChannel, message: OutboundMessage) {
   const text = `*[${message.severity.toUpperCase()}] ${message.subject}*\n${message.body}`;
   if (channel.settings.mode === "bot") {
     const cfg = notificationsConfig();
-    await assertSafeUrl(cfg.slack_api_url);
-    const client = new WebClient(channel.secrets.bot_token, { slackApiUrl: cfg.slack_api_url, retryConfig: { retries: 0 }, timeout: cfg.send_timeout_ms, rejectRateLimitedCalls: true });
+    // guardedFetch checks the API host and pins the connection to the checked address on every call.
+    const client = new WebClient(channel.secrets.bot_token, { slackApiUrl: cfg.slack_api_url, retryConfig: { retries: 0 }, timeout: cfg.send_timeout_ms, rejectRateLimitedCalls: true, fetch: slackFetch });
     try {
       await client.chat.postMessage({ channel: String(channel.settings.channel), text });
     } catch (error) {
@@ -91,6 +93,12 @@ async function sendSlack(channel: ResolvedChannel, message: OutboundMessage) {
   }
   await postJson(channel.secrets.webhook_url, JSON.stringify({ text }), {}, "Slack webhook");
 }
+
+/** The Slack client's fetch, through guardedFetch; postMessage sends a string body (file uploads, with FormData, are not used). */
+const slackFetch: FetchFunction = (url, init) => {
+  if (init?.body !== undefined && typeof init.body !== "string") return Promise.reject(new SendError("Slack: multipart uploads are not supported", false));
+  return guardedFetch(url, { method: init?.method, headers: init?.headers, body: init?.body, signal: init?.signal });
+};
 
 async function sendWebhook(channel: ResolvedChannel, message: OutboundMessage) {
   const body = JSON.stringify({
@@ -108,18 +116,17 @@ async function sendWebhook(channel: ResolvedChannel, message: OutboundMessage) {
 
 async function postJson(rawUrl: string | undefined, body: string, headers: Record<string, string>, what: string) {
   if (!rawUrl) throw new SendError(`${what}: no URL configured`, false);
-  const url = await assertSafeUrl(rawUrl);
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await guardedFetch(rawUrl, {
       method: "POST",
       headers: { "content-type": "application/json", "user-agent": "Quarry-Notifications/1", ...headers },
       body,
-      // A redirect could lead inward; it is reported as a failure instead of followed.
-      redirect: "manual",
+      // A redirect could lead inward; guardedFetch never follows one, so it is reported as a failure.
       signal: AbortSignal.timeout(notificationsConfig().send_timeout_ms),
     });
   } catch (error) {
+    if (error instanceof UnsafeTargetError) throw error;
     throw new SendError(`${what}: ${(error as Error).message}`, true);
   }
   if (response.ok) {

@@ -1,4 +1,5 @@
 import "server-only";
+import { formatLimit } from "@/lib/db/embedded-engine";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
 
@@ -15,9 +16,10 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
  * read-only transaction, the `quarry_reader` role under row-level security, statement_timeout.
  * Database refusals become QueryErrors with a clear message.
  *
- * PGlite runs queries on the calling thread and does not enforce statement_timeout (it has no
- * timer signal in WebAssembly); on PostgreSQL the timeout applies. The row cap is the LIMIT
- * that compile.ts binds into every statement.
+ * PostgreSQL enforces statement_timeout itself; the embedded engine cannot (no timer signal in
+ * WebAssembly), so its supervisor kills and restarts the engine at the same limit and raises the
+ * same 57014 (lib/db/embedded-engine.ts). The row cap is the LIMIT that compile.ts binds into
+ * every statement.
  */
 export async function runReadOnly(scope: TenantScope, text: string, values: readonly unknown[], options: ReadOnlyOptions): Promise<Record<string, unknown>[]> {
   const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
@@ -63,7 +65,7 @@ function toQueryError(error: unknown, timeoutMs: number): Error {
       if (failure.message?.includes("multiple commands")) return new QueryError("multiple_statements", "Only one SQL statement is allowed");
       return new QueryError("sql_error", `SQL error: ${failure.message}`);
     case "57014":
-      return new QueryError("timeout", `The query took longer than ${timeoutMs} ms and was cancelled`);
+      return new QueryError("timeout", `The query ran longer than its time limit of ${formatLimit(timeoutMs)} and was cancelled`);
     default:
       // Syntax, unknown column, type mismatch...: the author's SQL, so the author should see why.
       return new QueryError("sql_error", `SQL error: ${failure.message ?? "the query failed"}`, failure.message);

@@ -116,7 +116,7 @@ describe("user SQL runs read-only", () => {
     await expect(run("w", {}, acme, custom("SELECT test_cancelled() AS n"))).rejects.toMatchObject({
       name: "QueryError",
       code: "timeout",
-      message: "The query took longer than 10000 ms and was cancelled",
+      message: "The query ran longer than its time limit of 10 s and was cancelled",
     });
   });
 
@@ -146,6 +146,12 @@ describe("user SQL runs read-only", () => {
     const [{ n }] = await system.query<{ n: number }>("SELECT count(*)::int AS n FROM orders WHERE org_id = 'org_acme' AND channel = 'partner'");
     expect(partner.rows).toHaveLength(Math.min(n, 5_000));
     expect(partner.truncated).toBe(n > 5_000);
+  });
+
+  it("reads U& identifiers as PostgreSQL does (surrogate pairs included)", async () => {
+    const dashboard = custom(`SELECT channel AS U&"ch\\0061n\\D83D\\DE00", count(*)::int AS n FROM orders GROUP BY 1 ORDER BY 1`);
+    expect((await run("w", {}, acme, dashboard)).columns).toEqual(["chan\u{1F600}", "n"]);
+    expect(() => custom('SELECT 1 AS U&"\\D83D"')).toThrow(/invalid Unicode surrogate pair/);
   });
 
   it.each(["q", "row", "t", "_quarry_row", "_quarry_source", "row_to_json", "Q"])("a user column named %s does not break the wrapper", async (name) => {

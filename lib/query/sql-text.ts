@@ -149,10 +149,12 @@ function decodeUnicodeEscapes(text: string, escape: string, at: number): string 
     const digits = long ? text.slice(i + 2, i + 8) : text.slice(i + 1, i + 5);
     if (!/^[0-9a-fA-F]+$/.test(digits) || digits.length !== (long ? 6 : 4)) throw new SqlTextError("invalid Unicode escape in a U& identifier", at);
     const code = Number.parseInt(digits, 16);
-    if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) throw new SqlTextError("invalid Unicode escape value in a U& identifier", at);
-    out += String.fromCodePoint(code);
+    if (code > 0x10ffff) throw new SqlTextError("invalid Unicode escape value in a U& identifier", at);
+    out += String.fromCharCode(...(code > 0xffff ? [0xd800 + ((code - 0x10000) >> 10), 0xdc00 + ((code - 0x10000) & 0x3ff)] : [code]));
     i += long ? 8 : 5;
   }
+  // A surrogate pair may be written as two escapes, as PostgreSQL allows; a lone half is an error.
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(out)) throw new SqlTextError("invalid Unicode surrogate pair in a U& identifier", at);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Fault: a 150 KB PDF whose deflated content stream holds 100 MiB of text operators. pdfjs works
 // through every one of them (about 35 s of CPU on this machine), the shape of an extractor
-// "loop". It runs in a PDF worker: the worker is stopped at its time limit, the server answers
+// "loop". It runs off the request thread (pdftotext child or pdfjs worker): it is stopped at its time limit, the server answers
 // meanwhile, and the next PDF is read. (A PDF that makes pdfjs run out of heap was not found:
 // pdfjs keeps little per operator; this one runs within a 128 MB heap.)
 import { describe, expect, it } from "vitest";
@@ -10,17 +10,18 @@ import { extractPdf } from "@/lib/documents/extract/pdf";
 import { QUICK_MS, probeWhile } from "./probe";
 
 describe("fault: a PDF that keeps the extractor busy", () => {
-  it("is stopped at the PDF time limit while other requests are answered; the next PDF is read", async () => {
+  // pdftotext (a bounded child process) where installed, else pdfjs in a worker thread; pdfjs always.
+  it.each(["auto", "pdfjs"] as const)("is stopped at the PDF time limit while other requests are answered; the next PDF is read (engine %s)", async (engine) => {
     const bomb = pdfTextBomb(100);
     expect(bomb.length).toBeLessThan(300 * 1024);
     const limits = { maxPages: 10, timeoutMs: 3_000, maxHeapMb: 128 };
-    const report = await probeWhile(() => reasonOf(extractPdf(bomb, undefined, limits)));
+    const report = await probeWhile(() => reasonOf(extractPdf(bomb, undefined, limits, engine)));
     expect(report.outcome).toBe("Reading the PDF took longer than 3 s and was stopped");
     expect(report.faultMs).toBeLessThan(3_000 + 5_000);
     expect(report.probeStatuses.every((s) => s === 200)).toBe(true);
     expect(report.probeMs.length).toBeGreaterThan(5);
     expect(Math.max(...report.probeMs)).toBeLessThan(QUICK_MS);
-    const next = await extractPdf(await pdfWithPages(1, () => "Quarterly revenue grew."), undefined, limits);
+    const next = await extractPdf(await pdfWithPages(1, () => "Quarterly revenue grew."), undefined, limits, engine);
     expect(next.segments[0].text).toContain("Quarterly revenue grew.");
   });
 });

@@ -31,8 +31,8 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-/** Starts `node tsx <script>` and resolves once it prints `READY <port>`; rejects if it exits first. */
-export function startProcess(script: string, env: Record<string, string>, timeoutMs = 180_000): Promise<Replica> {
+/** Starts `node tsx <script>` and resolves once it prints `ready` (`READY <port>` by default); rejects if it exits first. */
+export function startProcess(script: string, env: Record<string, string>, timeoutMs = 180_000, ready = /READY (\d+)/): Promise<Replica> {
   const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--conditions=react-server", script], {
     env: { ...process.env, QUARRY_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -42,14 +42,14 @@ export function startProcess(script: string, env: Record<string, string>, timeou
     const timer = setTimeout(() => reject(new Error(`${script} did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      const ready = /READY (\d+)/.exec(output);
-      if (ready) {
+      const match = ready.exec(output);
+      if (match) {
         clearTimeout(timer);
-        resolve(replica(Number(ready[1]), child, () => output));
+        resolve(replica(Number(match[1] ?? 0), child, () => output));
       }
     };
     child.stdout.on("data", onData);
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", onData);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`${script} exited (${code ?? signal}) before it was ready:\n${output}`));

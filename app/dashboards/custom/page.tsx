@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listDashboards } from "@/lib/dashboards/service";
-import { isEditor } from "@/lib/dashboards/records";
+import { isEditor } from "@/lib/dashboards/policy";
 import { toJsonValue } from "@/lib/api/json";
 import { listDashboards as listDashboardsEndpoint } from "@/lib/dashboards/contract";
 import { DashboardList } from "@/components/dashboards/dashboard-list";

@@ -35,7 +35,7 @@ export default async function EmbedPage({ params, searchParams }: PageProps) {
         initialResults={page.results}
         initialFilters={page.filters}
         timeZone={page.timeZone}
-        lockedFilters={page.grant.lockedFilters}
+        lockedFilters={page.lockedFilters}
       />
     </div>
   );

@@ -2,8 +2,9 @@
 
 import "tabulator-tables/dist/css/tabulator.min.css";
 import { useEffect, useMemo, useRef, useState } from "react";
-import type { ColumnDefinition, Options, Tabulator } from "tabulator-tables";
+import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-tables";
 import type { WidgetManifest } from "@/lib/manifest/schema";
+import { toCsv, toXlsx } from "./export-cells";
 import { columnDecimals, formatFixed, humanize, toNumber } from "./format";
 import styles from "./widgets.module.css";
 
@@ -55,9 +56,16 @@ function exportName(widget: WidgetManifest, format: ExportFormat): string {
   return `${widget.metadata.id}-${new Date().toISOString().slice(0, 10)}.${format}`;
 }
 
+/** Header and data rows of a Tabulator export as plain cell values (group and calc rows are off in downloadConfig). */
+function exportCells(list: ExportRow[]): unknown[][] {
+  return list
+    .filter((row) => row.type === "header" || row.type === "row")
+    .map((row) => row.columns.filter((column) => column !== null).map((column) => column.value as unknown));
+}
+
 /**
  * A Tabulator grid with the manifest's pagination, frozen columns, grouping, initial sort and
- * export buttons. Tabulator (and SheetJS, when Excel export is on) load in the browser only.
+ * export buttons. Tabulator (and exceljs, when Excel is exported) load in the browser only.
  * New rows replace the data of the existing grid, so the user's sort and page survive a re-query.
  */
 export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
@@ -86,7 +94,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
     let cancelled = false;
     let built: Tabulator | null = null;
     (async () => {
-      const [{ TabulatorFull }, XLSX] = await Promise.all([import("tabulator-tables"), exports.includes("xlsx") ? import("xlsx") : Promise.resolve(undefined)]);
+      const { TabulatorFull } = await import("tabulator-tables");
       if (cancelled || !host.current) return;
       const [shapeColumns, shapeOptions] = JSON.parse(shape) as [string[], typeof options];
       const data = latestRows.current;
@@ -105,7 +113,6 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
         initialSort: shapeOptions?.initial_sort?.map((s) => ({ column: s.column, dir: s.dir })),
         // Exports are flat tables: group header rows would break a spreadsheet's columns.
         downloadConfig: { rowGroups: false, columnGroups: false, columnCalcs: false },
-        dependencies: XLSX ? { XLSX } : undefined,
       };
       built = new TabulatorFull(host.current, config);
       built.on("tableBuilt", () => {
@@ -122,19 +129,24 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
       table.current = null;
       built?.destroy();
     };
-    // `exports` is part of `shape`.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [shape]);
 
   const download = (format: ExportFormat) => {
     const grid = table.current;
     if (!grid) return;
-    if (format === "csv") {
-      // A byte-order mark makes Excel read the file as UTF-8.
-      grid.download("csv", exportName(widget, "csv"), { bom: true });
-    } else {
-      grid.download("xlsx", exportName(widget, "xlsx"), { sheetName: widget.metadata.name.slice(0, 31).replace(/[\\/?*[\]:]/g, " ") });
-    }
+    // Custom downloaders over Tabulator's export rows (current sort and filter): every cell, headers
+    // included, goes through the formula neutraliser (export-cells.ts), and Excel files come from exceljs.
+    grid.download((list, _options, setFileContents) => {
+      const cells = exportCells(list);
+      if (format === "csv") {
+        setFileContents(toCsv(cells), "text/csv;charset=utf-8");
+        return;
+      }
+      void toXlsx(cells, widget.metadata.name).then(
+        (buffer) => setFileContents(buffer, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        (error: unknown) => setFailure(`Excel export failed: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    }, exportName(widget, format));
   };
 
   if (failure) {

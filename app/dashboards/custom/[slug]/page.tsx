@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { isEditor } from "@/lib/dashboards/records";
+import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
 import { ViewerActions } from "@/components/dashboards/viewer-actions";

@@ -8,9 +8,9 @@ import { POST } from "./route";
 
 const holder = globalThis as unknown as { __quarryEmbeddingProviders?: EmbeddingProviders };
 const loopback = loopbackPerTest();
-afterEach(() => {
+afterEach(async () => {
   holder.__quarryEmbeddingProviders = new EmbeddingProviders(LOCAL_EMBEDDING_SETTINGS);
-  resetRateLimits();
+  await resetRateLimits();
 });
 
 let analyst: string;

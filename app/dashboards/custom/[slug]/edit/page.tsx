@@ -3,7 +3,7 @@ import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { getDashboard } from "@/lib/dashboards/service";
-import { isEditor } from "@/lib/dashboards/records";
+import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { ManifestEditor } from "@/components/dashboards/manifest-editor";
 import styles from "@/components/dashboards/dashboards.module.css";

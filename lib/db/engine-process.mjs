@@ -1,0 +1,170 @@
+// The embedded engine's own process: PGlite (PostgreSQL in WebAssembly) served over the
+// PostgreSQL wire protocol on a Unix socket (a small handler below, not pglite-socket's server), so the web process reaches it with `pg` and
+// @prisma/adapter-pg exactly as it reaches a PostgreSQL server.
+//
+// Why a process of its own: PGlite runs each statement to its end on the thread that calls it and
+// ignores statement_timeout (WebAssembly has no timer signal). Here a runaway statement blocks only
+// this process; the supervisor (lib/db/embedded-engine.ts) kills it at the time limit and starts a
+// new one, and PostgreSQL's crash recovery replays the WAL of every committed transaction.
+//
+// Plain ESM, loaded by path with child_process.fork: Turbopack never bundles it (see
+// lib/documents/extract/pdf-worker.mjs for the same arrangement).
+//
+// Messages: in  {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "snapshot", id, target} | {type: "close"}
+//           out {type: "ready", bootMs} | {type: "failed", message} | {type: "done" | "failed", id, error?}
+import fs from "node:fs";
+import net from "node:net";
+import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite/vector";
+
+let db;
+let openedDir;
+let server;
+
+async function open({ dataDir, socketPath }) {
+  const started = Date.now();
+  // PGlite does not create missing parent folders.
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.rmSync(socketPath, { force: true });
+  db = await PGlite.create({ dataDir, extensions: { vector } });
+  openedDir = dataDir;
+  server = net.createServer((socket) => serve(socket));
+  await new Promise((resolve, reject) => server.once("error", reject).listen(socketPath, resolve));
+  process.send?.({ type: "ready", bootMs: Date.now() - started });
+}
+
+const SSL_REQUEST = 80877103;
+const GSS_REQUEST = 80877104;
+
+/**
+ * One client connection: frontend messages go to PGlite one by one, in order.
+ *
+ * Not @electric-sql/pglite-socket 0.1.6's server, for two faults measured here: after an error in
+ * an extended-protocol message PGlite answers ReadyForQuery at once and again at Sync, which
+ * desynchronises node-postgres ("unexpected commandComplete", electric-sql/pglite#958); and its
+ * queue interleaves the messages of concurrent connections outside a transaction. This handler
+ * drops the premature ReadyForQuery and, as PostgreSQL does, skips messages up to the Sync; the
+ * supervisor keeps one connection at a time.
+ */
+function serve(socket) {
+  let buffer = Buffer.alloc(0);
+  let started = false;
+  let skipToSync = false;
+  let chain = Promise.resolve();
+  socket.setNoDelay(true);
+  socket.on("error", () => undefined);
+  socket.on("close", () => {
+    // A connection that ends inside a transaction must not leave it open for the next one.
+    chain = chain.then(() => (db.isInTransaction() ? db.exec("ROLLBACK") : undefined)).catch(() => undefined);
+  });
+  socket.on("data", (data) => {
+    buffer = Buffer.concat([buffer, data]);
+    for (;;) {
+      let message;
+      if (!started) {
+        if (buffer.length < 8) return;
+        const length = buffer.readInt32BE(0);
+        if (buffer.length < length) return;
+        message = buffer.subarray(0, length);
+        buffer = buffer.subarray(length);
+        const code = message.readInt32BE(4);
+        if (code === SSL_REQUEST || code === GSS_REQUEST) {
+          socket.write("N");
+          continue;
+        }
+        started = true;
+      } else {
+        if (buffer.length < 5) return;
+        const length = 1 + buffer.readInt32BE(1);
+        if (buffer.length < length) return;
+        message = buffer.subarray(0, length);
+        buffer = buffer.subarray(length);
+      }
+      const type = started ? String.fromCharCode(message[0]) : "";
+      chain = chain.then(() => handle(socket, message, type)).catch(() => socket.destroy());
+    }
+  });
+
+  async function handle(socket, message, type) {
+    if (type === "X") return void socket.end();
+    if (skipToSync && type !== "S") return;
+    const extended = type !== "Q" && type !== "S" && type !== "";
+    const reply = Buffer.from(await db.runExclusive(() => db.execProtocolRaw(new Uint8Array(message))));
+    if (type === "S") skipToSync = false;
+    if (extended && containsMessage(reply, "E")) {
+      skipToSync = true;
+      return void socket.write(withoutMessage(reply, "Z"));
+    }
+    if (reply.length > 0) socket.write(reply);
+  }
+}
+
+function* backendMessages(reply) {
+  for (let at = 0; at + 5 <= reply.length; ) {
+    const end = at + 1 + reply.readInt32BE(at + 1);
+    yield { type: String.fromCharCode(reply[at]), bytes: reply.subarray(at, end) };
+    at = end;
+  }
+}
+
+function containsMessage(reply, type) {
+  for (const message of backendMessages(reply)) if (message.type === type) return true;
+  return false;
+}
+
+function withoutMessage(reply, type) {
+  return Buffer.concat([...backendMessages(reply)].filter((m) => m.type !== type).map((m) => m.bytes));
+}
+
+async function close() {
+  try {
+    server?.close();
+    await db?.close();
+  } finally {
+    process.exit(0);
+  }
+}
+
+function reply(id, work) {
+  work.then(
+    () => process.send?.({ type: "done", id }),
+    (error) => process.send?.({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }),
+  );
+}
+
+function simpleQuery(sql) {
+  const text = Buffer.from(`${sql}\0`);
+  const message = Buffer.alloc(5 + text.length);
+  message.write("Q", 0);
+  message.writeInt32BE(4 + text.length, 1);
+  text.copy(message, 5);
+  return new Uint8Array(message);
+}
+
+process.on("message", (message) => {
+  if (message?.type === "open") {
+    open(message).catch((error) => {
+      process.send?.({ type: "failed", message: error instanceof Error ? error.message : String(error) });
+      process.exit(1);
+    });
+  } else if (message?.type === "copy") {
+    // COPY … FROM '/dev/blob' (see EmbeddedEngine.copyFrom for why not over the socket).
+    reply(message.id, db.query(message.sql, [], { blob: new Blob([message.data]) }));
+  } else if (message?.type === "snapshot") {
+    // Between two statements (the lock PGlite's own queries take): CHECKPOINT writes every dirty
+    // buffer, and nothing writes while the folder is copied.
+    reply(
+      message.id,
+      db.runExclusive(async () => {
+        await db.execProtocolRaw(simpleQuery("CHECKPOINT"));
+        fs.rmSync(message.target, { recursive: true, force: true });
+        fs.cpSync(openedDir, message.target, { recursive: true });
+      }),
+    );
+  } else if (message?.type === "close") {
+    void close();
+  }
+});
+
+// The supervisor is gone (crashed or killed): nothing may keep the data folder open.
+process.on("disconnect", () => void close());

@@ -1,0 +1,84 @@
+import crypto from "node:crypto";
+import { describe, expect, it, vi } from "vitest";
+import { POST as nextAuthPost } from "@/app/api/auth/[...nextauth]/route";
+import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/api/client-address";
+import { authOptions } from "@/lib/auth/session";
+import { SIGN_IN_LIMITS, signInRetryAfter } from "@/lib/auth/throttle";
+import { DEMO_PASSWORD } from "@/lib/db/seed";
+import { call } from "@/test/helpers";
+
+const KEY = "test-peer-key-0123456789abcdef";
+(globalThis as Record<symbol, unknown>)[Symbol.for("quarry.peerKey")] = KEY;
+
+type Authorize = (credentials: Record<string, string>, req: { headers: Record<string, string> }) => Promise<unknown>;
+const authorize = (authOptions().providers[0] as unknown as { options: { authorize: Authorize } }).options.authorize;
+const fromAddress = (address: string) => ({ headers: { [PEER_HEADER]: address, [PEER_KEY_HEADER]: KEY } });
+
+function postCredentials(email: string, address: string) {
+  return call(nextAuthPost as never, "POST", "/api/auth/callback/credentials", {
+    params: { nextauth: ["callback", "credentials"] },
+    rawBody: new URLSearchParams({ email, password: "wrong", csrfToken: "x", json: "true" }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost:3000", [PEER_HEADER]: address, [PEER_KEY_HEADER]: KEY },
+  });
+}
+
+describe("sign-in hardening", () => {
+  it("does exactly one scrypt for an unknown email, as for a known one", async () => {
+    const spy = vi.spyOn(crypto, "scrypt");
+    try {
+      await authorize({ email: "nobody@acme.test", password: "x" }, fromAddress("198.51.100.1"));
+      const unknown = spy.mock.calls.length;
+      spy.mockClear();
+      await authorize({ email: "analyst@acme.test", password: "x" }, fromAddress("198.51.100.1"));
+      expect(unknown).toBe(1);
+      expect(spy.mock.calls.length).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("answers unknown and known emails in comparable time (median of 5, loose bound)", async () => {
+    const median = async (email: string) => {
+      const times: number[] = [];
+      for (let i = 0; i < SIGN_IN_LIMITS.account.failures; i++) {
+        const started = performance.now();
+        await authorize({ email, password: "not-it" }, fromAddress(`198.51.100.${50 + i}`));
+        times.push(performance.now() - started);
+      }
+      return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
+    };
+    const known = await median("gm@globex.test");
+    const unknown = await median("ghost@globex.test");
+    // Before the dummy hash: 11 ms vs 80 ms (7x). Now both hash once; the bound is loose for a shared machine.
+    expect(unknown / known).toBeGreaterThan(0.4);
+    expect(unknown / known).toBeLessThan(2.5);
+  });
+
+  it("signs in with the right password and refuses a wrong one", async () => {
+    expect(await authorize({ email: "admin@globex.test", password: DEMO_PASSWORD }, fromAddress("198.51.100.2"))).toMatchObject({ uid: "usr_globex_admin" });
+    expect(await authorize({ email: "admin@globex.test", password: "nope" }, fromAddress("198.51.100.2"))).toBeNull();
+  });
+
+  it("throttles an account after repeated failures with 429 and Retry-After, from any address", async () => {
+    const email = "analyst@globex.test";
+    for (let i = 0; i < SIGN_IN_LIMITS.account.failures; i++) {
+      expect(await authorize({ email, password: "guess" }, fromAddress(`203.0.113.${i + 1}`))).toBeNull();
+    }
+    const res = await postCredentials(email, "203.0.113.200");
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(res.json).toMatchObject({ error: "TooManyAttempts", detail: expect.stringMatching(/Too many failed sign-ins/) });
+    // Even the right password is refused while throttled.
+    await expect(authorize({ email, password: DEMO_PASSWORD }, fromAddress("203.0.113.201"))).rejects.toThrow("TooManyAttempts");
+  });
+
+  it("throttles an address that guesses across many accounts", async () => {
+    const address = "192.0.2.77";
+    for (let i = 0; i < SIGN_IN_LIMITS.address.failures; i++) {
+      await authorize({ email: `user${i}@nowhere.test`, password: "guess" }, fromAddress(address));
+    }
+    expect((await postCredentials("admin@acme.test", address)).status).toBe(429);
+    // Another address is unaffected.
+    expect(await signInRetryAfter({ email: "admin@acme.test", address: "192.0.2.78" })).toBe(0);
+  });
+});
