@@ -27,6 +27,8 @@ export function ApiReference({ url }: { url: string }) {
           persistAuthorization: true,
           tryItOutEnabled: false,
           deepLinking: false,
+          // No call to the online validator: the page works offline and talks only to its own origin (CSP connect-src).
+          validatorUrl: null,
         });
         setState("ready");
       })
