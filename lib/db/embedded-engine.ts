@@ -18,8 +18,8 @@ import { log } from "@/lib/log";
  * Design and measurements: docs/embedded-engine.md.
  */
 
-/** Resolved from the working directory and loaded unbundled (as lib/documents/extract/pdf-worker.mjs). */
-const ENGINE_FILE = path.join(process.cwd(), "lib", "db", "engine-process.mjs");
+/** Resolved from the working directory and loaded unbundled (as lib/documents/extract/pdf-worker.mjs); turbopackIgnore keeps Turbopack from tracing it. */
+const ENGINE_FILE = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "db", "engine-process.mjs");
 /** A fresh data folder runs initdb, which took up to 30 s on a busy 2-core machine. */
 const BOOT_TIMEOUT_MS = 120_000;
 
