@@ -34,8 +34,8 @@ interface PooledWorker {
 /**
  * Worker threads reused between jobs, at most `maxWorkers` at a time (the rest wait). A worker
  * that timed out, was aborted, crashed or ran out of heap is terminated, never reused: its job
- * fails with an ExtractionError naming the limit, and the process carries on. The pattern of
- * the PDF pool (pdf.ts), for any worker module.
+ * fails with an ExtractionError naming the limit, and the process carries on. Both the PDF
+ * workers (pdf.ts) and the extraction workers (offthread-client.ts) are such pools.
  */
 export class WorkerPool<Job, Reply> {
   private readonly slots: Semaphore;
