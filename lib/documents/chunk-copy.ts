@@ -1,3 +1,5 @@
+import type { DocumentChunk } from "./chunk";
+
 /**
  * PostgreSQL's binary COPY format for rows of document_chunks. Vectors travel as pgvector's binary
  * form (int16 dimensions, int16 unused, float4 values, big-endian): no float is printed or parsed
@@ -21,18 +23,11 @@ export const CHUNK_COPY_COLUMNS = [
   "embedding",
 ] as const;
 
-export interface ChunkCopyRow {
+/** One row of document_chunks: a chunk of one generation of a document, with its embedding. */
+export interface ChunkCopyRow extends DocumentChunk {
   orgId: string;
   documentId: string;
   generation: number;
-  ordinal: number;
-  text: string;
-  wordStart: number;
-  wordEnd: number;
-  pageStart: number | null;
-  pageEnd: number | null;
-  rowStart: number | null;
-  rowEnd: number | null;
   model: string;
   embedding: ArrayLike<number>;
 }
