@@ -290,13 +290,14 @@ function watchedClientClass(engine: EmbeddedEngine): typeof pg.Client {
     };
     methods.query = (...args) => {
       const [first, second] = args;
-      // Submittables (COPY streams, cursors) and callback calls go through unwatched: bulk paths.
-      if (typeof (first as { submit?: unknown })?.submit === "function" || typeof args[args.length - 1] === "function") return query(...args);
       const text = typeof first === "string" ? first : String((first as { text?: unknown })?.text ?? "");
+      // Every statement is seen (pg.Pool#query calls with a callback: a write there must mark the analytics copy stale too).
+      engine.noteStatement(text);
+      // Submittables (COPY streams, cursors) and callback calls go through without a time limit: bulk and owner paths.
+      if (typeof (first as { submit?: unknown })?.submit === "function" || typeof args[args.length - 1] === "function") return query(...args);
       const values = (typeof first === "string" ? second : (first as { values?: unknown })?.values) as unknown[] | undefined;
       const limit = limitMs && limitMs > 0 ? limitMs : engine.defaultLimitMs;
       const running = query(...args) as Promise<unknown>;
-      engine.noteStatement(text);
       const requested = requestedLimitMs(text, values);
       if (requested !== undefined) limitMs = requested;
       else if (TRANSACTION_END.test(text)) limitMs = undefined;
