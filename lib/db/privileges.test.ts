@@ -18,7 +18,11 @@ async function sqlState(work: Promise<unknown>): Promise<string | undefined> {
 
 // Migration 0009: the privilege refuses these, however the name is spelled (the lexer is not the guard).
 describe("built-ins that hold a connection are refused to the tenant roles", () => {
-  it.each([
+  // Revoking from PUBLIC takes effect only as the functions' owner, the bootstrap superuser: true of
+  // PGlite, not of a PostgreSQL server's application role (the migration warns there and the
+  // lexer's function list, lib/query/sql-text.ts, remains the guard for user SQL; docs/security.md).
+  const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
+  it.skipIf(onServer).each([
     ["reader", 'SELECT U&"pg\\005fsleep"(0.01)'],
     ["reader", "SELECT pg_catalog.pg_sleep_for('10 ms')"],
     ["reader", "SELECT pg_sleep_until(now())"],

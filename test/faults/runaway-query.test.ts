@@ -82,7 +82,8 @@ describe("a runaway user query on the embedded engine", () => {
     expect(await db.system.query("SELECT name FROM locations WHERE id = 'loc_acme_fault'")).toEqual([{ name: "Fault test" }]);
   }, 60_000);
 
-  it("a service statement past its limit restarts the primary engine, keeping committed data", async () => {
+  // The engine restart is the embedded default's own mechanism; a PostgreSQL server cancels the statement itself.
+  it.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("a service statement past its limit restarts the primary engine, keeping committed data", async () => {
     const db = await getDb();
     const before = db.engine!.restarts;
     await db.system.query("INSERT INTO locations (id, org_id, code, name, city, region) VALUES ('loc_acme_kept', 'org_acme', 'KPT', 'Kept', 'Denver', 'West')");
