@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { expect, test, type Page, type Response } from "@playwright/test";
+import { sameOrigin } from "./same-origin";
 
 /** The bundled sample, loaded at the demo start (lib/dashboards/demo.ts). */
 const SAMPLE = "/dashboards/custom/sample-sales";
@@ -178,7 +179,7 @@ test("on a phone the widgets stack full width in reading order", async ({ browse
 test("the embed page renders with a token, keeps locked filters read-only, lets only the partner frame it, and refuses a tampered token", async ({ page, browser }) => {
   // A signed-in write must carry this site's Origin (CSRF check); Playwright's request context sends none by itself.
   const created = await page.request.post(`/api/v1/custom-dashboards/sample-sales/embed`, {
-    headers: { origin: String(test.info().project.use.baseURL) },
+    headers: sameOrigin(),
     data: { locked_filters: { location_filter: ["loc_acme_bos"] }, allowed_origins: ["https://partner.example"], expires_in: 3600 },
   });
   expect(created.status()).toBe(201);
@@ -239,7 +240,7 @@ test("a globex user cannot open acme's dashboard", async ({ page, browser }) => 
   await globex.goto(`/dashboards/custom/${acme.id}`);
   await expect(globex.getByTestId("dashboard-missing")).toBeVisible();
   await expect(globex.locator("section[data-widget-id]")).toHaveCount(0);
-  const query = await globex.request.post(`/api/v1/custom-dashboards/${acme.id}/query`, { data: {}, headers: { origin: String(test.info().project.use.baseURL) } });
+  const query = await globex.request.post(`/api/v1/custom-dashboards/${acme.id}/query`, { data: {}, headers: sameOrigin() });
   expect(query.status()).toBe(404);
   // Globex's own sample is its own data: no acme location in its filter.
   await globex.goto(SAMPLE);
@@ -297,10 +298,10 @@ spec:
     kind: sql
     query: "SELECT id, channel FROM orders ORDER BY CASE channel WHEN 'partner' THEN 1 ELSE 0 END, id"
 `;
-  const created = await page.request.post("/api/v1/custom-dashboards", { data: { name: "Capped", slug: `capped-${Date.now()}`, spec_yaml: spec } });
+  const created = await page.request.post("/api/v1/custom-dashboards", { headers: sameOrigin(), data: { name: "Capped", slug: `capped-${Date.now()}`, spec_yaml: spec } });
   expect(created.status()).toBe(201);
   const { id, slug } = (await created.json()) as { id: string; slug: string };
-  expect((await page.request.post(`/api/v1/custom-dashboards/${id}/publish`)).status()).toBeLessThan(300);
+  expect((await page.request.post(`/api/v1/custom-dashboards/${id}/publish`, { headers: sameOrigin() })).status()).toBeLessThan(300);
 
   await page.goto(`/dashboards/custom/${slug}`);
   await allSettled(page);

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import PDFDocument from "pdfkit";
 import { dropFiles } from "./drop-files";
+import { sameOrigin } from "./same-origin";
 
 /**
  * A random word no other run or seed contains, so searches find this run's passages. Random letters rather
@@ -55,7 +56,7 @@ test.describe.configure({ mode: "serial" });
 test.beforeAll(async ({ browser }) => {
   const context = await browser.newContext({ storageState: "e2e/.auth/admin.json" });
   const list = await (await context.request.get("/api/v1/documents?limit=100")).json();
-  for (const doc of list.items ?? []) expect((await context.request.delete(`/api/v1/documents/${doc.id}`)).status()).toBe(204);
+  for (const doc of list.items ?? []) expect((await context.request.delete(`/api/v1/documents/${doc.id}`, { headers: sameOrigin() })).status()).toBe(204);
   await context.close();
 });
 
@@ -63,7 +64,7 @@ test.beforeAll(async ({ browser }) => {
 test.afterAll(async ({ browser }) => {
   const context = await browser.newContext({ storageState: "e2e/.auth/admin.json" });
   const list = await (await context.request.get(`/api/v1/documents?q=${encodeURIComponent(run)}`)).json();
-  for (const doc of list.items ?? []) await context.request.delete(`/api/v1/documents/${doc.id}`);
+  for (const doc of list.items ?? []) await context.request.delete(`/api/v1/documents/${doc.id}`, { headers: sameOrigin() });
   await context.close();
 });
 
@@ -165,7 +166,7 @@ test("globex's search and chat find nothing of acme's documents", async ({ brows
   await expect(panel.getByTestId("search-result").filter({ hasText: marker })).toHaveCount(0);
   await expect(page.getByText(run)).toHaveCount(0);
 
-  const api = await (await page.request.post("/api/v1/documents/search", { data: { query: `${marker} refund`, top_k: 100 } })).json();
+  const api = await (await page.request.post("/api/v1/documents/search", { headers: sameOrigin(), data: { query: `${marker} refund`, top_k: 100 } })).json();
   expect(api.results.filter((r: { text: string }) => r.text.includes(marker))).toEqual([]);
 
   await page.goto("/chat");
