@@ -97,6 +97,27 @@ describe("SSRF: DNS rebinding", () => {
     };
   }
 
+  /**
+   * Where pinned connections go, without any packet leaving this machine: a socket connecting
+   * through a `lookup` (the guard's pinned one) records the address it resolves to and, for the
+   * public address, fails at once as an unreachable network would, instead of connecting.
+   */
+  function interceptPublicConnects(): { attempted: string[]; restore: () => void } {
+    const attempted: string[] = [];
+    const connect = net.Socket.prototype.connect;
+    const spy = vi.spyOn(net.Socket.prototype, "connect").mockImplementation(function (this: net.Socket, ...args: unknown[]) {
+      const options = args[0] as { host?: string; lookup?: net.LookupFunction } | undefined;
+      if (typeof options !== "object" || !options?.lookup || !options.host || net.isIP(options.host)) return connect.apply(this, args as never);
+      options.lookup(options.host, { family: 0 }, (_error, address) => {
+        attempted.push(String(address));
+        if (address !== PUBLIC) return void connect.apply(this, args as never);
+        process.nextTick(() => this.destroy(Object.assign(new Error(`connect ENETUNREACH ${PUBLIC}`), { code: "ENETUNREACH" })));
+      });
+      return this;
+    } as never);
+    return { attempted, restore: () => spy.mockRestore() };
+  }
+
   it("the simulation is real: a check-then-connect with a second lookup reaches the loopback server", async () => {
     const restore = rebindingDns();
     try {
@@ -116,26 +137,32 @@ describe("SSRF: DNS rebinding", () => {
   it("a webhook send connects only to the address that was checked, never to the rebound loopback", async () => {
     connections = 0;
     const restore = rebindingDns();
+    const connects = interceptPublicConnects();
     try {
       const channel = { kind: "webhook" as const, enabled: true, settings: { url: `https://rebind.example:${port}/hook` }, secrets: { signing_secret: "0123456789abcdef" } };
       const message = { id: "dlv_1", recipient: "x", subject: "s", body: "b", severity: "info", ruleKey: "r", sentAt: new Date() };
       await expect(sendExternal(channel, message)).rejects.toThrow();
       expect(connections).toBe(0);
+      expect(connects.attempted).toEqual([PUBLIC]);
     } finally {
       restore();
+      connects.restore();
     }
   });
 
   it("a Slack bot call is pinned the same way", async () => {
     connections = 0;
     const restore = rebindingDns();
+    const connects = interceptPublicConnects();
     try {
       const channel = { kind: "slack" as const, enabled: true, settings: { mode: "bot", channel: "#alerts" }, secrets: { bot_token: "xoxb-test" } };
       const message = { id: "dlv_2", recipient: "x", subject: "s", body: "b", severity: "info", ruleKey: "r", sentAt: new Date() };
       await expect(sendExternal(channel, message)).rejects.toThrow();
       expect(connections).toBe(0);
+      expect(connects.attempted).toEqual([PUBLIC]);
     } finally {
       restore();
+      connects.restore();
     }
   });
 });
