@@ -8,34 +8,13 @@ import path from "node:path";
 import { GET as locations } from "@/app/api/v1/locations/route";
 import { closeDb, getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
 import { runWidgetQuery } from "@/lib/query/run";
 import { call, tokenFor } from "@/test/helpers";
+import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
 
 const RUNAWAY = "with recursive t(n) as (select 1 union all select n + 1 from t where n < 20000000) select count(*) as n from t";
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-
-function runawayWidget() {
-  const parsed = parseDashboardYaml(`version: "1.0"
-kind: dashboard
-metadata: { id: runaway, name: Runaway }
-spec:
-  tabs: [{ id: t, name: T, widgets: [w] }]
----
-version: "1.0"
-kind: widget
-metadata: { id: w, name: W }
-spec:
-  component: table
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-  data:
-    kind: sql
-    query: ${JSON.stringify(RUNAWAY)}
-`);
-  if (!parsed.ok) throw new Error("runaway widget does not parse");
-  return parsed.dashboard;
-}
 
 async function latencies(requests: number, token: string): Promise<number[]> {
   const ms: number[] = [];
@@ -61,7 +40,7 @@ export default async function bench(args: string[]): Promise<void> {
   try {
     const db = await getDb();
     const token = await tokenFor("globex", "analyst");
-    const dashboard = runawayWidget();
+    const dashboard = sqlWidgetDashboard(RUNAWAY);
     // Warm: modules, the analytics copy, the route's plans.
     await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe("SELECT 1 AS one"), { role: "reader", readOnly: true });
     await latencies(20, token);

@@ -4,9 +4,9 @@ import { GET as health } from "@/app/api/health/route";
 import { GET as locations } from "@/app/api/v1/locations/route";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
-import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
 import { runWidgetQuery } from "@/lib/query/run";
 import { call, tokenFor } from "@/test/helpers";
+import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
 
 // A short limit keeps the suite quick; the mechanism is the same at the default 10 s.
 const LIMIT_MS = 2_000;
@@ -20,29 +20,8 @@ const RUNAWAYS = {
   "a generate_series of 10^9 rows": "select count(*) as n from generate_series(1, 1000000000)",
 };
 
-function sqlWidget(query: string): ParsedDashboard {
-  const parsed = parseDashboardYaml(`version: "1.0"
-kind: dashboard
-metadata: { id: fault, name: Fault }
-spec:
-  tabs: [{ id: t, name: T, widgets: [w] }]
----
-version: "1.0"
-kind: widget
-metadata: { id: w, name: W }
-spec:
-  component: table
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-  data:
-    kind: sql
-    query: ${JSON.stringify(query)}
-`);
-  if (!parsed.ok) throw new Error(parsed.errors.map((e) => e.message).join("; "));
-  return parsed.dashboard;
-}
-
 const runUserSql = (query: string) =>
-  runWidgetQuery({ scope: { orgId: "org_acme" }, dashboard: sqlWidget(query), widgetId: "w", filterValues: {}, now: new Date(), timeZone: "UTC", statementTimeoutMs: LIMIT_MS });
+  runWidgetQuery({ scope: { orgId: "org_acme" }, dashboard: sqlWidgetDashboard(query), widgetId: "w", filterValues: {}, now: new Date(), timeZone: "UTC", statementTimeoutMs: LIMIT_MS });
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();
