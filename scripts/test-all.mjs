@@ -4,7 +4,7 @@
 // tests (Playwright in Debian's Chromium against that build; the dashboards and
 // documents specs once more on the PostgreSQL server).
 // Ends with one summary line: "N passed, N failed".
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 
 process.env.NEXT_TELEMETRY_DISABLED = "1";
@@ -28,6 +28,8 @@ fs.mkdirSync("test-results", { recursive: true });
 fs.rmSync(".data/e2e", { recursive: true, force: true });
 fs.rmSync(".data/e2e-postgres", { recursive: true, force: true });
 const failedSteps = [];
+/** [step, lines] of each failed step, repeated at the end: a CI log is often read from its tail. */
+const failureReasons = [];
 const vitestReports = [];
 const e2eReports = [];
 for (const [name, [cmd, ...args], env = {}] of steps) {
@@ -46,9 +48,12 @@ for (const [name, [cmd, ...args], env = {}] of steps) {
   }
   console.log(`\n=== ${name}: ${args.slice(1).join(" ")}`);
   const started = Date.now();
-  const result = spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } });
-  console.log(`=== ${name}: ${result.status === 0 ? "ok" : `FAILED (exit ${result.status})`} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  if (result.status !== 0) failedSteps.push(name);
+  const { status, output } = await runTeed(cmd, args, { ...process.env, ...env });
+  console.log(`=== ${name}: ${status === 0 ? "ok" : `FAILED (exit ${status})`} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (status !== 0) {
+    failedSteps.push(name);
+    failureReasons.push([name, whyFailed(output)]);
+  }
   // Read now: Playwright empties test-results/ (its output folder) when it starts.
   if (name.startsWith("vitest")) vitestReports.push(readJson(`test-results/${name}-report.json`));
   if (name === "playwright") e2eReports.push(readJson("test-results/e2e-report.json"));
@@ -71,6 +76,10 @@ for (const e2e of e2eReports) {
 }
 // A failed step that ran no counted test (type check, lint, build) still counts as a failure.
 failed += failedSteps.filter((s) => !s.startsWith("vitest") && s !== "playwright").length;
+for (const [name, lines] of failureReasons) {
+  console.log(`\n--- why ${name} failed (the lines above that say so) ---`);
+  console.log(lines.length ? lines.join("\n") : "(no failing test or error line found: read the step's output above)");
+}
 if (failedSteps.length) console.log(`\nFailed steps: ${failedSteps.join(", ")}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failedSteps.length ? 1 : 0);
@@ -99,4 +108,40 @@ function readJson(file) {
   } catch {
     return null;
   }
+}
+
+/** Runs a step with its output shown as it comes, and keeps the last part of it for the summary. */
+function runTeed(cmd, args, env) {
+  const KEEP = 2 * 1024 * 1024;
+  let output = "";
+  const keep = (chunk) => {
+    output += chunk.toString("utf8");
+    if (output.length > KEEP * 2) output = output.slice(-KEEP);
+  };
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ["inherit", "pipe", "pipe"], env });
+    child.stdout.on("data", (chunk) => {
+      process.stdout.write(chunk);
+      keep(chunk);
+    });
+    child.stderr.on("data", (chunk) => {
+      process.stderr.write(chunk);
+      keep(chunk);
+    });
+    child.on("close", (code, signal) => resolve({ status: code ?? (signal ? 128 : 1), output }));
+  });
+}
+
+/** The lines of a step's output that name what failed: failed tests, unhandled errors, type and lint errors. */
+function whyFailed(output) {
+  const lines = output.replace(/\u001b\[[0-9;]*m/g, "").split("\n");
+  const reasons = [];
+  const FAILURE = /^\s*(FAIL|×|✘)\s|error TS\d+|^\s*\d+:\d+\s+error\s|Failed to compile|timed out|^\s*Errors\s+\d+ errors?/;
+  for (let i = 0; i < lines.length && reasons.length < 80; i++) {
+    // An unhandled error with its message and first frames; any other failure line alone.
+    const take = /Unhandled (Error|Rejection)/.test(lines[i]) ? 10 : FAILURE.test(lines[i]) ? 1 : 0;
+    reasons.push(...lines.slice(i, i + take).map((l) => l.slice(0, 300)));
+    i += Math.max(take - 1, 0);
+  }
+  return reasons;
 }
