@@ -11,6 +11,7 @@ import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
+import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "@/lib/db/client";
 import { EmbeddedEngine } from "@/lib/db/embedded-engine";
 
@@ -156,7 +157,7 @@ export default async function bench(args: string[]): Promise<void> {
   process.env.QUARRY_DATA_DIR = root;
   process.env.QUARRY_SEED_DEMO = "true";
   delete process.env.DATABASE_URL;
-  (globalThis as { __quarryConfig?: unknown }).__quarryConfig = undefined;
+  configSingleton.set(undefined);
   try {
     await getDb();
     await closeDb();

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { GET as locations } from "@/app/api/v1/locations/route";
+import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { runWidgetQuery } from "@/lib/query/run";
@@ -36,7 +37,7 @@ export default async function bench(args: string[]): Promise<void> {
   process.env.QUARRY_SEED_DEMO = "true";
   process.env.QUARRY_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
   delete process.env.DATABASE_URL;
-  (globalThis as { __quarryConfig?: unknown }).__quarryConfig = undefined;
+  configSingleton.set(undefined);
   try {
     const db = await getDb();
     const token = await tokenFor("globex", "analyst");

@@ -3,6 +3,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
+import { appSecretSingleton } from "@/lib/auth/secrets";
+import { issuerKeySingleton } from "@/lib/auth/local-issuer";
+import { configSingleton } from "@/lib/config";
 import { closeDb } from "@/lib/db/client";
 import { TEMPLATE_DB, TEST_DB_PREFIX, createDatabase, databaseUrl, dropDatabase } from "./pg-test-db";
 
@@ -27,9 +30,9 @@ process.env.QUARRY_SECRET = "test-secret-test-secret-test-secret-0123456789";
 // Embedded: one engine process per test file; the analytics copy (a second engine) only where a
 // test asks for it (test/faults, lib/db/privileges.test.ts), to keep the suite's time and memory.
 process.env.QUARRY_EMBEDDED_ANALYTICS = "false";
-(globalThis as { __quarryConfig?: unknown }).__quarryConfig = undefined;
-(globalThis as { __quarrySecret?: unknown }).__quarrySecret = undefined;
-(globalThis as { __quarryIssuerKey?: unknown }).__quarryIssuerKey = undefined;
+configSingleton.set(undefined);
+appSecretSingleton.set(undefined);
+issuerKeySingleton.set(undefined);
 
 afterAll(async () => {
   await closeDb();

@@ -3,6 +3,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { configSingleton } from "@/lib/config";
 import { closeDb, getDb, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
 
@@ -39,8 +40,7 @@ export function positional(args: string[], flags: string[]): string[] {
  * database, then closes it (and deletes the folder), also when `body` throws.
  */
 export async function withScratchDb<T>(name: string, body: (db: Database) => Promise<T>, engine: "pglite" | "postgres" = "pglite"): Promise<T> {
-  const holder = globalThis as unknown as { __quarryConfig?: unknown };
-  holder.__quarryConfig = undefined;
+  configSingleton.set(undefined);
   process.env.QUARRY_SEED_DEMO = "false";
   // Also on PostgreSQL: stored files (local object storage) go to the temporary folder.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `quarry-bench-${name}-`));
@@ -53,7 +53,7 @@ export async function withScratchDb<T>(name: string, body: (db: Database) => Pro
     return await body(db);
   } finally {
     await closeDb();
-    holder.__quarryConfig = undefined;
+    configSingleton.set(undefined);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { configSingleton } from "@/lib/config";
 import { closeDb, getDb, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/db/seed";
@@ -13,8 +14,7 @@ import { benchPostgresUrl } from "./scratch-db";
 const BENCH_DB = "quarry_bench";
 
 export async function withSeededDb<T>(engine: "pglite" | "postgres", body: (db: Database) => Promise<T>): Promise<T> {
-  const holder = globalThis as unknown as { __quarryConfig?: unknown };
-  holder.__quarryConfig = undefined;
+  configSingleton.set(undefined);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bench-seeded-"));
   process.env.QUARRY_DATA_DIR = dir;
   process.env.QUARRY_LOG_LEVEL ??= "warn";
@@ -25,7 +25,7 @@ export async function withSeededDb<T>(engine: "pglite" | "postgres", body: (db: 
     return await body(db);
   } finally {
     await closeDb();
-    holder.__quarryConfig = undefined;
+    configSingleton.set(undefined);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as listLocations } from "@/app/api/v1/locations/route";
+import { configSingleton } from "@/lib/config";
 import { call, tokenFor } from "@/test/helpers";
+import { jwksSingleton } from "./bearer";
 
 /**
  * The production path of SPEC §5: tokens from an external identity provider, verified against
@@ -34,16 +36,14 @@ beforeAll(async () => {
     AUTH_CLAIM_ROLE: "https://quarry.example/role",
     AUTH_CLAIM_LOCATIONS: "https://quarry.example/locations",
   });
-  const holder = globalThis as { __quarryConfig?: unknown; __quarryJwks?: unknown };
-  holder.__quarryConfig = undefined;
-  holder.__quarryJwks = undefined;
+  configSingleton.set(undefined);
+  jwksSingleton.set(undefined);
 });
 
 afterAll(async () => {
   for (const name of ["AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_CLAIM_ORG", "AUTH_CLAIM_ROLE", "AUTH_CLAIM_LOCATIONS"]) delete process.env[name];
-  const holder = globalThis as { __quarryConfig?: unknown; __quarryJwks?: unknown };
-  holder.__quarryConfig = undefined;
-  holder.__quarryJwks = undefined;
+  configSingleton.set(undefined);
+  jwksSingleton.set(undefined);
   await new Promise((resolve) => server.close(resolve));
 });
 

@@ -6,18 +6,19 @@ import { findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
 import { readLocationClaim } from "./location-claim";
 import { Role, type Principal } from "./roles";
+import { processSingleton } from "@/lib/process-singleton";
 
 // Asymmetric algorithms only: `none` and HMAC tokens (embed tokens among them) never verify here.
 const ALGORITHMS = ["ES256", "RS256", "PS256", "EdDSA"];
 
-const holder = globalThis as unknown as { __quarryJwks?: ReturnType<typeof createRemoteJWKSet> };
+/** The identity provider's keys, fetched and cached by jose; one set per process (AUTH_JWKS_URL needs a restart to change). */
+export const jwksSingleton = processSingleton("jwks", () => createRemoteJWKSet(new URL(config().auth.jwksUrl!)));
 
 async function verifyJwt(token: string): Promise<JWTPayload> {
   const { auth } = config();
   const options = { issuer: auth.issuer, audience: auth.audience, algorithms: ALGORITHMS };
   if (auth.jwksUrl) {
-    holder.__quarryJwks ??= createRemoteJWKSet(new URL(auth.jwksUrl));
-    return (await jwtVerify(token, holder.__quarryJwks, options)).payload;
+    return (await jwtVerify(token, jwksSingleton.get(), options)).payload;
   }
   return (await jwtVerify(token, (await localIssuerKey()).publicKey, options)).payload;
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type CryptoKey } from "jose";
 import { config } from "@/lib/config";
 import type { Role } from "./roles";
+import { processSingleton } from "@/lib/process-singleton";
 
 const ALG = "ES256";
 
@@ -13,19 +14,13 @@ interface KeyPair {
   kid: string;
 }
 
-const holder = globalThis as unknown as { __quarryIssuerKey?: Promise<KeyPair> };
+export const issuerKeySingleton = processSingleton("localIssuerKey", loadOrCreate);
 
 /**
  * The embedded default's identity provider: an ES256 key pair kept in
  * QUARRY_DATA_DIR, used by `npm run token` to sign and by the API to verify.
  */
-export function localIssuerKey(): Promise<KeyPair> {
-  holder.__quarryIssuerKey ??= loadOrCreate().catch((error: unknown) => {
-    holder.__quarryIssuerKey = undefined;
-    throw error;
-  });
-  return holder.__quarryIssuerKey;
-}
+export const localIssuerKey = (): Promise<KeyPair> => issuerKeySingleton.get();
 
 async function loadOrCreate(): Promise<KeyPair> {
   const file = path.join(config().dataDir, "issuer-key.json");

@@ -3,15 +3,17 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { config } from "@/lib/config";
-
-const holder = globalThis as unknown as { __quarrySecret?: Buffer };
+import { processSingleton } from "@/lib/process-singleton";
 
 /**
  * The application secret: QUARRY_SECRET, or in the embedded default a random
  * one generated once and kept in QUARRY_DATA_DIR so sessions survive restarts.
  */
-export function appSecret(): Buffer {
-  if (holder.__quarrySecret) return holder.__quarrySecret;
+export const appSecretSingleton = processSingleton("appSecret", readOrCreateSecret);
+
+export const appSecret = (): Buffer => appSecretSingleton.get();
+
+function readOrCreateSecret(): Buffer {
   const cfg = config();
   let secret = cfg.secret;
   if (!secret) {
@@ -24,8 +26,7 @@ export function appSecret(): Buffer {
     }
     secret = fs.readFileSync(file, "utf8").trim();
   }
-  holder.__quarrySecret = Buffer.from(secret);
-  return holder.__quarrySecret;
+  return Buffer.from(secret);
 }
 
 /** A key for one purpose (sessions, embed tokens, download URLs, secrets at rest), derived with HKDF so purposes never share a key. */

@@ -1,6 +1,7 @@
 import "server-only";
 import { z } from "zod";
 import { ConfigError, jsonEnv } from "./schema";
+import { processSingleton } from "@/lib/process-singleton";
 
 /**
  * `CHAT_MODEL_CONFIG`: an OpenAI-compatible chat completions server. Unknown
@@ -47,10 +48,7 @@ export function loadChatConfig(env: Record<string, string | undefined>): ChatCon
   return { model, contextChunks: model?.max_context_chunks ?? DEFAULT_CONTEXT_CHUNKS };
 }
 
-const holder = globalThis as unknown as { __quarryChatConfig?: ChatConfig };
-
 /** Chat configuration, parsed once per process (a change needs a restart, like the other platform variables). */
-export function chatConfig(): ChatConfig {
-  holder.__quarryChatConfig ??= loadChatConfig(process.env);
-  return holder.__quarryChatConfig;
-}
+export const chatConfigSingleton = processSingleton("chatConfig", () => loadChatConfig(process.env));
+
+export const chatConfig = (): ChatConfig => chatConfigSingleton.get();

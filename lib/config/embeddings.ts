@@ -2,6 +2,7 @@ import "server-only";
 import { z } from "zod";
 import { BUILT_IN_MODELS, EMBEDDING_PROVIDERS, modelCatalogue } from "@/lib/embeddings/models";
 import { ConfigError, jsonEnv } from "./schema";
+import { processSingleton } from "@/lib/process-singleton";
 
 // Sections are strict so that a misspelt field (`apikey`) fails the start instead of silently leaving a provider unconfigured.
 // A missing credential is not a shape error: the provider then reports "not configured" with the reason (SPEC §7.3).
@@ -103,10 +104,7 @@ export function loadEmbeddingSettings(env: Record<string, string | undefined>): 
   return parsed.data ?? LOCAL_EMBEDDING_SETTINGS;
 }
 
-const holder = globalThis as unknown as { __quarryEmbeddingSettings?: EmbeddingSettings };
-
 /** Embedding configuration, parsed once per process (a change needs a restart, SPEC §2.9). */
-export function embeddingSettings(): EmbeddingSettings {
-  holder.__quarryEmbeddingSettings ??= loadEmbeddingSettings(process.env);
-  return holder.__quarryEmbeddingSettings;
-}
+const embeddingSettingsSingleton = processSingleton("embeddingSettings", () => loadEmbeddingSettings(process.env));
+
+export const embeddingSettings = (): EmbeddingSettings => embeddingSettingsSingleton.get();

@@ -1,10 +1,8 @@
 import "server-only";
+import { processSingleton } from "@/lib/process-singleton";
 import { loadConfig, type Config } from "./schema";
 
-const holder = globalThis as unknown as { __quarryConfig?: Config };
-
 /** The configuration, parsed once per process from the environment (a change needs a restart). */
-export function config(): Config {
-  holder.__quarryConfig ??= loadConfig(process.env);
-  return holder.__quarryConfig;
-}
+export const configSingleton = processSingleton<Config>("config", () => loadConfig(process.env));
+
+export const config = (): Config => configSingleton.get();

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { config } from "@/lib/config";
 import { ConfigError, jsonEnv } from "./schema";
+import { processSingleton } from "@/lib/process-singleton";
 
 /** Key prefix inside the bucket: no leading slash, one trailing slash (or empty). */
 const KeyPrefix = z
@@ -95,10 +96,7 @@ export function loadDocumentStorageConfig(env: Record<string, string | undefined
   return { storage, localDir, maxBytes: parsed.data.DOCUMENT_MAX_BYTES, downloadUrlTtlSeconds: parsed.data.DOCUMENT_DOWNLOAD_URL_TTL_SECONDS };
 }
 
-const holder = globalThis as unknown as { __quarryDocumentStorageConfig?: DocumentStorageConfig };
-
 /** Document storage configuration, parsed once per process (a change needs a restart, SPEC §2.9). */
-export function documentStorageConfig(): DocumentStorageConfig {
-  holder.__quarryDocumentStorageConfig ??= loadDocumentStorageConfig(process.env, config().dataDir);
-  return holder.__quarryDocumentStorageConfig;
-}
+const documentStorageSingleton = processSingleton("documentStorageConfig", () => loadDocumentStorageConfig(process.env, config().dataDir));
+
+export const documentStorageConfig = (): DocumentStorageConfig => documentStorageSingleton.get();

@@ -2,6 +2,8 @@ import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { config } from "@/lib/config";
+import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-singleton";
 import { PrismaClient } from "./generated/client";
 import { AnalyticsCopy } from "./analytics-copy";
 import { EmbeddedEngine } from "./embedded-engine";
@@ -40,24 +42,15 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const holder = globalThis as unknown as { __quarryDb?: Promise<Database> };
+/** The process-wide database, opened (and in embedded mode migrated and seeded) on first use; a failed start is retried by the next caller. */
+const databaseSingleton = processSingleton("database", openDatabase);
 
-/** The process-wide database, opened (and in embedded mode migrated and seeded) on first use. */
-export function getDb(): Promise<Database> {
-  if (!holder.__quarryDb) {
-    // A failed start must not stay cached: the next caller tries again.
-    holder.__quarryDb = openDatabase().catch((error: unknown) => {
-      holder.__quarryDb = undefined;
-      throw error;
-    });
-  }
-  return holder.__quarryDb;
-}
+export const getDb = (): Promise<Database> => databaseSingleton.get();
 
 /** Closes the process-wide database (tests, CLI scripts). */
 export async function closeDb(): Promise<void> {
-  const pending = holder.__quarryDb;
-  holder.__quarryDb = undefined;
+  const pending = databaseSingleton.peek();
+  databaseSingleton.set(undefined);
   if (pending) await (await pending).close();
 }
 
@@ -65,6 +58,9 @@ async function openDatabase(): Promise<Database> {
   const cfg = config();
   if (cfg.database.kind === "postgres") {
     const pool = new pg.Pool({ connectionString: cfg.database.url, max: cfg.database.poolSize });
+    // An idle connection the server closed (restart, failover, an operator's pg_terminate_backend) is an
+    // 'error' event; unhandled it would end the process. The pool drops that connection and opens another.
+    pool.on("error", (error) => log.warn("idle database connection lost", { error: error.message }));
     const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     return {

@@ -2,6 +2,7 @@ import "server-only";
 import { ApiError } from "@/lib/api/errors";
 import { getDb } from "./client";
 import { listMigrations } from "./migrate";
+import { processSingleton } from "@/lib/process-singleton";
 
 /**
  * Live once the database is open and answers; 503 otherwise (liveness probes, the e2e runner).
@@ -22,11 +23,12 @@ export async function checkHealth() {
   }
 }
 
-const holder = globalThis as unknown as { __quarryBooted?: boolean; __quarryMigrationNames?: string[] };
+const started = processSingleton("started", () => ({ done: false }));
+const shippedMigrations = processSingleton("shippedMigrations", () => listMigrations().map((m) => m.name));
 
 /** Called by lib/boot.ts when start-up work (migrations, demo data, worker) is done. */
 export function markStarted(): void {
-  holder.__quarryBooted = true;
+  started.get().done = true;
 }
 
 /**
@@ -35,9 +37,8 @@ export function markStarted(): void {
  * before `npm run db:migrate` stays out of rotation instead of failing requests).
  */
 export async function checkReadiness() {
-  if (!holder.__quarryBooted) throw new ApiError(503, "starting: start-up work is not finished");
-  holder.__quarryMigrationNames ??= listMigrations().map((m) => m.name);
-  const expected = holder.__quarryMigrationNames;
+  if (!started.get().done) throw new ApiError(503, "starting: start-up work is not finished");
+  const expected = shippedMigrations.get();
   let applied: string[];
   let kind: "pglite" | "postgres";
   try {

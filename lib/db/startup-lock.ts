@@ -1,6 +1,7 @@
 import "server-only";
 import pg from "pg";
 import { config } from "@/lib/config";
+import { log } from "@/lib/log";
 import { getDb } from "./client";
 import type { SqlRunner } from "./sql";
 
@@ -32,6 +33,8 @@ export async function withStartupLock<T>(work: (session: SqlRunner) => Promise<T
     }
   }
   const client = new pg.Client({ connectionString: cfg.database.url, application_name: "quarry start-up" });
+  // Losing the session while `work` runs elsewhere must fail start-up through `work`, not crash the process here.
+  client.on("error", (error) => log.warn("start-up lock session lost", { error: error.message }));
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock($1::bigint)", [STARTUP_LOCK_KEY]);

@@ -9,6 +9,7 @@ import { DEFAULT_BACKOFF, type RequestPolicy } from "./retry";
 import type { Embedder, EmbeddingStatus } from "./types";
 import { createVertexEmbedder } from "./vertex";
 import { VOYAGE_DEFAULT_BASE_URL, createVoyageEmbedder } from "./voyage";
+import { processSingleton } from "@/lib/process-singleton";
 
 export { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL };
 export type { Embedder, EmbeddingModelInfo, EmbeddingProviderName, EmbeddingStatus };
@@ -131,12 +132,10 @@ export class EmbeddingProviders {
   }
 }
 
-const holder = globalThis as unknown as { __quarryEmbeddingProviders?: EmbeddingProviders };
+/** The process-wide providers (their clients and retry state); tests swap in providers with other settings. */
+export const embeddingProvidersSingleton = processSingleton("embeddingProviders", () => new EmbeddingProviders(embeddingSettings()));
 
-function providers(): EmbeddingProviders {
-  holder.__quarryEmbeddingProviders ??= new EmbeddingProviders(embeddingSettings());
-  return holder.__quarryEmbeddingProviders;
-}
+const providers = (): EmbeddingProviders => embeddingProvidersSingleton.get();
 
 /** The active provider and model, whether it can be used (and why not), and every model usable now. Never a key. */
 export function embeddingStatus(): EmbeddingStatus {

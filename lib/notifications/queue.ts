@@ -5,6 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { config } from "@/lib/config";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-singleton";
 
 /** Queue names (pg-boss). */
 export const QUEUES = {
@@ -38,7 +39,8 @@ export interface JobQueue {
   send(name: string, data: object, options?: { startAfter?: Date }): Promise<string | null>;
 }
 
-const holder = globalThis as unknown as { __quarryBoss?: Promise<PgBoss> };
+let backgroundChoice = false;
+const queueSingleton = processSingleton("queue", () => openQueue(backgroundChoice));
 
 /**
  * The process-wide pg-boss, on the application database: over the PGlite
@@ -49,18 +51,13 @@ const holder = globalThis as unknown as { __quarryBoss?: Promise<PgBoss> };
  * `npm run worker`. Only the first caller's choice counts.
  */
 export function getQueue(background = notificationsConfig().in_process_worker): Promise<PgBoss> {
-  if (!holder.__quarryBoss) {
-    holder.__quarryBoss = openQueue(background).catch((error: unknown) => {
-      holder.__quarryBoss = undefined;
-      throw error;
-    });
-  }
-  return holder.__quarryBoss;
+  backgroundChoice = background;
+  return queueSingleton.get();
 }
 
 export async function closeQueue(): Promise<void> {
-  const pending = holder.__quarryBoss;
-  holder.__quarryBoss = undefined;
+  const pending = queueSingleton.peek();
+  queueSingleton.set(undefined);
   if (pending) await (await pending).stop({ graceful: false, wait: true, close: true });
 }
 

@@ -4,6 +4,7 @@ import { GcsObjectStorage } from "./gcs";
 import { LocalObjectStorage } from "./local";
 import type { ObjectStorage } from "./object-storage";
 import { S3ObjectStorage } from "./s3";
+import { processSingleton } from "@/lib/process-singleton";
 
 /** The provider named by the configuration. */
 export function createObjectStorage(cfg: DocumentStorageConfig): ObjectStorage {
@@ -18,10 +19,7 @@ export function createObjectStorage(cfg: DocumentStorageConfig): ObjectStorage {
   }
 }
 
-const holder = globalThis as unknown as { __quarryObjectStorage?: ObjectStorage };
-
 /** The process-wide object storage, built from DOCUMENT_STORAGE_CONFIG on first use. */
-export function objectStorage(): ObjectStorage {
-  holder.__quarryObjectStorage ??= createObjectStorage(documentStorageConfig());
-  return holder.__quarryObjectStorage;
-}
+export const objectStorageSingleton = processSingleton<ObjectStorage>("objectStorage", () => createObjectStorage(documentStorageConfig()));
+
+export const objectStorage = (): ObjectStorage => objectStorageSingleton.get();

@@ -4,9 +4,9 @@ import { resetRateLimits } from "@/lib/api/rate-limit";
 import { CHAT_RATE_LIMIT, ChatEvent } from "@/lib/chat/contract";
 import { PASSAGES_LABEL } from "@/lib/chat/prompt";
 import { startChatServer } from "@/lib/chat/testing/chat-server";
-import type { ChatConfig } from "@/lib/config/chat";
+import { chatConfigSingleton } from "@/lib/config/chat";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
-import { EmbeddingProviders } from "@/lib/embeddings";
+import { EmbeddingProviders, embeddingProvidersSingleton } from "@/lib/embeddings";
 import * as collection from "../documents/route";
 import * as upload from "../documents/[id]/upload/route";
 import * as indexRoute from "../documents/[id]/index/route";
@@ -16,14 +16,13 @@ let admin: string, analyst: string, globex: string;
 let server: Awaited<ReturnType<typeof startChatServer>>;
 const ids: Record<string, string> = {};
 
-const chatHolder = globalThis as unknown as { __quarryChatConfig?: ChatConfig };
-const providerHolder = globalThis as unknown as { __quarryEmbeddingProviders?: EmbeddingProviders };
-
 /** Sets the chat model as a restart with this CHAT_MODEL_CONFIG would; null: none. */
 function useChatModel(on: boolean) {
-  chatHolder.__quarryChatConfig = on
+  chatConfigSingleton.set(
+    on
     ? { model: { base_url: server.baseUrl, api_key: "sk-chat-test-key", model: "loopback-chat", max_context_chunks: 3, temperature: 0.2, max_tokens: 400, request_timeout_ms: 5000 }, contextChunks: 3 }
-    : { model: null, contextChunks: 6 };
+    : { model: null, contextChunks: 6 },
+  );
 }
 
 async function indexedDocument(token: string, filename: string, text: string): Promise<string> {
@@ -63,12 +62,12 @@ beforeAll(async () => {
   ids.globexPumps = await indexedDocument(globex, "pump manual.txt", "Maintenance schedule. The booster pump needs fresh bearing grease every 300 operating hours, according to the Globex plant crew.");
 });
 afterAll(async () => {
-  chatHolder.__quarryChatConfig = undefined;
+  chatConfigSingleton.set(undefined);
   await server.close();
 });
 afterEach(async () => {
   await resetRateLimits();
-  providerHolder.__quarryEmbeddingProviders = new EmbeddingProviders(LOCAL_EMBEDDING_SETTINGS);
+  embeddingProvidersSingleton.set(new EmbeddingProviders(LOCAL_EMBEDDING_SETTINGS));
 });
 
 describe("POST /api/v1/chat with a chat model", () => {
@@ -195,7 +194,7 @@ describe("POST /api/v1/chat without a chat model", () => {
 
   it("says so when the embedding provider is not configured", async () => {
     useChatModel(false);
-    providerHolder.__quarryEmbeddingProviders = new EmbeddingProviders({ ...LOCAL_EMBEDDING_SETTINGS, default_provider: "openai" });
+    embeddingProvidersSingleton.set(new EmbeddingProviders({ ...LOCAL_EMBEDDING_SETTINGS, default_provider: "openai" }));
     const res = await ask(admin, "booster pump bearing grease");
     expect(res.status).toBe(200);
     const evs = events(res.text);

@@ -236,15 +236,16 @@ describe("documents API", () => {
     const other = (await import(/* @vite-ignore */ `${path.join(process.cwd(), "lib/storage/object-storage.ts")}?other-bundle`)) as typeof import("@/lib/storage/object-storage");
     const { ObjectTooLargeError } = await import("@/lib/storage/object-storage");
     expect(other.ObjectTooLargeError).not.toBe(ObjectTooLargeError);
-    const { objectStorage } = await import("@/lib/storage/provider");
+    const { objectStorage, objectStorageSingleton } = await import("@/lib/storage/provider");
     const real = objectStorage();
-    const holder = globalThis as unknown as { __quarryObjectStorage?: unknown };
-    holder.__quarryObjectStorage = Object.assign(Object.create(real) as object, {
+    objectStorageSingleton.set(
+      Object.assign(Object.create(real) as typeof real, {
       putStream: (...args: Parameters<typeof real.putStream>) =>
         real.putStream(...args).catch((error: unknown) => {
           throw (error as Error).name === "ObjectTooLargeError" ? new other.ObjectTooLargeError(args[2].maxBytes) : error;
         }),
-    });
+      }),
+    );
     try {
       const id = (await create("other-bundle.txt")).json.id as string;
       const big = Buffer.alloc(MAX_BYTES + 64 * 1024, "a");
@@ -256,7 +257,7 @@ describe("documents API", () => {
       expect((await put(id, big, { headers: { "content-length": String(big.length) } })).status).toBe(413);
       expect(storedObjects("org_acme", id)).toEqual([]);
     } finally {
-      holder.__quarryObjectStorage = real;
+      objectStorageSingleton.set(real);
     }
   });
 

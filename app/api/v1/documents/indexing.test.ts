@@ -6,7 +6,7 @@ import { resetRateLimits } from "@/lib/api/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
 import { indexDocument } from "@/lib/documents/index-document";
-import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings";
+import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL, embeddingProvidersSingleton } from "@/lib/embeddings";
 import { sendJson, startLoopback, type LoopbackServer } from "@/lib/embeddings/loopback-server";
 import * as collection from "./route";
 import * as one from "./[id]/route";
@@ -23,10 +23,9 @@ afterEach(() => resetRateLimits());
 
 // ---- helpers -------------------------------------------------------------
 
-const providerHolder = globalThis as unknown as { __quarryEmbeddingProviders?: EmbeddingProviders };
 /** Swaps the process's embedding configuration, as a restart with another EMBEDDING_PROVIDER_CONFIG would. */
 function switchEmbeddingSettings(settings: ConstructorParameters<typeof EmbeddingProviders>[0]) {
-  providerHolder.__quarryEmbeddingProviders = new EmbeddingProviders(settings, { backoff: { backoffBaseMs: 1, backoffMaxMs: 5 } });
+  embeddingProvidersSingleton.set(new EmbeddingProviders(settings, { backoff: { backoffBaseMs: 1, backoffMaxMs: 5 } }));
 }
 afterEach(() => switchEmbeddingSettings(LOCAL_EMBEDDING_SETTINGS));
 

@@ -1,14 +1,11 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_SETTINGS, loadEmbeddingSettings, type EmbeddingSettings } from "@/lib/config/embeddings";
-import { EmbeddingProviders } from "@/lib/embeddings";
+import { EmbeddingProviders, embeddingProvidersSingleton } from "@/lib/embeddings";
 import { call, tokenFor } from "@/test/helpers";
 import { GET } from "./route";
 
-const holder = globalThis as unknown as { __quarryEmbeddingProviders?: EmbeddingProviders };
 /** The process's embedding configuration as a start with these settings would make it. */
-const useSettings = (settings: EmbeddingSettings) => {
-  holder.__quarryEmbeddingProviders = new EmbeddingProviders(settings);
-};
+const useSettings = (settings: EmbeddingSettings) => embeddingProvidersSingleton.set(new EmbeddingProviders(settings));
 afterEach(() => useSettings(LOCAL_EMBEDDING_SETTINGS));
 
 let analyst: string;

@@ -1,15 +1,14 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetRateLimits } from "@/lib/api/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS, loadEmbeddingSettings } from "@/lib/config/embeddings";
-import { EmbeddingProviders } from "@/lib/embeddings";
+import { EmbeddingProviders, embeddingProvidersSingleton } from "@/lib/embeddings";
 import { FAST_BACKOFF, loopbackPerTest, sendJson } from "@/lib/embeddings/loopback-server";
 import { call, tokenFor } from "@/test/helpers";
 import { POST } from "./route";
 
-const holder = globalThis as unknown as { __quarryEmbeddingProviders?: EmbeddingProviders };
 const loopback = loopbackPerTest();
 afterEach(async () => {
-  holder.__quarryEmbeddingProviders = new EmbeddingProviders(LOCAL_EMBEDDING_SETTINGS);
+  embeddingProvidersSingleton.set(new EmbeddingProviders(LOCAL_EMBEDDING_SETTINGS));
   await resetRateLimits();
 });
 
@@ -24,7 +23,7 @@ describe("an upstream embedding provider that keeps rate-limiting Quarry", () =>
     const settings = loadEmbeddingSettings({
       EMBEDDING_PROVIDER_CONFIG: JSON.stringify({ default_provider: "openai", openai: { api_key: "sk-loopback", base_url: `${provider.url}/v1` }, max_retries: 1 }),
     });
-    holder.__quarryEmbeddingProviders = new EmbeddingProviders(settings, FAST_BACKOFF);
+    embeddingProvidersSingleton.set(new EmbeddingProviders(settings, FAST_BACKOFF));
     const res = await call(POST, "POST", "/api/v1/documents/search", { token: analyst, body: { query: "loyalty points" } });
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("1");
