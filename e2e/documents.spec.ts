@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
 import { dropFiles, type DroppedFile } from "./drop-files";
-import { csvFile, docxFile, pdfFile, txtFile } from "../lib/documents/testing/fixtures";
+import { csvFile, docxFile, pdfFile, txtFile } from "../test/support/document-files";
 
 const sha256 = (b: Buffer) => crypto.createHash("sha256").update(b).digest("hex");
 

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { expect, test, type Locator, type Page } from "@playwright/test";
-import { startReceiver, startSmtp } from "../lib/notifications/test-servers";
+import { startReceiver, startSmtp } from "../test/support/notification-servers";
 
 /** Names unique to this run, so a reused e2e data folder never confuses rows. */
 const run = Date.now().toString(36);

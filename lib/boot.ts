@@ -13,7 +13,7 @@ import { withStartupLock } from "@/lib/db/startup-lock";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
-import { startNotificationWorker } from "@/lib/notifications/worker";
+import { startNotificationWorker } from "@/lib/notifications/pipeline/worker";
 
 /**
  * Server start: validate every configuration variable (fail fast, naming the

@@ -1,10 +1,10 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatModelSettings } from "@/lib/config/chat";
-import { rejection } from "@/lib/embeddings/loopback-server";
+import { rejection } from "@/test/support/embedding-server";
 import { openChatStream, type ModelPiece } from "./model";
 import { buildPrompt, excerpt, passagesAnswer, PASSAGES_LABEL, type PromptSource } from "./prompt";
-import { startChatServer } from "./testing/chat-server";
+import { startChatServer } from "@/test/support/chat-server";
 
 let server: Awaited<ReturnType<typeof startChatServer>>;
 beforeAll(async () => {

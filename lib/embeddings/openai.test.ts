@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders } from "./index";
-import { FAST_BACKOFF, fakeVector, loopbackPerTest, rejection, sendJson, type LoopbackHandler } from "./loopback-server";
+import { FAST_BACKOFF, fakeVector, loopbackPerTest, rejection, sendJson, type LoopbackHandler } from "@/test/support/embedding-server";
 
 const KEY = "sk-test-0123456789abcdefSECRET";
 const loopback = loopbackPerTest();

@@ -7,7 +7,7 @@ import { importSPKI, jwtVerify } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders, type EmbeddingProviderOptions } from "./index";
-import { FAST_BACKOFF, fakeVector, rejection, sendJson, startLoopback, type LoopbackHandler, type LoopbackServer } from "./loopback-server";
+import { FAST_BACKOFF, fakeVector, rejection, sendJson, startLoopback, type LoopbackHandler, type LoopbackServer } from "@/test/support/embedding-server";
 
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const CLIENT_EMAIL = "quarry-embeddings@test-project.iam.gserviceaccount.com";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
-import { ChannelKind } from "./channel-kinds";
+import { ChannelKind } from "@/lib/notifications/channel-kinds";
 
 const ts = z.iso.datetime().describe("ISO 8601, UTC");
 const tags = ["Notifications"];

@@ -11,7 +11,7 @@ import { LocalObjectStorage } from "./local";
 import { verifyLocalDownload } from "./local-signed-url";
 import { ObjectNotFoundError, ObjectTooLargeError, type ObjectStorage } from "./object-storage";
 import { S3ObjectStorage, s3ClientConfig } from "./s3";
-import { startLocalS3, type LocalS3 } from "./testing/s3rver";
+import { startLocalS3, type LocalS3 } from "@/test/support/s3-server";
 
 const MiB = 1024 * 1024;
 const PUT = { contentType: "application/octet-stream", maxBytes: 32 * MiB };

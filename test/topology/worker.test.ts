@@ -3,8 +3,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
-import { putChannelConfig } from "@/lib/notifications/channels";
-import { createRule } from "@/lib/notifications/rules";
+import { putChannelConfig } from "@/lib/notifications/admin/channels";
+import { createRule } from "@/lib/notifications/admin/rules";
 import { tokenFor } from "@/test/helpers";
 import { onPostgres, startProcess, stopProcess, type Replica } from "./replicas";
 

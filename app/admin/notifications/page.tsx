@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { Endpoint } from "@/lib/api/endpoint";
 import { toJsonValue } from "@/lib/api/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { listChannelConfigs } from "@/lib/notifications/channels";
+import { listChannelConfigs } from "@/lib/notifications/admin/channels";
 import { systemClock } from "@/lib/notifications/clock";
 import {
   DeliveryHealth,
@@ -15,11 +15,12 @@ import {
   listUnsubscribesEndpoint,
   QuietHoursView,
 } from "@/lib/notifications/contract";
-import { deliveryHealth, listDeadLetters } from "@/lib/notifications/health";
-import { getQuietHours } from "@/lib/notifications/quiet-hours";
-import { listBaseRules, listRules } from "@/lib/notifications/rules";
-import { listGroupSubscriptions } from "@/lib/notifications/subscriptions";
-import { listUnsubscribes } from "@/lib/notifications/unsubscribes";
+import { deliveryHealth } from "@/lib/notifications/admin/delivery-health";
+import { listDeadLetters } from "@/lib/notifications/admin/dead-letters";
+import { getQuietHours } from "@/lib/notifications/admin/quiet-hours";
+import { listBaseRules, listRules } from "@/lib/notifications/admin/rules";
+import { listGroupSubscriptions } from "@/lib/notifications/admin/group-subscriptions";
+import { listUnsubscribes } from "@/lib/notifications/admin/unsubscribes";
 import type { ResponseOf } from "@/components/api-client";
 import { NotificationsAdmin } from "@/components/notifications/notifications-admin";
 

@@ -3,7 +3,7 @@ import { call, tokenFor } from "@/test/helpers";
 import { resetRateLimits } from "@/lib/api/rate-limit";
 import { CHAT_RATE_LIMIT, ChatEvent } from "@/lib/chat/contract";
 import { PASSAGES_LABEL } from "@/lib/chat/prompt";
-import { startChatServer } from "@/lib/chat/testing/chat-server";
+import { startChatServer } from "@/test/support/chat-server";
 import { chatConfigSingleton } from "@/lib/config/chat";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { EmbeddingProviders, embeddingProvidersSingleton } from "@/lib/embeddings";

@@ -7,7 +7,7 @@ import { NextRequest } from "next/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, tokenFor } from "@/test/helpers";
 import { withTenant } from "@/lib/db/tenant";
-import { csvFile, docxFile, pdfFile, txtFile, zipWithoutWord } from "@/lib/documents/testing/fixtures";
+import { csvFile, docxFile, pdfFile, txtFile, zipWithoutWord } from "@/test/support/document-files";
 import * as collection from "./route";
 import * as one from "./[id]/route";
 import * as upload from "./[id]/upload/route";

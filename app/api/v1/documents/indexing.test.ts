@@ -7,7 +7,7 @@ import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
 import { indexDocument } from "@/lib/documents/index-document";
 import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL, embeddingProvidersSingleton } from "@/lib/embeddings";
-import { sendJson, startLoopback, type LoopbackServer } from "@/lib/embeddings/loopback-server";
+import { sendJson, startLoopback, type LoopbackServer } from "@/test/support/embedding-server";
 import * as collection from "./route";
 import * as one from "./[id]/route";
 import * as upload from "./[id]/upload/route";

@@ -2,7 +2,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetRateLimits } from "@/lib/api/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS, loadEmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders, embeddingProvidersSingleton } from "@/lib/embeddings";
-import { FAST_BACKOFF, loopbackPerTest, sendJson } from "@/lib/embeddings/loopback-server";
+import { FAST_BACKOFF, loopbackPerTest, sendJson } from "@/test/support/embedding-server";
 import { call, tokenFor } from "@/test/helpers";
 import { POST } from "./route";
 

@@ -1,7 +1,7 @@
 import { route } from "@/lib/api/route";
 import { createRuleEndpoint, listRulesEndpoint } from "@/lib/notifications/contract";
 import { systemClock } from "@/lib/notifications/clock";
-import { createRule, listRules } from "@/lib/notifications/rules";
+import { createRule, listRules } from "@/lib/notifications/admin/rules";
 
 export const GET = route(listRulesEndpoint, ({ principal }) => listRules(principal, systemClock.now()));
 export const POST = route(createRuleEndpoint, ({ principal, body }) => createRule(principal, body, systemClock.now()));

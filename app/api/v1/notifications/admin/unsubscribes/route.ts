@@ -1,7 +1,7 @@
 import { route } from "@/lib/api/route";
 import { createUnsubscribeEndpoint, listUnsubscribesEndpoint } from "@/lib/notifications/contract";
 import { systemClock } from "@/lib/notifications/clock";
-import { createUnsubscribe, listUnsubscribes } from "@/lib/notifications/unsubscribes";
+import { createUnsubscribe, listUnsubscribes } from "@/lib/notifications/admin/unsubscribes";
 
 export const GET = route(listUnsubscribesEndpoint, ({ principal }) => listUnsubscribes(principal));
 export const POST = route(createUnsubscribeEndpoint, ({ principal, body }) => createUnsubscribe(principal, body, systemClock.now()));

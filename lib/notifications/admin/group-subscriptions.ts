@@ -2,8 +2,8 @@ import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { conflict, notFound, unprocessable } from "@/lib/api/errors";
 import { withTenant } from "@/lib/db/tenant";
-import type { CreateGroupSubscriptionBody } from "./contract";
-import { newId } from "./ids";
+import type { CreateGroupSubscriptionBody } from "@/lib/notifications/contract";
+import { newId } from "@/lib/notifications/ids";
 
 /**
  * A group subscription is a named email group (its member addresses inline)

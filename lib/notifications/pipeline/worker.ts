@@ -1,9 +1,12 @@
 import "server-only";
 import type PgBoss from "pg-boss";
 import { log } from "@/lib/log";
-import { systemClock, type Clock } from "./clock";
-import { deliver, evaluateRun, tick, type DeliverJob, type EvaluateJob, type Runtime } from "./pipeline";
-import { QUEUES, getQueue } from "./queue";
+import { systemClock, type Clock } from "@/lib/notifications/clock";
+import { deliver } from "@/lib/notifications/pipeline/deliver";
+import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
+import { tick } from "@/lib/notifications/pipeline/scheduler";
+import { type DeliverJob, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { QUEUES, getQueue } from "@/lib/notifications/pipeline/queue";
 
 /** Job handlers by queue; each resolves to whether it did its work or deferred the job to a later time. */
 function handlers(rt: Runtime): Record<string, (data: object) => Promise<"done" | "deferred">> {

@@ -4,9 +4,9 @@ import { unprocessable } from "@/lib/api/errors";
 import { zodIssuesToItems } from "@/lib/api/route";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
-import { CHANNEL_INPUTS, ChannelKind, SECRET_FIELDS, requiredSecrets } from "./channel-kinds";
-import { maskSecret, openSecrets, sealSecrets } from "./secrets";
-import { UnsafeTargetError, assertPublicHost, assertSafeUrl } from "./url-guard";
+import { CHANNEL_INPUTS, ChannelKind, SECRET_FIELDS, requiredSecrets } from "@/lib/notifications/channel-kinds";
+import { maskSecret, openSecrets, sealSecrets } from "@/lib/notifications/admin/channel-secrets";
+import { UnsafeTargetError, assertPublicHost, assertSafeUrl } from "@/lib/notifications/transports/url-guard";
 
 /** A channel as the sender needs it: settings and opened secrets. Never leaves the server. */
 export interface ResolvedChannel {

@@ -5,12 +5,12 @@ import { conflict, notFound, unprocessable, type ValidationItem } from "@/lib/ap
 import { zodIssuesToItems } from "@/lib/api/route";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationRule } from "@/lib/db/generated/client";
-import { BASE_RULES, findBaseRule, describeBaseRules } from "./catalog";
-import type { ChannelKind } from "./channel-kinds";
-import { usableKinds } from "./channels";
-import type { CreateRuleBody, RuleView, UpdateRuleBody } from "./contract";
-import { cronError, nextRuns } from "./cron";
-import { newId } from "./ids";
+import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/pipeline/catalog";
+import type { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { usableKinds } from "@/lib/notifications/admin/channels";
+import type { CreateRuleBody, RuleView, UpdateRuleBody } from "@/lib/notifications/contract";
+import { cronError, nextRuns } from "@/lib/notifications/pipeline/cron";
+import { newId } from "@/lib/notifications/ids";
 
 export const listBaseRules = () => ({ items: describeBaseRules() });
 

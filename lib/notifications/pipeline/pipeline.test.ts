@@ -3,14 +3,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
-import { putChannelConfig, listChannelConfigs } from "./channels";
-import { manualClock } from "./clock";
-import { createRule, updateRule } from "./rules";
-import { createGroupSubscription } from "./subscriptions";
-import { evaluateRun, tick, triggerRule, requeueDeadLetter, type Runtime } from "./pipeline";
-import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "./queue";
-import { startReceiver, startSmtp } from "./test-servers";
-import { drainQueues } from "./worker";
+import { putChannelConfig, listChannelConfigs } from "@/lib/notifications/admin/channels";
+import { manualClock } from "@/lib/notifications/clock";
+import { createRule, updateRule } from "@/lib/notifications/admin/rules";
+import { createGroupSubscription } from "@/lib/notifications/admin/group-subscriptions";
+import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
+import { tick } from "@/lib/notifications/pipeline/scheduler";
+import { triggerRule } from "@/lib/notifications/admin/trigger-rule";
+import { requeueDeadLetter } from "@/lib/notifications/admin/dead-letters";
+import { type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "@/lib/notifications/pipeline/queue";
+import { startReceiver, startSmtp } from "@/test/support/notification-servers";
+import { drainQueues } from "@/lib/notifications/pipeline/worker";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false, max_attempts: 6, backoff_base_seconds: 30 });
 

@@ -1,8 +1,8 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
-import { ChannelKind } from "./channel-kinds";
-import type { QuietHoursBody, QuietWindow } from "./contract";
+import { ChannelKind } from "@/lib/notifications/channel-kinds";
+import type { QuietHoursBody, QuietWindow } from "@/lib/notifications/contract";
 
 const DAY_MINUTES = 24 * 60;
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));

@@ -2,10 +2,10 @@ import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { ApiError } from "@/lib/api/errors";
 import { withTenant } from "@/lib/db/tenant";
-import type { ChannelKind } from "./channel-kinds";
-import { resolveChannel } from "./channels";
-import { newId } from "./ids";
-import { SendError, sendExternal } from "./transports";
+import type { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { resolveChannel } from "@/lib/notifications/admin/channels";
+import { newId } from "@/lib/notifications/ids";
+import { SendError, sendExternal } from "@/lib/notifications/transports/send";
 
 /**
  * Sends a test message right away (not queued), so the admin sees the

@@ -3,8 +3,8 @@ import crypto from "node:crypto";
 import nodemailer from "nodemailer";
 import { ErrorCode as SlackErrorCode, WebClient, type FetchFunction } from "@slack/web-api";
 import { notificationsConfig } from "@/lib/config/notifications";
-import type { ResolvedChannel } from "./channels";
-import { UnsafeTargetError, assertPublicHost, guardedFetch } from "./url-guard";
+import type { ResolvedChannel } from "@/lib/notifications/admin/channels";
+import { UnsafeTargetError, assertPublicHost, guardedFetch } from "@/lib/notifications/transports/url-guard";
 
 /** One message to one recipient on one channel. */
 export interface OutboundMessage {

@@ -5,16 +5,17 @@ import { call, tokenFor } from "@/test/helpers";
 import * as unsubscribes from "@/app/api/v1/notifications/admin/unsubscribes/route";
 import * as unsubscribe from "@/app/api/v1/notifications/admin/unsubscribes/[id]/route";
 import * as quietHours from "@/app/api/v1/notifications/admin/quiet-hours/route";
-import { putChannelConfig } from "./channels";
-import { manualClock } from "./clock";
-import { triggerRule, type Runtime } from "./pipeline";
-import { putQuietHours, quietUntil } from "./quiet-hours";
-import { closeQueue, getQueue } from "./queue";
-import { createRule } from "./rules";
-import { createGroupSubscription } from "./subscriptions";
-import { startSmtp } from "./test-servers";
-import { createUnsubscribe } from "./unsubscribes";
-import { drainQueues } from "./worker";
+import { putChannelConfig } from "@/lib/notifications/admin/channels";
+import { manualClock } from "@/lib/notifications/clock";
+import { triggerRule } from "@/lib/notifications/admin/trigger-rule";
+import { type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { putQuietHours, quietUntil } from "@/lib/notifications/admin/quiet-hours";
+import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { createRule } from "@/lib/notifications/admin/rules";
+import { createGroupSubscription } from "@/lib/notifications/admin/group-subscriptions";
+import { startSmtp } from "@/test/support/notification-servers";
+import { createUnsubscribe } from "@/lib/notifications/admin/unsubscribes";
+import { drainQueues } from "@/lib/notifications/pipeline/worker";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false });
 

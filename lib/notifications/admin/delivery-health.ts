@@ -2,11 +2,11 @@ import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery } from "@/lib/db/generated/client";
-import { ChannelKind } from "./channel-kinds";
+import { ChannelKind } from "@/lib/notifications/channel-kinds";
 
 const IN_FLIGHT = ["pending", "sending", "retrying"];
 
-async function ruleKeys(tx: TenantTx): Promise<Map<string, string>> {
+export async function ruleKeys(tx: TenantTx): Promise<Map<string, string>> {
   return new Map((await tx.notificationRule.findMany({ select: { id: true, key: true } })).map((r) => [r.id, r.key]));
 }
 
@@ -57,16 +57,5 @@ export async function deliveryHealth(principal: Principal, query: { hours: numbe
       buckets.set(key, b);
     }
     return { from, to: now, channels, series: [...buckets.values()], recent: recent.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")) };
-  });
-}
-
-export async function listDeadLetters(principal: Principal, paging: { page: number; page_size: number }) {
-  return withTenant(principal, async (tx) => {
-    const [keys, total, rows] = await Promise.all([
-      ruleKeys(tx),
-      tx.notificationDelivery.count({ where: { status: "dead" } }),
-      tx.notificationDelivery.findMany({ where: { status: "dead" }, orderBy: [{ updatedAt: "desc" }, { id: "asc" }], skip: (paging.page - 1) * paging.page_size, take: paging.page_size }),
-    ]);
-    return { items: rows.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")), total, page: paging.page, page_size: paging.page_size };
   });
 }

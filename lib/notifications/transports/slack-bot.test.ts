@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
-import { testChannel } from "./channel-test";
-import { putChannelConfig } from "./channels";
-import { manualClock } from "./clock";
-import { triggerRule, type Runtime } from "./pipeline";
-import { closeQueue, getQueue } from "./queue";
-import { createRule } from "./rules";
-import { startReceiver } from "./test-servers";
-import { drainQueues } from "./worker";
+import { testChannel } from "@/lib/notifications/admin/channel-test";
+import { putChannelConfig } from "@/lib/notifications/admin/channels";
+import { manualClock } from "@/lib/notifications/clock";
+import { triggerRule } from "@/lib/notifications/admin/trigger-rule";
+import { type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { createRule } from "@/lib/notifications/admin/rules";
+import { startReceiver } from "@/test/support/notification-servers";
+import { drainQueues } from "@/lib/notifications/pipeline/worker";
 
 // The loopback receiver stands in for the Slack Web API. Its URL is known only once it listens; the
 // configuration is read on first use, which comes after this.

@@ -3,8 +3,8 @@ import type { Principal } from "@/lib/auth/roles";
 import { conflict, notFound, unprocessable, type ValidationItem } from "@/lib/api/errors";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationUnsubscribe } from "@/lib/db/generated/client";
-import type { CreateUnsubscribeBody } from "./contract";
-import { newId } from "./ids";
+import type { CreateUnsubscribeBody } from "@/lib/notifications/contract";
+import { newId } from "@/lib/notifications/ids";
 
 type Names = { rules: Map<string, string>; groups: Map<string, string> };
 

@@ -15,8 +15,8 @@ import * as requeue from "@/app/api/v1/notifications/admin/dead-letters/[id]/req
 import * as health from "@/app/api/v1/notification-channels/delivery-health/route";
 import * as inbox from "@/app/api/v1/notifications/inbox/route";
 import * as inboxRead from "@/app/api/v1/notifications/inbox/[id]/read/route";
-import { closeQueue } from "./queue";
-import { startReceiver, startSmtp } from "./test-servers";
+import { closeQueue } from "@/lib/notifications/pipeline/queue";
+import { startReceiver, startSmtp } from "@/test/support/notification-servers";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false });
 

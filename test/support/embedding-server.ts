@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect } from "vitest";
 import { ApiError } from "@/lib/api/errors";
-import type { EmbeddingProviderOptions } from "./index";
+import type { EmbeddingProviderOptions } from "@/lib/embeddings";
 
 /*
  * Test support: a real HTTP server on 127.0.0.1 standing in for a provider's API, so each

@@ -1,0 +1,37 @@
+import "server-only";
+import type { Principal } from "@/lib/auth/roles";
+import { conflict, notFound } from "@/lib/api/errors";
+import { notificationsConfig } from "@/lib/config/notifications";
+import { withTenant } from "@/lib/db/tenant";
+import { deliveryView, ruleKeys } from "@/lib/notifications/admin/delivery-health";
+import { QUEUES } from "@/lib/notifications/pipeline/queue";
+import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
+
+export async function listDeadLetters(principal: Principal, paging: { page: number; page_size: number }) {
+  return withTenant(principal, async (tx) => {
+    const [keys, total, rows] = await Promise.all([
+      ruleKeys(tx),
+      tx.notificationDelivery.count({ where: { status: "dead" } }),
+      tx.notificationDelivery.findMany({ where: { status: "dead" }, orderBy: [{ updatedAt: "desc" }, { id: "asc" }], skip: (paging.page - 1) * paging.page_size, take: paging.page_size }),
+    ]);
+    return { items: rows.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")), total, page: paging.page, page_size: paging.page_size };
+  });
+}
+
+/** Gives a dead letter a fresh round of attempts. */
+export async function requeueDeadLetter(principal: Principal, id: string, rt: Runtime) {
+  const now = rt.clock.now();
+  const d = await withTenant(principal, async (tx) => {
+    const existing = await tx.notificationDelivery.findUnique({ where: { id } });
+    if (!existing) throw notFound("Delivery");
+    if (existing.status !== "dead") throw conflict(`Only dead letters can be requeued; this delivery is ${existing.status}`);
+    const rule = await tx.notificationRule.findUnique({ where: { id: existing.ruleId }, select: { key: true } });
+    const updated = await tx.notificationDelivery.update({
+      where: { id },
+      data: { status: "pending", attempts: 0, maxAttempts: notificationsConfig().max_attempts, nextAttemptAt: now, reason: `requeued by ${principal.userId}`, updatedAt: now },
+    });
+    return deliveryView(updated, rule?.key ?? "");
+  });
+  await rt.queue.send(QUEUES.deliver, { orgId: principal.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob);
+  return d;
+}

@@ -1,0 +1,99 @@
+import "server-only";
+import { notificationsConfig } from "@/lib/config/notifications";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import type { NotificationDelivery } from "@/lib/db/generated/client";
+import { resolveChannel } from "@/lib/notifications/admin/channels";
+import { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { newId } from "@/lib/notifications/ids";
+import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue";
+import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
+import { SendError, sendExternal } from "@/lib/notifications/transports/send";
+
+export function backoffMs(failedAttempts: number): number {
+  const cfg = notificationsConfig();
+  return Math.min(cfg.backoff_max_seconds, cfg.backoff_base_seconds * 2 ** (failedAttempts - 1)) * 1000;
+}
+
+/**
+ * One delivery attempt (a pg-boss job). The delivery is claimed first (only
+ * one worker sends an attempt; a crashed worker's claim lapses after the job's
+ * expiry), sent outside any transaction, then recorded: delivered, retried
+ * later with exponential backoff, or dead-lettered with the last error.
+ */
+export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "deferred"> {
+  const scope = { orgId: job.orgId };
+  const now = rt.clock.now();
+  let notBefore: Date | null = null;
+  const claim = await withTenant(scope, async (tx) => {
+    const d = await tx.notificationDelivery.findUnique({ where: { id: job.deliveryId } });
+    if (!d || d.attempts !== job.attempt - 1) return null;
+    // Handed out before its time (the queue runs on the database clock, the backoff on ours): put it back.
+    if ((d.status === "pending" || d.status === "retrying") && d.nextAttemptAt && d.nextAttemptAt > now) {
+      notBefore = d.nextAttemptAt;
+      return null;
+    }
+    const lapsed = d.status === "sending" && now.getTime() - d.updatedAt.getTime() >= deliveryLeaseSeconds() * 1000;
+    if (d.status !== "pending" && d.status !== "retrying" && !lapsed) return null;
+    const taken = await tx.notificationDelivery.updateMany({ where: { id: d.id, status: d.status, updatedAt: d.updatedAt }, data: { status: "sending", updatedAt: now } });
+    if (taken.count === 0) return null;
+    const kind = ChannelKind.parse(d.channel);
+    const channel = await resolveChannel(tx, job.orgId, kind);
+    if (!channel || !channel.enabled) {
+      await finish(tx, d, { status: "skipped", reason: "channel not configured or disabled", attempts: d.attempts }, now);
+      return null;
+    }
+    if (kind === "in_app") {
+      await tx.notificationInboxItem.create({
+        data: { id: newId("nib"), orgId: job.orgId, userId: d.recipient, deliveryId: d.id, title: d.subject, body: d.body, severity: d.severity, createdAt: now },
+      });
+      await finish(tx, d, { status: "delivered", reason: `delivered to the in-app inbox on attempt ${job.attempt}`, attempts: job.attempt, deliveredAt: now }, now);
+      return null;
+    }
+    const rule = await tx.notificationRule.findUnique({ where: { id: d.ruleId }, select: { key: true } });
+    return { d, channel, ruleKey: rule?.key ?? "" };
+  });
+  if (notBefore) {
+    await rt.queue.send(QUEUES.deliver, job, { startAfter: notBefore });
+    return "deferred";
+  }
+  if (!claim) return "done";
+  const { d, channel, ruleKey } = claim;
+  let failure: SendError | null = null;
+  try {
+    await sendExternal(channel, { id: d.id, recipient: d.recipient, subject: d.subject, body: d.body, severity: d.severity, ruleKey, sentAt: now });
+  } catch (error) {
+    failure = error instanceof SendError ? error : new SendError(String(error), true);
+  }
+  const done = rt.clock.now();
+  const retryAt = failure?.transient && job.attempt < d.maxAttempts ? new Date(done.getTime() + backoffMs(job.attempt)) : null;
+  await withTenant(scope, (tx) => {
+    if (!failure) return finish(tx, d, { status: "delivered", reason: `delivered on attempt ${job.attempt}`, attempts: job.attempt, deliveredAt: done }, done);
+    if (retryAt) {
+      return finish(tx, d, { status: "retrying", reason: `attempt ${job.attempt} of ${d.maxAttempts} failed; retrying at ${retryAt.toISOString()}`, attempts: job.attempt, lastError: failure.message, nextAttemptAt: retryAt }, done);
+    }
+    const reason = failure.transient ? `failed after ${job.attempt} attempts` : `permanent failure on attempt ${job.attempt}`;
+    return finish(tx, d, { status: "dead", reason, attempts: job.attempt, lastError: failure.message }, done);
+  });
+  if (retryAt) await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId: d.id, attempt: job.attempt + 1 } satisfies DeliverJob, { startAfter: retryAt });
+  return "done";
+}
+
+async function finish(
+  tx: TenantTx,
+  d: NotificationDelivery,
+  outcome: { status: string; reason: string; attempts: number; lastError?: string; nextAttemptAt?: Date; deliveredAt?: Date },
+  now: Date,
+) {
+  await tx.notificationDelivery.update({
+    where: { id: d.id },
+    data: {
+      status: outcome.status,
+      reason: outcome.reason,
+      attempts: outcome.attempts,
+      lastError: outcome.lastError ?? d.lastError,
+      nextAttemptAt: outcome.nextAttemptAt ?? null,
+      deliveredAt: outcome.deliveredAt ?? null,
+      updatedAt: now,
+    },
+  });
+}
