@@ -4,8 +4,8 @@
 import { closeDb } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { systemClock } from "@/lib/notifications/clock";
-import { closeQueue, getQueue } from "@/lib/notifications/queue";
-import { drainQueues, startNotificationWorker } from "@/lib/notifications/worker";
+import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { drainQueues, startNotificationWorker } from "@/lib/notifications/pipeline/worker";
 
 if (process.argv.includes("--once")) {
   const processed = await drainQueues({ clock: systemClock, queue: await getQueue(true) });
