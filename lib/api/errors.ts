@@ -1,47 +1,37 @@
-/** One validation problem, as FastAPI reports them: where, what, and a machine-readable type. */
-export interface ValidationItem {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  /** Manifest errors also carry the YAML position. */
-  line?: number;
-  column?: number;
+import { DomainError, RateLimited, type ErrorKind } from "@/lib/errors";
+
+/** The one place a domain error becomes an HTTP status. */
+const HTTP_STATUS: Record<ErrorKind, number> = {
+  malformed: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  too_large: 413,
+  unsupported_type: 415,
+  invalid: 422,
+  rate_limited: 429,
+  upstream_failed: 502,
+  unavailable: 503,
+  timed_out: 504,
+};
+
+/** The status a domain error answers with; null for anything else (a defect: 500). */
+export function httpStatusOf(error: unknown): number | null {
+  return error instanceof DomainError ? HTTP_STATUS[error.kind] : null;
 }
 
-/** Registry symbol: the same in every bundled copy of this module. */
-const API_ERROR = Symbol.for("quarry.ApiError");
-
-/**
- * The one error type services throw. The route wrapper turns it into
- * `{"detail": ...}` with `status`; anything else becomes a generic 500.
- *
- * `instanceof ApiError` is a brand check: Next.js bundles route handlers separately, so a
- * process can hold two copies of this class, and a globalThis singleton (the embedding
- * providers, object storage) throws the copy of the bundle that built it. A plain prototype
- * check then fails and a 502 or 413 became a 500.
- */
-export class ApiError extends Error {
-  readonly [API_ERROR] = true;
-
-  static [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[API_ERROR] === true;
-  }
-
-  constructor(
-    readonly status: number,
-    readonly detail: string | ValidationItem[],
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(typeof detail === "string" ? detail : detail.map((d) => `${d.loc.join(".")}: ${d.msg}`).join("; "));
-    this.name = "ApiError";
-  }
+/** What the caller receives for a domain error: status, `detail` and the headers its kind calls for. */
+export function httpViewOf(error: DomainError): { status: number; detail: DomainError["detail"]; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  if (error.kind === "unauthenticated") headers["WWW-Authenticate"] = "Bearer";
+  if (error instanceof RateLimited) headers["Retry-After"] = String(error.retryAfterSeconds);
+  return { status: HTTP_STATUS[error.kind], detail: error.detail, headers };
 }
 
-export const badRequest = (detail: string) => new ApiError(400, detail);
-export const unauthorized = (detail = "Not authenticated") => new ApiError(401, detail, { "WWW-Authenticate": "Bearer" });
-export const forbidden = (detail = "Not allowed for your role") => new ApiError(403, detail);
-export const notFound = (what = "Resource") => new ApiError(404, `${what} not found`);
-export const conflict = (detail: string) => new ApiError(409, detail);
-export const unprocessable = (items: ValidationItem[]) => new ApiError(422, items);
-export const tooManyRequests = (retryAfterSeconds: number) =>
-  new ApiError(429, `Too many requests; retry in ${retryAfterSeconds} s`, { "Retry-After": String(retryAfterSeconds) });
+/** `{"detail": …}` with the status and headers of `httpViewOf`. */
+export function domainErrorResponse(error: DomainError): Response {
+  const { status, detail, headers } = httpViewOf(error);
+  return Response.json({ detail }, { status, headers });
+}

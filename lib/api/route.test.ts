@@ -144,20 +144,21 @@ describe("route wrapper", () => {
   });
 });
 
-describe("errors from another bundled copy of lib/api/errors", () => {
-  it("keep their status: ApiError is recognised by its brand, not by prototype", async () => {
+describe("errors from another bundled copy of lib/errors", () => {
+  it("keep their status: DomainError is recognised by its brand, not by prototype", async () => {
     // Next.js bundles route handlers separately; a globalThis singleton (embedding providers, storage)
-    // throws the ApiError class of the bundle that built it. A second module instance stands for it.
-    const other = (await import(/* @vite-ignore */ `${import.meta.dirname}/errors.ts?other-bundle`)) as typeof import("./errors");
-    const { ApiError } = await import("./errors");
-    expect(other.ApiError).not.toBe(ApiError);
+    // throws the DomainError class of the bundle that built it. A second module instance stands for it.
+    const other = (await import(/* @vite-ignore */ `${import.meta.dirname}/../errors.ts?other-bundle`)) as typeof import("@/lib/errors");
+    const { DomainError, UpstreamFailed } = await import("@/lib/errors");
+    expect(other.DomainError).not.toBe(DomainError);
     const upstream = route(defineEndpoint({ method: "get", path: "/api/v1/_upstream", summary: "test", tags: [], access: "public" }), async () => {
-      throw new other.ApiError(502, "the embedding provider failed");
+      throw new other.UpstreamFailed("the embedding provider failed");
     });
     const res = await call(upstream, "GET", "/api/v1/_upstream");
     expect(res.status).toBe(502);
     expect(res.json).toEqual({ detail: "the embedding provider failed" });
-    expect(new other.ApiError(418, "x")).toBeInstanceOf(ApiError);
-    expect(new Error("x")).not.toBeInstanceOf(ApiError);
+    expect(new other.Conflict("x")).toBeInstanceOf(DomainError);
+    expect(new other.Conflict("x")).not.toBeInstanceOf(UpstreamFailed);
+    expect(new Error("x")).not.toBeInstanceOf(DomainError);
   });
 });

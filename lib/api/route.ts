@@ -6,10 +6,11 @@ import { config } from "@/lib/config";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { principalFromSessionRequest } from "@/lib/auth/session";
 import { allows, type Principal } from "@/lib/auth/roles";
+import { DomainError, Invalid, TooLarge, UnsupportedType, forbidden, tooManyRequests, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { callerAddress } from "./caller";
 import type { Endpoint } from "./endpoint";
-import { ApiError, forbidden, tooManyRequests, unauthorized, type ValidationItem } from "./errors";
+import { domainErrorResponse } from "./errors";
 import { toJsonValue } from "./json";
 import { assertSameOrigin } from "./same-origin";
 import { checkRateLimit } from "./rate-limit";
@@ -47,7 +48,7 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
       const params = parsePart("path", endpoint.params, await context.params, problems);
       const query = parsePart("query", endpoint.query, searchParamsObject(req.nextUrl.searchParams), problems);
       const body = endpoint.rawBody ? undefined : parsePart("body", endpoint.body, rawBody, problems);
-      if (problems.length > 0) throw new ApiError(422, problems);
+      if (problems.length > 0) throw new Invalid(problems);
       const result = await handler({ req, principal, params, query, body, requestId } as HandlerContext<E>);
       response = result instanceof Response ? result : jsonResponse(endpoint, result);
     } catch (error) {
@@ -109,17 +110,17 @@ function searchParamsObject(params: URLSearchParams): Record<string, string | st
 async function readJsonBody(req: NextRequest): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
   const isJson = /^application\/([\w.+-]+\+)?json\b/i.test(type);
-  if (type && !isJson) throw new ApiError(415, `Content-Type must be application/json (got '${type}')`);
+  if (type && !isJson) throw new UnsupportedType(`Content-Type must be application/json (got '${type}')`);
   const limit = config().api.bodyLimitBytes;
   const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > limit) throw new ApiError(413, `Request body is larger than ${limit} bytes`);
+  if (declared > limit) throw new TooLarge(`Request body is larger than ${limit} bytes`);
   const text = await readLimitedText(req, limit);
   if (text.trim() === "") return undefined;
-  if (!isJson) throw new ApiError(415, "Content-Type must be application/json (got 'none')");
+  if (!isJson) throw new UnsupportedType("Content-Type must be application/json (got 'none')");
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ApiError(422, [{ loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, type: "json_invalid" }]);
+    throw new Invalid([{ loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, type: "json_invalid" }]);
   }
 }
 
@@ -134,7 +135,7 @@ async function readLimitedText(req: NextRequest, limit: number): Promise<string>
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
-      throw new ApiError(413, `Request body is larger than ${limit} bytes`);
+      throw new TooLarge(`Request body is larger than ${limit} bytes`);
     }
     chunks.push(value);
   }
@@ -149,14 +150,6 @@ function parsePart(where: "path" | "query" | "body", schema: z.ZodType | undefin
   return undefined;
 }
 
-export function zodIssuesToItems(where: string, error: z.ZodError): ValidationItem[] {
-  return error.issues.map((issue) => ({
-    loc: [where, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))],
-    msg: issue.message,
-    type: issue.code,
-  }));
-}
-
 function jsonResponse(endpoint: Endpoint, result: unknown): Response {
   const status = endpoint.status ?? 200;
   if (status === 204) return new Response(null, { status });
@@ -166,9 +159,7 @@ function jsonResponse(endpoint: Endpoint, result: unknown): Response {
 }
 
 function errorResponse(error: unknown, requestId: string, endpoint: Endpoint): Response {
-  if (error instanceof ApiError) {
-    return NextResponse.json({ detail: error.detail }, { status: error.status, headers: error.headers });
-  }
+  if (error instanceof DomainError) return domainErrorResponse(error);
   const mapped = mapKnownError(error);
   if (mapped) return NextResponse.json({ detail: mapped.detail }, { status: mapped.status });
   log.error("unhandled error", { requestId, path: endpoint.path, error: error instanceof Error ? error.stack : String(error) });

@@ -1,5 +1,5 @@
 import { config } from "@/lib/config";
-import { forbidden } from "./errors";
+import { forbidden } from "@/lib/errors";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 

@@ -1,7 +1,7 @@
 import "server-only";
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { config } from "@/lib/config";
-import { ApiError } from "@/lib/api/errors";
+import { Unauthenticated, Forbidden } from "@/lib/errors";
 import { findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
 import { readLocationClaim } from "./location-claim";
@@ -42,17 +42,17 @@ export async function principalFromBearer(token: string): Promise<Principal> {
   try {
     payload = await verifyJwt(token);
   } catch (error) {
-    throw new ApiError(401, describeJoseError(error));
+    throw new Unauthenticated(describeJoseError(error));
   }
   const { claims } = config().auth;
   const orgClaim = payload[claims.org];
-  if (typeof orgClaim !== "string" || !orgClaim) throw new ApiError(401, `Token has no '${claims.org}' claim`);
+  if (typeof orgClaim !== "string" || !orgClaim) throw new Unauthenticated(`Token has no '${claims.org}' claim`);
   const org = await findOrganization(orgClaim);
-  if (!org) throw new ApiError(401, `Token names an unknown organization '${orgClaim}'`);
+  if (!org) throw new Unauthenticated(`Token names an unknown organization '${orgClaim}'`);
   const role = Role.safeParse(payload[claims.role]);
-  if (!role.success) throw new ApiError(403, `Token role '${String(payload[claims.role])}' is not one of ${Role.options.join(", ")}`);
-  if (!payload.sub) throw new ApiError(401, "Token has no subject");
+  if (!role.success) throw new Forbidden(`Token role '${String(payload[claims.role])}' is not one of ${Role.options.join(", ")}`);
+  if (!payload.sub) throw new Unauthenticated("Token has no subject");
   const locations = readLocationClaim(payload[claims.locations]);
-  if (!locations.ok) throw new ApiError(401, `Token claim '${claims.locations}' ${locations.reason}`);
+  if (!locations.ok) throw new Unauthenticated(`Token claim '${claims.locations}' ${locations.reason}`);
   return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds: locations.locationIds, via: "bearer" };
 }

@@ -1,8 +1,9 @@
 import "server-only";
 import { NextResponse } from "next/server";
-import { ApiError } from "@/lib/api/errors";
 import { callerAddress } from "@/lib/api/caller";
+import { domainErrorResponse } from "@/lib/api/errors";
 import { assertSameOrigin } from "@/lib/api/same-origin";
+import { DomainError } from "@/lib/errors";
 import { THROTTLED_ERROR, signInRetryAfter } from "./throttle";
 
 /**
@@ -16,7 +17,7 @@ export async function signInGate(req: Request, segments: string[]): Promise<Resp
   try {
     assertSameOrigin(req);
   } catch (error) {
-    if (error instanceof ApiError) return NextResponse.json({ detail: error.detail }, { status: error.status });
+    if (error instanceof DomainError) return domainErrorResponse(error);
     throw error;
   }
   if (segments.join("/") !== "callback/credentials") return null;

@@ -1,7 +1,7 @@
 import "server-only";
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { ApiError } from "@/lib/api/errors";
 import type { ChatModelSettings } from "@/lib/config/chat";
+import { DomainError, UpstreamFailed, TimedOut } from "@/lib/errors";
 import type { PromptMessage } from "./prompt";
 
 export type ModelPiece = { kind: "text"; text: string } | { kind: "finish"; reason: string | null };
@@ -22,21 +22,21 @@ function clientFor(settings: ChatModelSettings): OpenAI {
 }
 
 /** A short, key-free description of what went wrong upstream. */
-function describeFailure(error: unknown, settings: ChatModelSettings): ApiError | ChatAbortedError {
+function describeFailure(error: unknown, settings: ChatModelSettings): DomainError | ChatAbortedError {
   const scrub = (text: string) => (settings.api_key ? text.split(settings.api_key).join("***") : text).slice(0, 300);
   if (error instanceof ChatAbortedError || error instanceof APIUserAbortError) return new ChatAbortedError("aborted");
   if (error instanceof APIConnectionTimeoutError || (error instanceof Error && error.name === "TimeoutError")) {
-    return new ApiError(504, `The chat model did not answer within ${Math.round(settings.request_timeout_ms / 1000)} s`);
+    return new TimedOut(`The chat model did not answer within ${Math.round(settings.request_timeout_ms / 1000)} s`);
   }
-  if (error instanceof APIConnectionError) return new ApiError(502, `The chat model at ${settings.base_url} cannot be reached`);
-  if (error instanceof APIError) return new ApiError(502, `The chat model failed: ${scrub(error.message)}`);
-  return new ApiError(502, `The chat model failed: ${scrub(error instanceof Error ? error.message : String(error))}`);
+  if (error instanceof APIConnectionError) return new UpstreamFailed(`The chat model at ${settings.base_url} cannot be reached`);
+  if (error instanceof APIError) return new UpstreamFailed(`The chat model failed: ${scrub(error.message)}`);
+  return new UpstreamFailed(`The chat model failed: ${scrub(error instanceof Error ? error.message : String(error))}`);
 }
 
 /**
  * Starts a streamed chat completion (`POST {base_url}/chat/completions` with
  * `stream: true`). Resolves once the server has accepted the request, so an
- * unreachable server, a bad key or an unknown model is an ApiError (502/504)
+ * unreachable server, a bad key or an unknown model is an DomainError (502/504)
  * before any byte of the answer; the pieces then arrive as the model writes.
  */
 export async function openChatStream(settings: ChatModelSettings, messages: PromptMessage[], signal: AbortSignal): Promise<AsyncIterable<ModelPiece>> {

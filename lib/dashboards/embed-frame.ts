@@ -1,5 +1,5 @@
 import "server-only";
-import { ApiError } from "@/lib/api/errors";
+import { DomainError } from "@/lib/errors";
 import { verifyEmbedToken } from "./embed";
 
 /**
@@ -12,7 +12,7 @@ export async function embedFrameAncestors(token: string): Promise<string> {
     const grant = await verifyEmbedToken(token);
     return grant.allowedOrigins.length > 0 ? grant.allowedOrigins.join(" ") : "*";
   } catch (error) {
-    if (error instanceof ApiError) return "*";
+    if (error instanceof DomainError) return "*";
     throw error;
   }
 }

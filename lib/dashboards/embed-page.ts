@@ -1,7 +1,7 @@
 import "server-only";
 import { toJsonValue } from "@/lib/api/json";
-import { ApiError } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
+import { DomainError } from "@/lib/errors";
 import { verifyEmbedToken } from "./embed";
 import { grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
 import { queryEmbedded, queryPublic } from "./query";
@@ -20,7 +20,7 @@ export interface AnonymousPage {
   timeZone: string;
 }
 
-export type EmbedPage = ({ ok: true } & AnonymousPage) | { ok: false; status: number; reason: string };
+export type EmbedPage = ({ ok: true } & AnonymousPage) | { ok: false; reason: string };
 
 async function pageOf(
   granted: GrantedDashboard,
@@ -50,7 +50,7 @@ export async function loadEmbed(token: string, params: Params): Promise<EmbedPag
     const page = await pageOf(await grantForEmbed(grant), params, grant.lockedFilters, (filters, ids) => queryEmbedded(grant, filters, ids));
     return { ok: true, ...page };
   } catch (error) {
-    if (error instanceof ApiError) return { ok: false, status: error.status, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
+    if (error instanceof DomainError) return { ok: false, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
     throw error;
   }
 }

@@ -2,11 +2,11 @@ import "server-only";
 import crypto from "node:crypto";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { z } from "zod";
-import { ApiError, conflict, notFound } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
 import { deriveKey } from "@/lib/auth/secrets";
 import { config } from "@/lib/config";
 import { withTenant } from "@/lib/db/tenant";
+import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/errors";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
 import { findDashboardOr404, publishedVersionOf } from "./records";
@@ -35,12 +35,12 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
     if (!published) throw conflict("Publish the dashboard before embedding it");
     const manifest = parseManifestCached(published.specYaml);
     if (!manifest.ok || !manifest.value.manifest.platform.allow_embed) {
-      throw new ApiError(403, "Embedding is not allowed for this dashboard: set platform.allow_embed: true in its manifest and publish");
+      throw new Forbidden("Embedding is not allowed for this dashboard: set platform.allow_embed: true in its manifest and publish");
     }
     const filterIds = new Set(manifest.value.widgets.filter((w) => w.spec.component === "filter").map((w) => w.metadata.id));
     const unknown = Object.keys(options.locked_filters).filter((id) => !filterIds.has(id));
     if (unknown.length > 0) {
-      throw new ApiError(422, unknown.map((id) => ({ loc: ["body", "locked_filters", id], msg: `'${id}' is not a filter widget of this dashboard`, type: "unknown_filter" })));
+      throw new Invalid(unknown.map((id) => ({ loc: ["body", "locked_filters", id], msg: `'${id}' is not a filter widget of this dashboard`, type: "unknown_filter" })));
     }
     const embed = await tx.dashboardEmbed.create({
       data: {
@@ -83,8 +83,6 @@ function escapeAttribute(value: string) {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-export class EmbedTokenError extends ApiError {}
-
 /** Verifies an embed token and that its grant still exists and is not revoked. */
 export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   let payload;
@@ -92,11 +90,11 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
     ({ payload } = await jwtVerify(token, embedKey(), { audience: AUDIENCE, algorithms: ["HS256"] }));
   } catch (error) {
     const reason = error instanceof joseErrors.JWTExpired ? "This embed link has expired" : "This embed link is not valid";
-    throw new EmbedTokenError(401, reason);
+    throw new Unauthenticated(reason);
   }
   const { org, dsh, ver, jti } = payload as { org?: unknown; dsh?: unknown; ver?: unknown; jti?: unknown };
   if (typeof org !== "string" || typeof dsh !== "string" || typeof ver !== "number" || typeof jti !== "string") {
-    throw new EmbedTokenError(401, "This embed link is not valid");
+    throw new Unauthenticated("This embed link is not valid");
   }
   const { grant, current } = await withTenant({ orgId: org }, async (tx) => {
     const grant = await tx.dashboardEmbed.findFirst({ where: { id: jti, dashboardId: dsh } });
@@ -106,13 +104,13 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
       : null;
     return { grant, current };
   });
-  if (!grant || grant.version !== ver) throw new EmbedTokenError(401, "This embed link is not valid");
-  if (grant.revokedAt) throw new EmbedTokenError(401, "This embed link has been revoked");
+  if (!grant || grant.version !== ver) throw new Unauthenticated("This embed link is not valid");
+  if (grant.revokedAt) throw new Unauthenticated("This embed link has been revoked");
   // The grant shows the version it was made for, but the dashboard's current published manifest
   // decides whether it may be embedded at all: turning allow_embed off and publishing stops every link.
   const currentManifest = current ? parseManifestCached(current.specYaml) : null;
   if (!currentManifest?.ok || !currentManifest.value.manifest.platform.allow_embed) {
-    throw new EmbedTokenError(403, "Embedding has been turned off for this dashboard");
+    throw new Forbidden("Embedding has been turned off for this dashboard");
   }
   return {
     embedId: grant.id,

@@ -1,5 +1,5 @@
 import crypto from "node:crypto";
-import type { ValidationItem } from "@/lib/api/errors";
+import { type ValidationItem } from "@/lib/errors";
 import { manifestValidationItems } from "@/lib/manifest/errors";
 import { parseDashboardYaml, type ParsedDashboard } from "@/lib/manifest/parse";
 

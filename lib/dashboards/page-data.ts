@@ -1,8 +1,8 @@
 import "server-only";
 import { toJsonValue } from "@/lib/api/json";
-import { ApiError } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
+import { NotFound } from "@/lib/errors";
 import type { DashboardRecord, WidgetResults } from "./contract";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
 import { queryDashboard } from "./query";
@@ -39,7 +39,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
       return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
     });
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return null;
+    if (error instanceof NotFound) return null;
     throw error;
   }
   if (!record) return null;

@@ -1,8 +1,8 @@
 import "server-only";
-import { forbidden, notFound } from "@/lib/api/errors";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
+import { forbidden, notFound } from "@/lib/errors";
 import type { EmbedGrant } from "./embed";
 import { parseManifestCached, type ManifestResult, type ValidManifest } from "./manifest";
 

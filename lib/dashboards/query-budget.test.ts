@@ -55,7 +55,7 @@ describe("the per-request budget of the dashboard query", () => {
   it("fails a request past its row budget with 503 and caches none of it", async () => {
     const filters = { period: "2026-01-01 to 2026-01-31" };
     await expect(queryDashboard(admin, dashboardId, { filters, widget_ids: ["revenue_kpi", "by_channel"], version: "draft" }, { maxWidgets: 10, maxRows: 2, maxMs: 30_000 })).rejects.toMatchObject({
-      status: 503,
+      kind: "unavailable",
       detail: expect.stringMatching(/returned more than 2 rows after 2 of 2 widgets and was stopped; nothing was cached/),
     });
     // revenue_kpi (one row) was computed within the budget, but the request failed, so it was not cached.
@@ -71,7 +71,7 @@ describe("the per-request budget of the dashboard query", () => {
     const filters = { period: "2026-02-01 to 2026-02-28" };
     runs.count = 0;
     await expect(queryDashboard(admin, dashboardId, { filters, widget_ids: ["revenue_kpi", "by_channel"], version: "draft" }, { maxWidgets: 10, maxRows: 1_000, maxMs: 1 })).rejects.toMatchObject({
-      status: 503,
+      kind: "unavailable",
       detail: expect.stringMatching(/ran past its time budget of 1 ms after 1 of 2 widgets/),
     });
     expect(runs.count).toBe(1);

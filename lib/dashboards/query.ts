@@ -1,10 +1,10 @@
 import "server-only";
 import type { z } from "zod";
-import { ApiError, notFound, tooManyRequests } from "@/lib/api/errors";
 import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
+import { Invalid, Unavailable, notFound, tooManyRequests } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from "@/lib/query/execute";
@@ -79,7 +79,7 @@ async function runWidgets(input: RunInput) {
   const budget = input.budget ?? DEFAULT_QUERY_BUDGET;
   const wanted = [...new Set(input.widgetIds ?? dataWidgets(input.manifest))];
   if (wanted.length > budget.maxWidgets) {
-    throw new ApiError(422, `A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
+    throw new Invalid(`A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
   }
   const widgets: Record<string, WidgetResult> = {};
   const fresh: [string, { columns: string[]; rows: Record<string, unknown>[]; truncated: boolean }][] = [];
@@ -89,7 +89,7 @@ async function runWidgets(input: RunInput) {
   let done = 0;
   const budgetTime = budget.maxMs >= 1_000 ? `${Math.round(budget.maxMs / 1000)} s` : `${budget.maxMs} ms`;
   const overBudget = (why: string) =>
-    new ApiError(503, `This dashboard request ${why} after ${done} of ${wanted.length} widgets and was stopped; nothing was cached. Ask for fewer widgets or narrow the filters.`);
+    new Unavailable(`This dashboard request ${why} after ${done} of ${wanted.length} widgets and was stopped; nothing was cached. Ask for fewer widgets or narrow the filters.`);
   for (const widgetId of wanted) {
     if (!input.manifest.widgetsById.has(widgetId)) {
       widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false, truncated: false };
@@ -134,7 +134,7 @@ async function runWidgets(input: RunInput) {
 
 /** Runs the widgets of a version the policy granted, in the organization's time zone. */
 async function runGranted(granted: GrantedDashboard, filters: Record<string, unknown>, widgetIds: string[] | undefined, options: { refresh?: boolean; budget?: QueryBudget } = {}) {
-  if (!granted.parsed.ok) throw new ApiError(422, granted.parsed.errors);
+  if (!granted.parsed.ok) throw new Invalid(granted.parsed.errors);
   const org = await findOrganization(granted.scope.orgId);
   const widgets = await runWidgets({
     scope: granted.scope,

@@ -1,8 +1,8 @@
 import "server-only";
 import crypto from "node:crypto";
 import type { Principal } from "@/lib/auth/roles";
-import { notFound } from "@/lib/api/errors";
 import type { TenantTx } from "@/lib/db/tenant";
+import { notFound } from "@/lib/errors";
 import type { DashboardRecord } from "./contract";
 import { parseManifestCached } from "./manifest";
 import { isEditor, viewerMayOpen } from "./policy";

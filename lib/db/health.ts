@@ -1,5 +1,5 @@
 import "server-only";
-import { ApiError } from "@/lib/api/errors";
+import { Unavailable } from "@/lib/errors";
 import { getDb } from "./client";
 import { listMigrations } from "./migrate";
 import { processSingleton } from "@/lib/process-singleton";
@@ -19,7 +19,7 @@ export async function checkHealth() {
     }
     return { status: "ok" as const, database: db.kind };
   } catch {
-    throw new ApiError(503, "database is not ready");
+    throw new Unavailable("database is not ready");
   }
 }
 
@@ -37,7 +37,7 @@ export function markStarted(): void {
  * before `npm run db:migrate` stays out of rotation instead of failing requests).
  */
 export async function checkReadiness() {
-  if (!started.get().done) throw new ApiError(503, "starting: start-up work is not finished");
+  if (!started.get().done) throw new Unavailable("starting: start-up work is not finished");
   const expected = shippedMigrations.get();
   let applied: string[];
   let kind: "pglite" | "postgres";
@@ -46,9 +46,9 @@ export async function checkReadiness() {
     kind = db.kind;
     applied = (await db.system.query<{ name: string }>("SELECT name FROM _quarry_migrations")).map((r) => r.name);
   } catch {
-    throw new ApiError(503, "database is not ready");
+    throw new Unavailable("database is not ready");
   }
   const missing = expected.filter((name) => !applied.includes(name));
-  if (missing.length > 0) throw new ApiError(503, `database schema is behind this build: run npm run db:migrate (missing ${missing.join(", ")})`);
+  if (missing.length > 0) throw new Unavailable(`database schema is behind this build: run npm run db:migrate (missing ${missing.join(", ")})`);
   return { status: "ready" as const, database: kind, migrations: applied.length };
 }

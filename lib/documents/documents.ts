@@ -1,10 +1,10 @@
 import "server-only";
 import type { z } from "zod";
-import { ApiError, notFound, unprocessable } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import type { Prisma } from "@/lib/db/generated/client";
+import { UnsupportedType, notFound, unprocessable } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { objectStorage } from "@/lib/storage/provider";
 import type { CreateDocumentBody, ListDocumentsQuery } from "./contract";
@@ -37,10 +37,10 @@ export function resolveFileName(raw: string, declaredType: string | null | undef
   if (!filename) throw unprocessable([{ loc, msg: "The file name has no usable characters", type: "value_error" }]);
   const extension = extensionOf(filename);
   if (!isDocumentType(extension)) {
-    throw new ApiError(415, `Files of type ${extension ? `.${extension}` : "(no extension)"} are not accepted; allowed: ${allowedTypesText()}`);
+    throw new UnsupportedType(`Files of type ${extension ? `.${extension}` : "(no extension)"} are not accepted; allowed: ${allowedTypesText()}`);
   }
   if (!declaredTypeFits(extension, declaredType)) {
-    throw new ApiError(415, `Content type '${declaredType}' does not match a .${extension} file (expected ${DOCUMENT_TYPES[extension].contentType})`);
+    throw new UnsupportedType(`Content type '${declaredType}' does not match a .${extension} file (expected ${DOCUMENT_TYPES[extension].contentType})`);
   }
   return { filename, type: extension };
 }

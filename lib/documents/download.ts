@@ -1,11 +1,11 @@
 import "server-only";
 import { Readable } from "node:stream";
 import type { z } from "zod";
-import { ApiError, conflict, notFound } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
 import { config } from "@/lib/config";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
+import { Forbidden, Gone, notFound, conflict } from "@/lib/errors";
 import { verifyLocalDownload } from "@/lib/storage/local-signed-url";
 import { contentDisposition, isObjectNotFound, type Disposition } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
@@ -34,7 +34,7 @@ export async function openSignedFile(query: z.output<typeof SignedFileQuery>): P
   if (cfg.storage.provider !== "local") throw notFound("File");
   const check = verifyLocalDownload(query, cfg.storage.prefix);
   if (!check.ok) {
-    throw check.reason === "expired" ? new ApiError(410, "This download link has expired; request a new one") : new ApiError(403, "This download link is not valid");
+    throw check.reason === "expired" ? new Gone("This download link has expired; request a new one") : new Forbidden("This download link is not valid");
   }
   const { grant } = check;
   const current = await withTenant({ orgId: grant.orgId }, (tx) => tx.document.findFirst({ where: { storageKey: grant.key }, select: { id: true } }));

@@ -1,12 +1,12 @@
 import "server-only";
 import crypto from "node:crypto";
-import { ApiError, conflict, notFound, tooManyRequests } from "@/lib/api/errors";
 import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder, type Embedder } from "@/lib/embeddings";
+import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, conflict, tooManyRequests } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { objectStorage } from "@/lib/storage/provider";
 import type { DocumentChunk } from "./chunk";
@@ -77,7 +77,7 @@ export async function indexDocument(principal: Principal, documentId: string, op
   const job = await claimJob(principal, documentId);
   const timeoutMs = options.timeoutMs ?? INDEX_TIMEOUT_MS;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new ApiError(504, `Indexing took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`)), timeoutMs);
+  const timer = setTimeout(() => controller.abort(new TimedOut(`Indexing took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`)), timeoutMs);
   const timings = options.timings;
   try {
     let started = performance.now();
@@ -98,7 +98,7 @@ export async function indexDocument(principal: Principal, documentId: string, op
     controller.signal.throwIfAborted();
     return await swapIn(principal, job, embedder, chunks.length);
   } catch (caught) {
-    const error = controller.signal.aborted && !(caught instanceof ApiError) ? controller.signal.reason : caught;
+    const error = controller.signal.aborted && !(caught instanceof DomainError) ? controller.signal.reason : caught;
     const failure = describeFailure(error);
     await abandonJob(principal, job, failure.reason).catch((cleanupError: unknown) =>
       log.error("indexing cleanup failed", { documentId, error: String(cleanupError) }),
@@ -177,7 +177,7 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
     const vectors = await embedder.embedDocuments(batch.map((c) => c.text), { signal });
     if (timings) timings.embedMs += performance.now() - started;
     if (vectors.length !== batch.length || vectors.some((v) => v.length !== embedder.dims)) {
-      throw new ApiError(502, `embedding provider ${embedder.provider} returned ${vectors.length} vectors for ${batch.length} texts or a wrong dimension (expected ${embedder.dims})`);
+      throw new UpstreamFailed(`embedding provider ${embedder.provider} returned ${vectors.length} vectors for ${batch.length} texts or a wrong dimension (expected ${embedder.dims})`);
     }
     return vectors;
   };
@@ -318,12 +318,12 @@ async function jobLost(tx: TenantTx, job: Job): Promise<JobLostError> {
 /** What the caller is told and what the record keeps, for every way indexing can fail. */
 function describeFailure(error: unknown): { error: unknown; reason: string } {
   if (error instanceof ExtractionError) {
-    return { error: new ApiError(422, `The document could not be indexed: ${error.reason}`), reason: error.reason };
+    return { error: new Invalid(`The document could not be indexed: ${error.reason}`), reason: error.reason };
   }
   if (error instanceof JobLostError) {
-    const lost = error.deleted ? new ApiError(404, "The document was deleted while it was being indexed") : conflict("Another request took over indexing this document");
+    const lost = error.deleted ? new NotFound("The document was deleted while it was being indexed") : conflict("Another request took over indexing this document");
     return { error: lost, reason: lost.message };
   }
-  if (error instanceof ApiError) return { error, reason: typeof error.detail === "string" ? error.detail : error.message };
+  if (error instanceof DomainError) return { error, reason: typeof error.detail === "string" ? error.detail : error.message };
   return { error, reason: "Indexing failed because of an internal error" };
 }

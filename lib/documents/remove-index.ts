@@ -1,7 +1,7 @@
 import "server-only";
-import { conflict, notFound } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
+import { notFound, conflict } from "@/lib/errors";
 import { indexJobRunning } from "./index-document";
 import { toDocumentRecord } from "./record";
 

@@ -1,9 +1,9 @@
 import "server-only";
-import { unprocessable } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
 import { Prisma } from "@/lib/db/generated/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder } from "@/lib/embeddings";
+import { unprocessable } from "@/lib/errors";
 import type { DocumentType } from "./file-types";
 import { SearchRequest, type SearchHit, type SearchResponse } from "./search-contract";
 import { vectorLiteral, vectorPlan } from "./vector-indexes";

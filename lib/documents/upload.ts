@@ -1,10 +1,10 @@
 import "server-only";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import { ApiError, notFound, unprocessable } from "@/lib/api/errors";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
+import { Malformed, TooLarge, UnsupportedType, notFound, unprocessable } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { isObjectTooLarge } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
@@ -57,7 +57,7 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
     await storage.putStream(key, inspector, { contentType: DOCUMENT_TYPES[type].contentType, maxBytes: cfg.maxBytes });
   } catch (error) {
     const failure = uploadFailure(error, sourceError, cfg.maxBytes);
-    if (failure instanceof ApiError && failure.status === 413) source.destroy();
+    if (failure instanceof TooLarge) source.destroy();
     else if (!sourceError) drainRefusedBody(source, cfg.maxBytes);
     throw failure;
   }
@@ -102,7 +102,7 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
 }
 
 function tooLarge(maxBytes: number) {
-  return new ApiError(413, `The file is larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(0)} MiB)`);
+  return new TooLarge(`The file is larger than the limit of ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(0)} MiB)`);
 }
 
 function emptyFile() {
@@ -111,11 +111,11 @@ function emptyFile() {
 
 /** The caller's view of a failed upload: what was wrong with the file, or that the connection broke. */
 function uploadFailure(error: unknown, sourceError: unknown, maxBytes: number): unknown {
-  if (error instanceof ContentMismatchError) return new ApiError(415, error.message);
+  if (error instanceof ContentMismatchError) return new UnsupportedType(error.message);
   if (isObjectTooLarge(error)) return tooLarge(maxBytes);
   if (error instanceof EmptyContentError) return emptyFile();
   if (sourceError || error instanceof IncompleteBodyError) {
-    return new ApiError(400, "The upload was interrupted before the whole file arrived; nothing was stored, send it again");
+    return new Malformed("The upload was interrupted before the whole file arrived; nothing was stored, send it again");
   }
   return error;
 }

@@ -1,20 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "@/lib/api/errors";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
+import { httpViewOf } from "@/lib/api/errors";
+import { DomainError } from "@/lib/errors";
 import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL, embeddingStatus, getEmbedder, knownEmbeddingModel } from "./index";
 import { localEmbedding } from "./local";
 import { batchRanges, estimateTokens, retryAfterMs, safeMessage } from "./retry";
 
 const LOCAL_INFO = { provider: "local", model: LOCAL_EMBEDDING_MODEL, dims: 384 };
 
-function thrown(fn: () => unknown): ApiError {
+/** What the API caller would receive for the domain error `fn` throws. */
+function thrown(fn: () => unknown): ReturnType<typeof httpViewOf> {
   try {
     fn();
   } catch (error) {
-    expect(error).toBeInstanceOf(ApiError);
-    return error as ApiError;
+    expect(error).toBeInstanceOf(DomainError);
+    return httpViewOf(error as DomainError);
   }
-  throw new Error("expected an ApiError");
+  throw new Error("expected a DomainError");
 }
 
 describe("embedding status and model selection", () => {

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import type { GoogleAuthOptions } from "google-auth-library";
-import { ApiError } from "@/lib/api/errors";
 import { embeddingSettings, type EmbeddingSettings } from "@/lib/config/embeddings";
+import { Invalid, Unavailable } from "@/lib/errors";
 import { localEmbedder } from "./local";
 import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, OFFLINE_EMBEDDER_NOTICE, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "./models";
 import { createOpenAiEmbedder } from "./openai";
@@ -93,13 +93,13 @@ export class EmbeddingProviders {
     if (model === undefined || model === null) {
       info = this.defaultModel();
       const reason = providerProblem(this.settings, info.provider);
-      if (reason !== null) throw new ApiError(503, `embedding provider is not configured: ${reason}`);
+      if (reason !== null) throw new Unavailable(`embedding provider is not configured: ${reason}`);
     } else {
       const known = this.known(model);
       const available = this.available().map((m) => m.model);
-      if (!known) throw new ApiError(422, `unknown embedding model '${model}'; available: ${available.join(", ")}`);
+      if (!known) throw new Invalid(`unknown embedding model '${model}'; available: ${available.join(", ")}`);
       const reason = providerProblem(this.settings, known.provider);
-      if (reason !== null) throw new ApiError(422, `embedding model '${model}' is not available (${reason}); available: ${available.join(", ")}`);
+      if (reason !== null) throw new Invalid(`embedding model '${model}' is not available (${reason}); available: ${available.join(", ")}`);
       info = known;
     }
     const key = `${info.provider}/${info.model}`;
@@ -143,8 +143,8 @@ export function embeddingStatus(): EmbeddingStatus {
 }
 
 /**
- * The embedder for `model` (null/undefined = the active default). Throws ApiError(503, "embedding provider is not configured: <reason>")
- * when the default provider lacks its settings, ApiError(422) for an unknown or unavailable model.
+ * The embedder for `model` (null/undefined = the active default). Throws Unavailable ("embedding provider is not configured: <reason>")
+ * when the default provider lacks its settings, Invalid for an unknown or unavailable model.
  */
 export function getEmbedder(model?: string | null): Embedder {
   return providers().embedder(model);

@@ -134,8 +134,8 @@ describe("OpenAI embeddings through the openai SDK", () => {
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.status).toBe(502);
     expect(error.detail).toMatch(/^embedding provider openai failed: 401 Incorrect API key provided: \[redacted\]/);
-    expect(error.message).not.toContain(KEY);
-    expect(error.message).not.toContain("sk-abc");
+    expect(String(error.detail)).not.toContain(KEY);
+    expect(String(error.detail)).not.toContain("sk-abc");
     expect(server.requests).toHaveLength(1);
   });
 

@@ -1,4 +1,4 @@
-import { ApiError } from "@/lib/api/errors";
+import { DomainError, RateLimited, UpstreamFailed, TimedOut } from "@/lib/errors";
 import { log } from "@/lib/log";
 import type { EmbeddingModelInfo, EmbeddingProviderName } from "./models";
 import type { Embedder } from "./types";
@@ -84,8 +84,8 @@ export interface ProviderCall<T> {
 
 /**
  * Runs one provider request with a per-attempt timeout and retries. Failures end as
- * ApiError(502, "embedding provider <name> failed: <status> <message>"), timeouts as ApiError(504),
- * and a provider still rate-limiting after the retries as ApiError(429) with Retry-After (SPEC §7.2):
+ * UpstreamFailed (502, "embedding provider <name> failed: <status> <message>"), timeouts as TimedOut (504),
+ * and a provider still rate-limiting after the retries as RateLimited (429) with Retry-After (SPEC §7.2):
  * the caller can do what Quarry did, wait and ask again, which a 502 would not tell it.
  */
 export async function callProvider<T>({ provider, policy, signal, secrets, attempt, describe }: ProviderCall<T>): Promise<T> {
@@ -98,18 +98,18 @@ export async function callProvider<T>({ provider, policy, signal, secrets, attem
       return await attempt(combined);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      if (error instanceof ApiError) throw error;
+      if (error instanceof DomainError) throw error;
       timedOut = timeout.aborted;
       failure = timedOut ? { status: null, message: "timed out", retryAfterMs: null } : describe(error);
     }
     const message = safeMessage(failure.message, secrets);
     const tooLong = failure.retryAfterMs !== null && failure.retryAfterMs > policy.maxRetryAfterMs;
     if (n >= policy.maxRetries || failure.permanent || !retryable(failure.status) || tooLong) {
-      if (timedOut) throw new ApiError(504, `embedding provider ${provider} timed out after ${policy.timeoutMs} ms (${n + 1} attempts)`);
+      if (timedOut) throw new TimedOut(`embedding provider ${provider} timed out after ${policy.timeoutMs} ms (${n + 1} attempts)`);
       if (failure.status === 429) throw providerRateLimited(provider, message, failure.retryAfterMs ?? nextBackoffMs(policy, n + 1));
       const status = failure.status ?? "network error";
       const suffix = tooLong ? ` (asked to retry after ${Math.ceil((failure.retryAfterMs ?? 0) / 1000)} s)` : "";
-      throw new ApiError(502, `embedding provider ${provider} failed: ${status} ${message}${suffix}`);
+      throw new UpstreamFailed(`embedding provider ${provider} failed: ${status} ${message}${suffix}`);
     }
     const delay = failure.retryAfterMs ?? Math.random() * nextBackoffMs(policy, n);
     log.warn("embedding request failed, retrying", { provider, status: failure.status ?? (timedOut ? "timeout" : "network"), attempt: n + 1, delayMs: Math.round(delay), message });
@@ -126,9 +126,9 @@ function nextBackoffMs(policy: RequestPolicy, n: number): number {
  * 429 for a provider that kept rate-limiting: Retry-After is the provider's own when it sent one,
  * else the wait the next backoff step would have taken; whole seconds, at least 1.
  */
-function providerRateLimited(provider: EmbeddingProviderName, message: string, retryAfterMs: number): ApiError {
+function providerRateLimited(provider: EmbeddingProviderName, message: string, retryAfterMs: number): RateLimited {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
-  return new ApiError(429, `embedding provider ${provider} is rate-limiting requests: ${message}; retry in ${seconds} s`, { "Retry-After": String(seconds) });
+  return new RateLimited(seconds, `embedding provider ${provider} is rate-limiting requests: ${message}; retry in ${seconds} s`);
 }
 
 /** Splits texts into consecutive batches of at most `maxItems` texts and about `maxTokens` estimated tokens (a longer text goes alone). */
@@ -202,12 +202,12 @@ export function batchedEmbedder(
 
 /** Checks a provider's answer before it reaches the index: one vector per input, each of the model's dimension. */
 export function checkVectors(provider: EmbeddingProviderName, vectors: number[][], expectedCount: number, dims: number): number[][] {
-  if (vectors.length !== expectedCount) throw new ApiError(502, `embedding provider ${provider} failed: returned ${vectors.length} vectors for ${expectedCount} texts`);
+  if (vectors.length !== expectedCount) throw new UpstreamFailed(`embedding provider ${provider} failed: returned ${vectors.length} vectors for ${expectedCount} texts`);
   for (const vector of vectors) {
     if (!Array.isArray(vector) || vector.length !== dims) {
-      throw new ApiError(502, `embedding provider ${provider} failed: returned a vector of ${Array.isArray(vector) ? vector.length : "no"} dimensions, expected ${dims}`);
+      throw new UpstreamFailed(`embedding provider ${provider} failed: returned a vector of ${Array.isArray(vector) ? vector.length : "no"} dimensions, expected ${dims}`);
     }
-    if (!vector.every(Number.isFinite)) throw new ApiError(502, `embedding provider ${provider} failed: returned a vector with non-numeric values`);
+    if (!vector.every(Number.isFinite)) throw new UpstreamFailed(`embedding provider ${provider} failed: returned a vector with non-numeric values`);
   }
   return vectors;
 }

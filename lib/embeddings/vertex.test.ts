@@ -181,7 +181,7 @@ describe("Vertex AI embeddings over REST with google-auth-library", () => {
     const error = await rejection(embedder.embedQuery("t1"));
     expect([error.status, error.detail]).toEqual([502, "embedding provider vertex failed: 400 credentials: Invalid JWT Signature."]);
     expect(tokenExchanges).toBeGreaterThanOrEqual(1);
-    expect(error.message).not.toContain("PRIVATE KEY");
+    expect(String(error.detail)).not.toContain("PRIVATE KEY");
   });
 
   it("without a key file uses Application Default Credentials: the workload-identity metadata server's token", async () => {

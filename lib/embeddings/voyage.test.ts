@@ -102,6 +102,6 @@ describe("Voyage AI embeddings", () => {
     const embedder = new EmbeddingProviders(settings(server.url), FAST_BACKOFF).embedder(null);
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.detail).toBe("embedding provider voyage failed: 403 Key Bearer [redacted] is not allowed");
-    expect(error.message).not.toContain(KEY);
+    expect(String(error.detail)).not.toContain(KEY);
   });
 });

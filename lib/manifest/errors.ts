@@ -1,4 +1,4 @@
-import type { ValidationItem } from "@/lib/api/errors";
+import type { ValidationItem } from "@/lib/errors";
 
 /** One problem in a manifest, with where it is: document (0 = the dashboard), path in it, and 1-based line/column. */
 export interface ManifestError {

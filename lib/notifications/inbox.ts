@@ -1,8 +1,8 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { notFound } from "@/lib/api/errors";
 import { withTenant } from "@/lib/db/tenant";
 import type { NotificationInboxItem } from "@/lib/db/generated/client";
+import { notFound } from "@/lib/errors";
 
 const view = (i: NotificationInboxItem) => ({ id: i.id, title: i.title, body: i.body, severity: i.severity, created_at: i.createdAt, read_at: i.readAt });
 

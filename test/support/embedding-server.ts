@@ -1,8 +1,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect } from "vitest";
-import { ApiError } from "@/lib/api/errors";
 import type { EmbeddingProviderOptions } from "@/lib/embeddings";
+import { httpViewOf } from "@/lib/api/errors";
+import { DomainError } from "@/lib/errors";
 
 /*
  * Test support: a real HTTP server on 127.0.0.1 standing in for a provider's API, so each
@@ -85,12 +86,15 @@ export function fakeVector(seed: number, dims: number): number[] {
   return Array.from({ length: dims }, (_, k) => ((seed * 31 + k) % 97) / 97);
 }
 
-/** The ApiError a provider call was rejected with; fails the test if it resolved or threw anything else. */
-export async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+/**
+ * What the API caller would receive for the domain error a provider call was rejected with (status,
+ * detail, headers); fails the test if it resolved or threw anything else.
+ */
+export async function rejection(promise: Promise<unknown>): Promise<ReturnType<typeof httpViewOf>> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(ApiError);
-  return error as ApiError;
+  expect(error).toBeInstanceOf(DomainError);
+  return httpViewOf(error as DomainError);
 }

@@ -1,7 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { ApiError } from "@/lib/api/errors";
 import { withTenant } from "@/lib/db/tenant";
+import { Conflict } from "@/lib/errors";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { resolveChannel } from "@/lib/notifications/admin/channels";
 import { newId } from "@/lib/notifications/ids";
@@ -18,7 +18,7 @@ export async function testChannel(principal: Principal, kind: ChannelKind, now: 
     channel: await resolveChannel(tx, principal.orgId, kind),
     email: (await tx.user.findUnique({ where: { id: principal.userId }, select: { email: true } }))?.email,
   }));
-  if (!channel) throw new ApiError(409, `Channel '${kind}' is not configured; PUT its configuration first`);
+  if (!channel) throw new Conflict(`Channel '${kind}' is not configured; PUT its configuration first`);
   const recipient = kind === "email" ? (email ?? "") : kind === "slack" ? String(channel.settings.channel ?? "slack-webhook") : new URL(String(channel.settings.url)).host;
   try {
     await sendExternal(channel, {

@@ -1,9 +1,8 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { unprocessable } from "@/lib/api/errors";
-import { zodIssuesToItems } from "@/lib/api/route";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { CHANNEL_INPUTS, ChannelKind, SECRET_FIELDS, requiredSecrets } from "@/lib/notifications/channel-kinds";
 import { maskSecret, openSecrets, sealSecrets } from "@/lib/notifications/admin/channel-secrets";
 import { UnsafeTargetError, assertPublicHost, assertSafeUrl } from "@/lib/notifications/transports/url-guard";

@@ -1,8 +1,8 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { conflict, notFound } from "@/lib/api/errors";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant } from "@/lib/db/tenant";
+import { notFound, conflict } from "@/lib/errors";
 import { deliveryView, ruleKeys } from "@/lib/notifications/admin/delivery-health";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";

@@ -1,7 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { conflict, notFound, unprocessable } from "@/lib/api/errors";
 import { withTenant } from "@/lib/db/tenant";
+import { notFound, conflict, unprocessable } from "@/lib/errors";
 import type { CreateGroupSubscriptionBody } from "@/lib/notifications/contract";
 import { newId } from "@/lib/notifications/ids";
 

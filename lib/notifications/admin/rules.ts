@@ -1,10 +1,9 @@
 import "server-only";
 import type { z } from "zod";
 import type { Principal } from "@/lib/auth/roles";
-import { conflict, notFound, unprocessable, type ValidationItem } from "@/lib/api/errors";
-import { zodIssuesToItems } from "@/lib/api/route";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationRule } from "@/lib/db/generated/client";
+import { type ValidationItem, notFound, conflict, unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/pipeline/catalog";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { usableKinds } from "@/lib/notifications/admin/channels";

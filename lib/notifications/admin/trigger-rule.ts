@@ -1,7 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { conflict, notFound } from "@/lib/api/errors";
 import { withTenant } from "@/lib/db/tenant";
+import { notFound, conflict } from "@/lib/errors";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import { insertRun, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 

@@ -1,8 +1,8 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
-import { conflict, notFound, unprocessable, type ValidationItem } from "@/lib/api/errors";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationUnsubscribe } from "@/lib/db/generated/client";
+import { type ValidationItem, notFound, conflict, unprocessable } from "@/lib/errors";
 import type { CreateUnsubscribeBody } from "@/lib/notifications/contract";
 import { newId } from "@/lib/notifications/ids";
 

@@ -1,7 +1,7 @@
 import PDFDocument from "pdfkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { TimedOut } from "@/lib/errors";
 import { call, tokenFor } from "@/test/helpers";
-import { ApiError } from "@/lib/api/errors";
 import { resetRateLimits } from "@/lib/api/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
@@ -431,10 +431,9 @@ describe("indexing and search", () => {
     const principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme", role: "admin" as const, locationIds: null, via: "bearer" as const };
     const stopped = await indexDocument(principal, id, { timeoutMs: 1 }).then(
       () => null,
-      (error: unknown) => error as ApiError,
+      (error: unknown) => error as TimedOut,
     );
-    expect(stopped).toBeInstanceOf(ApiError);
-    expect(stopped!.status).toBe(504);
+    expect(stopped).toBeInstanceOf(TimedOut);
     expect(stopped!.detail).toMatch(/longer than/);
     const after = (await record(id)).json;
     expect(after).toMatchObject({ status: "indexed", index_generation: before.index_generation, chunk_count: before.chunk_count });
