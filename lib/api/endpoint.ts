@@ -1,7 +1,20 @@
 import type { z } from "zod";
-import type { Access } from "@/lib/auth/roles";
+import type { Access, Principal } from "@/lib/auth/roles";
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
+type Parsed<T> = [T] extends [z.ZodType] ? z.output<T> : undefined;
+
+/**
+ * A limit over a key many callers can share (an organization, a flag in the body), counted once the
+ * request is parsed. `key` answers null when the request does not count against it.
+ */
+export interface SharedRateLimit<P = unknown, Q = unknown, B = unknown> {
+  /** Names the counter, e.g. "dashboard refresh". */
+  name: string;
+  limit: number;
+  windowSeconds: number;
+  key: (request: { principal: Principal | null; params: P; query: Q; body: B }) => string | null;
+}
 
 /**
  * Everything a route declares up front: where it lives, who may call it, what
@@ -37,6 +50,8 @@ export interface Endpoint<
   produces?: string;
   /** Requests per window per caller (per IP when public). */
   rateLimit?: { limit: number; windowSeconds: number };
+  /** Further limits over shared keys; services never call the limiter themselves. */
+  sharedLimits?: SharedRateLimit<Parsed<P>, Parsed<Q>, Parsed<B>>[];
   /** Raw bodies (uploads) are passed through unparsed. */
   rawBody?: boolean;
   /** Error statuses worth listing in the documentation beyond the common ones. */

@@ -28,6 +28,20 @@ const adminOnly = route(
   async () => ({ ok: true }),
 );
 
+// Two a minute per organization, counted only for bodies that ask for it.
+const perOrganization = route(
+  defineEndpoint({
+    method: "post",
+    path: "/api/v1/_shared",
+    summary: "test",
+    tags: [],
+    access: "user",
+    body: z.object({ costly: z.boolean() }),
+    sharedLimits: [{ name: "test shared", limit: 2, windowSeconds: 60, key: ({ principal, body }) => (body.costly ? (principal?.orgId ?? null) : null) }],
+  }),
+  async () => ({ ok: true }),
+);
+
 const crashing = route(defineEndpoint({ method: "get", path: "/api/v1/_crash", summary: "test", tags: [], access: "public" }), async () => {
   throw new Error("database password is hunter2");
 });
@@ -134,6 +148,19 @@ describe("route wrapper", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(limited.json.detail).toMatch(/Too many requests/);
+  });
+
+  it("counts a declared shared limit across the callers of one key, and only requests its key function counts", async () => {
+    const [admin, analyst, globex] = await Promise.all([tokenFor("acme", "admin"), tokenFor("acme", "analyst"), tokenFor("globex")]);
+    const send = (token: string, costly: boolean) => call(perOrganization, "POST", "/api/v1/_shared", { token, body: { costly } });
+    expect((await send(admin, true)).status).toBe(200);
+    expect((await send(analyst, true)).status).toBe(200);
+    const limited = await send(admin, true);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Another organization has its own counter; a request the key function passes over is not counted.
+    expect((await send(globex, true)).status).toBe(200);
+    expect((await send(analyst, false)).status).toBe(200);
   });
 
   it("hides unexpected errors behind a generic 500", async () => {

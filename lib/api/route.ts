@@ -9,7 +9,7 @@ import { allows, type Principal } from "@/lib/auth/roles";
 import { DomainError, Invalid, TooLarge, UnsupportedType, forbidden, tooManyRequests, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { callerAddress } from "./caller";
-import type { Endpoint } from "./endpoint";
+import type { Endpoint, SharedRateLimit } from "./endpoint";
 import { domainErrorResponse } from "./errors";
 import { toJsonValue } from "./json";
 import { assertSameOrigin } from "./same-origin";
@@ -49,6 +49,7 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
       const query = parsePart("query", endpoint.query, searchParamsObject(req.nextUrl.searchParams), problems);
       const body = endpoint.rawBody ? undefined : parsePart("body", endpoint.body, rawBody, problems);
       if (problems.length > 0) throw new Invalid(problems);
+      await enforceSharedLimits(endpoint, { principal, params, query, body });
       const result = await handler({ req, principal, params, query, body, requestId } as HandlerContext<E>);
       response = result instanceof Response ? result : jsonResponse(endpoint, result);
     } catch (error) {
@@ -85,6 +86,14 @@ async function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal:
   // Signed-in callers are limited per user; anonymous ones per network address, never per a header they write.
   const caller = principal ? `user ${principal.orgId}:${principal.userId}` : `address ${callerAddress(req)}`;
   await enforceLimit(`${endpoint.method} ${endpoint.path} ${caller}`, endpoint.rateLimit);
+}
+
+async function enforceSharedLimits(endpoint: Endpoint, request: Parameters<SharedRateLimit["key"]>[0]) {
+  // Each rule was typed against its endpoint's own schemas, which are what produced `request`.
+  for (const rule of (endpoint.sharedLimits ?? []) as SharedRateLimit[]) {
+    const key = rule.key(request);
+    if (key !== null) await enforceLimit(`${rule.name} ${key}`, rule);
+  }
 }
 
 /** Counts one request against `key`; 429 with Retry-After past the limit. */

@@ -265,6 +265,10 @@ export const queryDashboard = defineEndpoint({
   response: QueryResponse,
   errors: [404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
+  // Refreshing recomputes every widget and skips the cache: a tighter limit of its own.
+  sharedLimits: [
+    { name: "dashboard refresh", limit: 10, windowSeconds: 60, key: ({ principal, body }) => (body.refresh && principal ? `${principal.orgId}:${principal.userId}` : null) },
+  ],
 });
 
 export const EmbedQueryBody = z

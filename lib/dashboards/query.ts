@@ -1,10 +1,9 @@
 import "server-only";
 import type { z } from "zod";
-import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
-import { Invalid, Unavailable, notFound, tooManyRequests } from "@/lib/errors";
+import { Invalid, Unavailable, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { DEFAULT_STATEMENT_TIMEOUT_MS } from "@/lib/query/execute";
@@ -66,8 +65,6 @@ interface RunInput {
   budget?: QueryBudget;
 }
 
-/** Forced refreshes skip the cache and cost real queries, so they have their own, tighter limit. */
-const REFRESH_LIMIT = { limit: 10, windowSeconds: 60 };
 
 /**
  * Computes (or serves from cache) every requested widget once, however often it is asked for;
@@ -153,10 +150,6 @@ async function runGranted(granted: GrantedDashboard, filters: Record<string, unk
 
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
-  if (body.refresh) {
-    const verdict = await checkRateLimit(`dashboard refresh ${principal.orgId}:${principal.userId}`, REFRESH_LIMIT.limit, REFRESH_LIMIT.windowSeconds);
-    if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
-  }
   return runGranted(await grantForPrincipal(principal, idOrSlug, body.version), body.filters, body.widget_ids, { refresh: body.refresh, budget });
 }
 

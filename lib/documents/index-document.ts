@@ -1,12 +1,11 @@
 import "server-only";
 import crypto from "node:crypto";
-import { checkRateLimit } from "@/lib/api/rate-limit";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder, type Embedder } from "@/lib/embeddings";
-import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, conflict, tooManyRequests } from "@/lib/errors";
+import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, conflict } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { objectStorage } from "@/lib/storage/provider";
 import type { DocumentChunk } from "./chunk";
@@ -27,8 +26,6 @@ export const INDEX_BATCH_CHUNKS = 64;
 export function indexJobRunning(startedAt: Date | null): boolean {
   return startedAt !== null && Date.now() - startedAt.getTime() < JOB_LEASE_MS;
 }
-/** Index requests per organization per minute, on top of the per-caller limit of the endpoint. */
-const ORG_INDEX_LIMIT = { limit: 60, windowSeconds: 60 };
 
 /** Where indexing spent its time; filled in when passed (benchmarks). */
 export interface IndexTimings {
@@ -71,8 +68,6 @@ interface Job {
  */
 export async function indexDocument(principal: Principal, documentId: string, options: IndexOptions = {}) {
   const embedder = getEmbedder(options.model);
-  const verdict = await checkRateLimit(`index-document ${principal.orgId}`, ORG_INDEX_LIMIT.limit, ORG_INDEX_LIMIT.windowSeconds);
-  if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 
   const job = await claimJob(principal, documentId);
   const timeoutMs = options.timeoutMs ?? INDEX_TIMEOUT_MS;

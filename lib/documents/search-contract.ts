@@ -118,6 +118,8 @@ export const indexDocument = defineEndpoint({
   query: IndexQuery,
   response: DocumentRecord,
   rateLimit: { limit: 30, windowSeconds: 60 },
+  // Per organization as well as per admin: several admins indexing at once share the embedding provider's quota.
+  sharedLimits: [{ name: "index-document", limit: 60, windowSeconds: 60, key: ({ principal }) => principal?.orgId ?? null }],
   errors: [404, 409, 422, 429, 502, 503, 504],
 });
 
