@@ -35,6 +35,12 @@ const Env = z.object({
   DATABASE_URL: z.string().url().optional(),
   /** Connections per process to DATABASE_URL (docs/deploy.md: pool size × processes ≤ max_connections). */
   QUARRY_DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  /**
+   * Optional second login for user-written SQL (sql widgets, query datasets, rule evaluation): a role
+   * that is only a member of quarry_reader, so a statement that resets its role cannot become the
+   * application's own login (docs/deploy.md). Same database as DATABASE_URL.
+   */
+  QUARRY_READER_DATABASE_URL: z.string().url().optional(),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
@@ -80,7 +86,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     /** The staging deployment's address, listed as a second server in /openapi.json (SPEC §1: {staging_base_url}). */
     stagingUrl: e.QUARRY_STAGING_URL ?? null,
     database: e.DATABASE_URL
-      ? ({ kind: "postgres", url: e.DATABASE_URL, poolSize: e.QUARRY_DB_POOL_SIZE } as const)
+      ? ({ kind: "postgres", url: e.DATABASE_URL, readerUrl: e.QUARRY_READER_DATABASE_URL ?? null, poolSize: e.QUARRY_DB_POOL_SIZE } as const)
       : ({ kind: "pglite", dir: path.join(dataDir, "pglite"), analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true" } as const),
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,

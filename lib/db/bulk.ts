@@ -10,7 +10,7 @@ import type { TenantScope } from "./tenant";
  * refused on tables with row-level security, and PGlite's COPY reads a server-side file
  * (/dev/blob), which only its owner role may. So a bulk write happens in two phases of one
  * transaction: `stage` runs as the connection's own role and may only load temporary tables
- * (COPY); then the tenant context is set exactly as withTenant sets it (settings, then
+ * (COPY); then the tenant context is set exactly as withTenant sets it (signed settings, then
  * `SET LOCAL ROLE quarry_app`) and `work` moves the rows with statements the policies check.
  */
 export interface BulkTx {
@@ -29,7 +29,7 @@ export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) 
   const result = await withRawTransaction(db, async (tx) => {
     await stage(tx);
     const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
-    await tx.query("SELECT set_config('app.org_id', $1, true), set_config('app.location_ids', $2, true)", [scope.orgId, locations]);
+    await tx.query("SELECT quarry_enter_tenant($1, $2, 'quarry_app', NULL, NULL)::text AS entered", [scope.orgId, locations]);
     await tx.exec("SET LOCAL ROLE quarry_app");
     return work(tx);
   });

@@ -32,7 +32,8 @@ export interface Database {
   /**
    * The client for `quarry_reader` work (user SQL, datasets, rule evaluation). Embedded: a second
    * engine on a copy of the data, so a runaway user query blocks only other analytics, never the
-   * app (docs/embedded-engine.md). Undefined: use `prisma`.
+   * app (docs/embedded-engine.md). PostgreSQL: the QUARRY_READER_DATABASE_URL login, when set.
+   * Undefined: use `prisma`.
    */
   readerPrisma?: () => Promise<PrismaClient>;
   /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
@@ -63,12 +64,21 @@ async function openDatabase(): Promise<Database> {
     pool.on("error", (error) => log.warn("idle database connection lost", { error: error.message }));
     const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    // User SQL on its own login role, when configured: one that can become nothing but quarry_reader.
+    const readerPool = cfg.database.readerUrl ? new pg.Pool({ connectionString: cfg.database.readerUrl, max: cfg.database.poolSize }) : undefined;
+    const readerPrisma = readerPool ? new PrismaClient({ adapter: new PrismaPg(readerPool) }) : undefined;
     return {
       kind: "postgres",
       prisma,
+      readerPrisma: readerPrisma ? async () => readerPrisma : undefined,
       system,
       pool,
-      close: async () => { await prisma.$disconnect(); await pool.end(); },
+      close: async () => {
+        await prisma.$disconnect();
+        await pool.end();
+        await readerPrisma?.$disconnect();
+        await readerPool?.end();
+      },
     };
   }
 

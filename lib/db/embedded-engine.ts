@@ -250,8 +250,11 @@ export class EmbeddedEngine {
   }
 }
 
-/** `set_config('statement_timeout', $n, true)` (withTenant) or `SET [LOCAL] statement_timeout = …`. */
-const SET_CONFIG_TIMEOUT = /set_config\(\s*'statement_timeout'\s*,\s*\$(\d+)/i;
+/**
+ * `quarry_enter_tenant($1, $2, $3, $n, …)` (withTenant: the fourth argument is the statement timeout,
+ * migration 0017), `set_config('statement_timeout', $n, true)` or `SET [LOCAL] statement_timeout = …`.
+ */
+const SET_CONFIG_TIMEOUT = /(?:set_config\(\s*'statement_timeout'|quarry_enter_tenant\(\s*\$\d+\s*,\s*\$\d+\s*,\s*\$\d+)\s*,\s*\$(\d+)/i;
 const SET_TIMEOUT = /^\s*SET\s+(?:LOCAL\s+|SESSION\s+)?statement_timeout\s*(?:=|TO)\s*'?(\d+)(ms|s)?'?/i;
 const TRANSACTION_END = /^\s*(COMMIT|ROLLBACK|END|ABORT)\b/i;
 

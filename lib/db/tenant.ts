@@ -29,28 +29,40 @@ const ROLE_NAMES = { app: "quarry_app", reader: "quarry_reader" } as const;
 /**
  * Runs `work` in one transaction as a non-owner role with the tenant set locally,
  * so row-level security decides what every statement sees. Nothing leaks past
- * the transaction: SET LOCAL and set_config(..., true) end with it.
+ * the transaction: the settings are transaction-local and end with it.
  */
 export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => Promise<T>, options: TenantOptions = {}): Promise<T> {
   if (!scope.orgId) throw new Error("withTenant needs an organization id");
   const db = await getDb();
+  const role = options.role ?? "app";
   // User SQL and other reader work goes to the embedded analytics engine when there is one.
-  const prisma = options.role === "reader" && db.readerPrisma ? await db.readerPrisma() : db.prisma;
+  const prisma = role === "reader" && db.readerPrisma ? await db.readerPrisma() : db.prisma;
   const result = await prisma.$transaction(
     async (tx) => {
-      if (options.readOnly) await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
-      // Settings first, role second: the tenant roles may not call set_config (migration 0007),
-      // so nothing running as them can move the transaction to another tenant.
-      const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
-      await tx.$queryRaw`SELECT set_config('app.org_id', ${scope.orgId}, true), set_config('app.location_ids', ${locations}, true)`;
-      if (options.statementTimeoutMs) {
-        await tx.$queryRaw`SELECT set_config('statement_timeout', ${String(Math.ceil(options.statementTimeoutMs))}, true)`;
-      }
-      if (options.timeZone) await tx.$queryRaw`SELECT set_config('TimeZone', ${options.timeZone}, true)`;
-      await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[options.role ?? "app"]}`);
+      await enterTenant(tx, scope, role, options);
+      // Reader work is always read-only: the signing function refuses read-only transactions, so
+      // user SQL cannot sign tenant settings of its own (migration 0017).
+      if (options.readOnly || role === "reader") await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
+      await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[role]}`);
       return work(tx);
     },
     { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },
   );
   return result;
+}
+
+/**
+ * Sets the tenant (signed: row-level security believes only settings that quarry_enter_tenant
+ * wrote for this transaction and this role, migration 0017), the statement timeout and the time
+ * zone in one round trip, before the transaction turns read-only and switches role.
+ */
+async function enterTenant(
+  tx: { $queryRaw: TenantTx["$queryRaw"] },
+  scope: TenantScope,
+  role: "app" | "reader",
+  options: Pick<TenantOptions, "statementTimeoutMs" | "timeZone"> = {},
+): Promise<void> {
+  const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
+  const timeoutMs = options.statementTimeoutMs ? Math.ceil(options.statementTimeoutMs) : null;
+  await tx.$queryRaw`SELECT quarry_enter_tenant(${scope.orgId}, ${locations}, ${ROLE_NAMES[role]}, ${timeoutMs}::integer, ${options.timeZone ?? null}::text)::text AS entered`;
 }

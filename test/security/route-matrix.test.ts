@@ -6,17 +6,7 @@ import { Role } from "@/lib/auth/roles";
 const ROLES = Role.options;
 import { getDb } from "@/lib/db/client";
 import { call, tokenFor } from "@/test/helpers";
-
-type Handler = Parameters<typeof call>[0];
-
-/** The route module of an endpoint: `/api/v1/x/{id}` lives in `app/api/v1/x/[id]/route.ts` (`_seed` is escaped as `%5Fseed`). */
-async function handlerOf(endpoint: Endpoint): Promise<Handler> {
-  const dir = endpoint.path.replace(/\{(\w+)\}/g, "[$1]").replace(/\/_/g, "/%5F");
-  const mod = (await import(/* @vite-ignore */ `@/app${dir}/route.ts`)) as Record<string, Handler>;
-  const handler = mod[endpoint.method.toUpperCase()];
-  if (!handler) throw new Error(`${endpoint.method} ${endpoint.path}: no handler exported`);
-  return handler;
-}
+import { handlerOf } from "./registry-handlers";
 
 /** acme's resources, made through the API as acme's admin; ids of kinds acme has none of are made up (they must still 404). */
 const acme: Record<string, string> = {};
