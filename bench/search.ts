@@ -1,6 +1,6 @@
 // npm run bench -- search [sizes, default 10000,100000] [queries, default 50]: document search at
-// 10k and 100k chunks of 384-dim vectors, through the same SQL as the API (searchChunks in a tenant
-// transaction: RLS, current-generation filter, join for titles): HNSW (the migration's partial
+// 10k and 100k chunks of 384-dim vectors, through the same function as the API (searchTenantChunks: a
+// tenant transaction, RLS, current-generation filter, join for titles and text): HNSW (the migration's partial
 // index, iterative scan) against the baseline, an exact scan, with recall@10 of HNSW against exact.
 //
 // Vectors are clustered like real embeddings (topics -> documents -> chunks), not independent random
@@ -10,11 +10,10 @@
 // definition.
 import type { Database } from "@/lib/db/client";
 import { withRawTransaction } from "@/lib/db/bulk";
-import { withTenant } from "@/lib/db/tenant";
 import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/chunk-copy";
 import { vectorLiteral } from "@/lib/documents/vector-indexes";
 import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
-import { DEFAULT_EF_SEARCH, searchChunks, type ChunkSearch } from "@/lib/documents/search";
+import { DEFAULT_EF_SEARCH, searchTenantChunks, type ChunkSearch } from "@/lib/documents/search";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 
 const DIMS = 384;
@@ -130,7 +129,7 @@ async function timeSearches(queries: Float64Array[], strategy: "auto" | "exact",
   for (const q of queries) {
     const search: ChunkSearch = { vector: Array.from(q), queryText: "", model: LOCAL_EMBEDDING_MODEL, dims: DIMS, topK: TOP_K, documentIds: null, mode: "vector", strategy, efSearch };
     const started = performance.now();
-    const hits = await withTenant({ orgId: ORG }, (tx) => searchChunks(tx, search));
+    const hits = await searchTenantChunks({ orgId: ORG }, search);
     ms.push(performance.now() - started);
     results.push(hits.map((h) => h.chunk_id));
   }
