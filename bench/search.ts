@@ -112,6 +112,8 @@ async function load(db: Database, corpus: Corpus, size: number): Promise<{ copyM
   await withRawTransaction(db, async (tx) => {
     // The graph of 100k x 384 fits in memory with this; the default 64 MB makes the build spill and crawl.
     await tx.exec("SET LOCAL maintenance_work_mem = '1GB'");
+    // A 100k build takes minutes on a busy machine: past the embedded engine's default limit of 120 s.
+    await tx.exec("SET LOCAL statement_timeout = '1800s'");
     await tx.exec(`CREATE INDEX ${INDEX_NAME} ON document_chunks USING hnsw ((embedding::vector(${DIMS})) vector_cosine_ops) WHERE model = '${LOCAL_EMBEDDING_MODEL}'`);
   });
   const buildMs = performance.now() - started;
