@@ -218,8 +218,8 @@ type ColumnReader = (rows: readonly FormulaRow[], start: number, length: number,
 /*
  * The same reader written out READERS.length times. V8 keeps one inline cache per
  * property-read site in the source, and a site that reads many different names goes
- * megamorphic and is about twice as slow; giving each field name its own copy (while
- * there are copies left) keeps the read of `row[name]` monomorphic. Identical bodies.
+ * megamorphic and is about twice as slow; spreading field names over the copies keeps the
+ * read of `row[name]` monomorphic or nearly so. Identical bodies.
  */
 const READERS: readonly ColumnReader[] = [
   (rows, start, length, name, numbers, values) => { for (let i = 0; i < length; i++) { const row = rows[start + i], v = row[name]; if (typeof v === "number") numbers[i] = v - v === 0 ? v : NaN; else if ((typeof v === "string" || typeof v === "boolean") && Object.hasOwn(row, name)) return boxColumn(rows, start, length, name, values); else numbers[i] = NaN; } return true; },
@@ -232,13 +232,15 @@ const READERS: readonly ColumnReader[] = [
   (rows, start, length, name, numbers, values) => { for (let i = 0; i < length; i++) { const row = rows[start + i], v = row[name]; if (typeof v === "number") numbers[i] = v - v === 0 ? v : NaN; else if ((typeof v === "string" || typeof v === "boolean") && Object.hasOwn(row, name)) return boxColumn(rows, start, length, name, values); else numbers[i] = NaN; } return true; },
 ];
 
-const readerSlots = new Map<string, number>();
-
-/** Field names take reader copies in the order they are first seen; past the last copy they share. */
+/**
+ * Each field name always takes the same copy, chosen by a hash of the name: nothing to remember
+ * per name (a process sees the names of every tenant's manifests), and two names of one formula
+ * share a copy only by chance, which leaves that read polymorphic, not megamorphic.
+ */
 function readerSlot(name: string): number {
-  let slot = readerSlots.get(name);
-  if (slot === undefined) readerSlots.set(name, (slot = readerSlots.size % READERS.length));
-  return slot;
+  let hash = 0;
+  for (let i = 0; i < name.length; i++) hash = (Math.imul(hash, 31) + name.charCodeAt(i)) | 0;
+  return (hash >>> 0) % READERS.length;
 }
 
 function boxColumn(rows: readonly FormulaRow[], start: number, length: number, name: string, values: FormulaValue[]): false {
