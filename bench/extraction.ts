@@ -1,7 +1,8 @@
 // npm run bench -- extraction [pages]: PDF text extraction by extractPdf with each engine (pdftotext as a
-// child process, pdfjs-dist in a worker thread) beside bare `pdftotext` on the same file in the same run, with
-// fidelity (pages whose words equal pdftotext's), on a generated PDF and on real pdfTeX output when present;
-// docx, csv and chunking throughput.
+// child process, pdfjs-dist in a worker thread) and by PDFium (WebAssembly, @embedpdf/pdfium, a candidate
+// benchmarked only, on this thread) beside bare `pdftotext` on the same file in the same run, with fidelity
+// (pages whose words equal pdftotext's) and memory, on a generated PDF and on real pdfTeX output when
+// present; docx, csv and chunking throughput.
 import { execFile } from "node:child_process";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
@@ -13,6 +14,7 @@ import { docxWithParagraphs, pdfWithPages, prose } from "@/lib/documents/extract
 import { extractText } from "@/lib/documents/extract/index";
 import { DEFAULT_PDF_LIMITS, extractPdf, type PdfEngine } from "@/lib/documents/extract/pdf";
 import { withoutControlCharacters } from "@/lib/documents/extract/text-encoding";
+import { loadPdfium, pdfiumPages } from "./lib/pdfium-text";
 
 const run = promisify(execFile);
 const PDFTOTEXT = "/usr/bin/pdftotext";
@@ -41,6 +43,29 @@ async function median(runs: number, measure: () => Promise<void>): Promise<numbe
   return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
 }
 
+/** Peak resident memory of this process above where it stood before `measure` (worker threads count, child processes not). */
+async function peakRssGrowth(measure: () => Promise<void>): Promise<number> {
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
+  try {
+    await measure();
+  } finally {
+    clearInterval(sampler);
+  }
+  return Math.max(peak, process.memoryUsage.rss()) - before;
+}
+
+/** Peak resident memory of one bare pdftotext process, from GNU time, when installed. */
+async function pdftotextMaxRss(file: string): Promise<number | null> {
+  if (!fsSync.existsSync("/usr/bin/time")) return null;
+  const { stderr } = await run("/usr/bin/time", ["-f", "%M", PDFTOTEXT, "-enc", "UTF-8", file, "/dev/null"]);
+  const kib = Number(stderr.trim().split("\n").at(-1));
+  return Number.isFinite(kib) ? kib * 1024 : null;
+}
+
+const mib = (bytes: number | null) => (bytes === null ? "n/a" : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
+
 const rate = (count: number, ms: number) => Math.round(count / (ms / 1000)).toLocaleString("en-US");
 
 export default async function bench(args: string[]): Promise<void> {
@@ -66,24 +91,53 @@ export default async function bench(args: string[]): Promise<void> {
         { label: "extractPdf, pdfjs (worker)   ", engine: "pdfjs" },
       ];
       console.log(`pdf: ${name}, ${(bytes.length / 1024).toFixed(0)} KiB, ${popplerPages.length} pages, median of ${RUNS} runs`);
-      console.log(`  pdftotext bare (baseline)    : ${popplerMs.toFixed(0).padStart(5)} ms  ${rate(popplerPages.length, popplerMs)} pages/s  (${wordsOf(popplerPages.join(" ")).length.toLocaleString("en-US")} words)`);
-      for (const { label, engine } of engines) {
-        let result: Awaited<ReturnType<typeof extractPdf>> | undefined;
-        const ms = await median(RUNS, async () => {
-          result = await extractPdf(bytes, undefined, DEFAULT_PDF_LIMITS, engine);
-        });
-        // Fidelity against pdftotext: the same words, page by page.
+      console.log(
+        `  pdftotext bare (baseline)    : ${popplerMs.toFixed(0).padStart(5)} ms  ${rate(popplerPages.length, popplerMs)} pages/s  ` +
+          `(${wordsOf(popplerPages.join(" ")).length.toLocaleString("en-US")} words)  peak RSS of the process ${mib(await pdftotextMaxRss(onDisk))}`,
+      );
+      // Fidelity against pdftotext: the same words, page by page.
+      // Also the same words in any order, which tells reading-order differences from lost or changed words.
+      const sorted = (text: string) => (text ? text.split(" ").sort().join(" ") : "");
+      const report = (label: string, ms: number, pageTexts: Map<number, string>, memory: string) => {
         let samePages = 0;
-        const byPage = new Map(result!.segments.map((segment) => [segment.page, wordsOf(segment.text).join(" ")]));
+        let sameWordSets = 0;
         popplerPages.forEach((text, i) => {
-          if ((byPage.get(i + 1) ?? "") === wordsOf(text).join(" ")) samePages++;
+          const reference = wordsOf(text).join(" ");
+          const page = pageTexts.get(i + 1) ?? "";
+          if (page === reference) samePages++;
+          if (sorted(page) === sorted(reference)) sameWordSets++;
         });
-        const words = result!.segments.reduce((n, segment) => n + wordsOf(segment.text).length, 0);
+        const words = [...pageTexts.values()].reduce((n, text) => n + (text ? text.split(" ").length : 0), 0);
         console.log(
           `  ${label}: ${ms.toFixed(0).padStart(5)} ms  ${rate(popplerPages.length, ms)} pages/s  (${words.toLocaleString("en-US")} words)  ` +
-            `x${(ms / popplerMs).toFixed(2)} pdftotext's time (aim <= 1.7); pages with words identical to pdftotext ${samePages}/${popplerPages.length}`,
+            `x${(ms / popplerMs).toFixed(2)} pdftotext's time (aim <= 1.7); pages with words identical to pdftotext ${samePages}/${popplerPages.length} ` +
+            `(in any order ${sameWordSets}/${popplerPages.length}); ${memory}`,
         );
+      };
+      for (const { label, engine } of engines) {
+        let result: Awaited<ReturnType<typeof extractPdf>> | undefined;
+        // Memory from the first (untimed, warm-up) run, the only one that shows what the engine takes on.
+        let growth = 0;
+        let first = true;
+        const ms = await median(RUNS, async () => {
+          if (!first) return void (result = await extractPdf(bytes, undefined, DEFAULT_PDF_LIMITS, engine));
+          first = false;
+          growth = await peakRssGrowth(async () => void (result = await extractPdf(bytes, undefined, DEFAULT_PDF_LIMITS, engine)));
+        });
+        const memory = engine === "pdfjs" ? `peak RSS growth on the first run ${mib(growth)} (worker thread)` : "memory in the child, as bare pdftotext";
+        report(label, ms, new Map(result!.segments.map((segment) => [segment.page ?? 0, wordsOf(segment.text).join(" ")])), memory);
       }
+      await loadPdfium(); // compiling the module once, outside the timed runs, as a long-lived worker would
+      let pdfium: Awaited<ReturnType<typeof pdfiumPages>> | undefined;
+      const pdfiumMs = await median(RUNS, async () => {
+        pdfium = await pdfiumPages(bytes);
+      });
+      report(
+        "PDFium wasm (this thread)    ",
+        pdfiumMs,
+        new Map(pdfium!.pages.map((text, i) => [i + 1, wordsOf(text).join(" ")])),
+        `WebAssembly heap ${mib(pdfium!.heapBytes)}`,
+      );
     }
 
     const docx = await docxWithParagraphs(Array.from({ length: DOCX_PARAGRAPHS }, (_, i) => prose(WORDS_PER_PARAGRAPH, i)));

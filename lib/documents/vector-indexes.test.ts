@@ -3,7 +3,7 @@ import { getDb } from "@/lib/db/client";
 import { Prisma } from "@/lib/db/generated/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { BUILT_IN_MODELS, LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
-import { searchChunks, type ChunkSearch } from "./search";
+import { searchChunks, searchTenantChunks, type ChunkSearch } from "./search";
 import { HNSW_INDEXED_MODELS, vectorLiteral, vectorPlan } from "./vector-indexes";
 
 const ACME = { orgId: "org_acme" };
@@ -38,6 +38,21 @@ async function planOf(search: Omit<ChunkSearch, "vector" | "queryText">): Promis
 }
 
 describe("per-model vector indexes", () => {
+  it("the API's raw search path gives the hits the Prisma path gives, for its own organization only", async () => {
+    const vector = Array.from({ length: 384 }, (_, k) => hashValue(734, k + 1));
+    for (const mode of ["vector", "hybrid"] as const) {
+      for (const strategy of ["auto", "exact"] as const) {
+        const search: ChunkSearch = { vector, model: LOCAL_EMBEDDING_MODEL, dims: 384, topK: 5, documentIds: null, mode, queryText: "chunk 734", strategy };
+        const viaPrisma = await withTenant(ACME, (tx) => searchChunks(tx, search));
+        const viaRaw = await searchTenantChunks(ACME, search);
+        expect(viaPrisma.length).toBeGreaterThan(0);
+        expect(viaRaw).toEqual(viaPrisma);
+        expect(await searchTenantChunks({ orgId: "org_globex" }, search)).toEqual([]);
+        expect(await searchTenantChunks(ACME, { ...search, documentIds: ["doc_elsewhere"] })).toEqual([]);
+      }
+    }
+  });
+
   beforeAll(async () => {
     // Enough rows of the local model that a sequential scan is not the cheap plan.
     await withTenant(ACME, async (tx) => {

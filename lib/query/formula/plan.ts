@@ -1,5 +1,6 @@
-import { type CompiledFormula, type FormulaRow, compileFormula } from "./compile";
+import { type CompiledFormula, compileFormula } from "./compile";
 import { FormulaError, type FormulaNode, formulaFields, parseFormula } from "./parse";
+import { type ChunkEvaluator, applyVectorSteps, compileNodeVector } from "./vector";
 
 export interface FormulaMetricSource {
   id: string;
@@ -15,7 +16,10 @@ export interface FormulaPlanError {
 
 export interface FormulaStep {
   id: string;
+  /** One row at a time (the reference semantics). */
   evaluate: CompiledFormula;
+  /** A chunk of rows at a time over typed columns (what applyFormulaSteps runs). */
+  evaluateChunk: ChunkEvaluator;
 }
 
 /**
@@ -63,7 +67,7 @@ export function planFormulaMetrics(
       }
     }
     state.set(id, "done");
-    if (ok) steps.push({ id, evaluate: compileFormula(tree, known) });
+    if (ok) steps.push({ id, evaluate: compileFormula(tree, known), evaluateChunk: compileNodeVector(tree, known) });
     return ok;
   };
   for (const metric of metrics) visit(metric.id, []);
@@ -73,9 +77,7 @@ export function planFormulaMetrics(
 /** Adds each formula metric to every row, in plan order (rows are the caller's own objects). */
 export function applyFormulaSteps(rows: Record<string, unknown>[], steps: readonly FormulaStep[]): void {
   if (steps.length === 0) return;
-  for (const row of rows) {
-    for (const step of steps) row[step.id] = step.evaluate(row as FormulaRow);
-  }
+  applyVectorSteps(rows, steps);
 }
 
 function toPlanError(metricId: string, error: unknown): FormulaPlanError {

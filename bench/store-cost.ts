@@ -1,0 +1,75 @@
+// npm run bench -- store-cost [chunks, default 445]: where the store step of indexing spends its time.
+// The same binary COPY of `chunks` 500-word chunks (384-dim vectors; 445 is a 200,000-word text) into
+// a copy of document_chunks (CREATE TABLE … LIKE … INCLUDING ALL: columns, generated tsv, indexes; no
+// foreign keys or policies, so the database's own table is never altered: on PostgreSQL it is the
+// server's shared database) as migrated, then with the local model's HNSW index dropped, then the GIN index on
+// tsv too, then the generated tsv column too; and to_tsvector alone over the same texts with the
+// 'english' configuration the column uses and with 'simple' (no stemming), for comparison. Each
+// figure is the median of 3 COPYs in the same run, on a scratch database of each engine.
+import { withRawTransaction } from "@/lib/db/bulk";
+import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/chunk-copy";
+import { prose } from "@/lib/documents/extract/fixtures/generate";
+import { getEmbedder } from "@/lib/embeddings";
+import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
+import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
+
+const ORG = "org_bench_store";
+const TABLE = "bench_store_chunks";
+
+export default async function bench(args: string[]): Promise<void> {
+  const count = Number(positional(args, ["--engine"])[0] ?? 445);
+  const texts = Array.from({ length: count }, (_, i) => prose(500, i));
+  const vectors = await getEmbedder().embedDocuments(texts);
+  for (const engine of benchEngines(args)) {
+    await withScratchDb(
+      "store-cost",
+      async (db) => {
+        await db.system.exec(`DROP TABLE IF EXISTS ${TABLE}; CREATE TABLE ${TABLE} (LIKE document_chunks INCLUDING ALL)`);
+        const indexNamed = async (pattern: string) =>
+          (await db.system.query<{ indexname: string }>("SELECT indexname FROM pg_indexes WHERE tablename = $1 AND indexdef ILIKE $2", [TABLE, pattern]))[0].indexname;
+        let generation = 0;
+        const copyOnce = async () => {
+          generation++;
+          const writer = new ChunkCopyWriter();
+          texts.forEach((text, i) =>
+            writer.add({ orgId: ORG, documentId: "doc_bench_store", generation, ordinal: i, text, wordStart: 0, wordEnd: 500, pageStart: null, pageEnd: null, rowStart: null, rowEnd: null, model: LOCAL_EMBEDDING_MODEL, embedding: vectors[i] }),
+          );
+          const data = writer.finish();
+          const started = performance.now();
+          await withRawTransaction(db, (tx) => tx.copyBinary!(`${TABLE} (${CHUNK_COPY_COLUMNS.join(", ")})`, data));
+          return performance.now() - started;
+        };
+        const median = async (measure: () => Promise<number>) => {
+          const ms = [await measure(), await measure(), await measure()].sort((a, b) => a - b);
+          return ms[1];
+        };
+        console.log(`\nstore cost, ${db.kind === "pglite" ? "PGlite" : "PostgreSQL"}: binary COPY of ${count} chunks of 500 words, median of 3`);
+        const full = await median(copyOnce);
+        const line = (label: string, ms: number) =>
+          console.log(`  ${label.padEnd(44)} ${ms.toFixed(0).padStart(6)} ms  ${Math.round(count / (ms / 1000)).toLocaleString("en-US").padStart(6)} chunks/s  ${((100 * ms) / full).toFixed(0).padStart(3)}% of the full COPY`);
+        try {
+          line("document_chunks as migrated (baseline)", full);
+          await db.system.exec(`DROP INDEX ${await indexNamed(`%hnsw%${LOCAL_EMBEDDING_MODEL}%`)}`);
+          line("without the local model's HNSW index", await median(copyOnce));
+          await db.system.exec(`DROP INDEX ${await indexNamed("%gin%")}`);
+          line("also without the GIN index on tsv", await median(copyOnce));
+          await db.system.exec(`ALTER TABLE ${TABLE} DROP COLUMN tsv`);
+          line("also without the generated tsv column", await median(copyOnce));
+        for (const config of ["english", "simple"]) {
+          line(
+            `to_tsvector('${config}') alone, same texts`,
+            await median(async () => {
+              const started = performance.now();
+              await db.system.query(`SELECT sum(length(to_tsvector('${config}', text)))::int FROM ${TABLE} WHERE generation = 1`);
+              return performance.now() - started;
+            }),
+          );
+        }
+        } finally {
+          await db.system.exec(`DROP TABLE IF EXISTS ${TABLE}`);
+        }
+      },
+      engine,
+    );
+  }
+}
