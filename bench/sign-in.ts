@@ -12,6 +12,7 @@ import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { require as tsxRequire } from "tsx/cjs/api";
 import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/api/client-address";
+import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "@/lib/db/client";
 import { signInGate } from "@/lib/auth/sign-in-gate";
 
@@ -80,7 +81,7 @@ export default async function bench(args: string[]): Promise<void> {
   process.env.QUARRY_SEED_DEMO = "true";
   process.env.QUARRY_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
   delete process.env.DATABASE_URL;
-  (globalThis as { __quarryConfig?: unknown }).__quarryConfig = undefined;
+  configSingleton.set(undefined);
   // The peer address is believed only with the server's per-process key (scripts/server.mjs sets it).
   (globalThis as Record<symbol, unknown>)[Symbol.for("quarry.peerKey")] = PEER_KEY;
   try {

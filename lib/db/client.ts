@@ -58,14 +58,11 @@ export async function closeDb(): Promise<void> {
 async function openDatabase(): Promise<Database> {
   const cfg = config();
   if (cfg.database.kind === "postgres") {
-    const pool = new pg.Pool({ connectionString: cfg.database.url, max: cfg.database.poolSize });
-    // An idle connection the server closed (restart, failover, an operator's pg_terminate_backend) is an
-    // 'error' event; unhandled it would end the process. The pool drops that connection and opens another.
-    pool.on("error", (error) => log.warn("idle database connection lost", { error: error.message }));
+    const pool = openPool(cfg.database.url, cfg.database.poolSize);
     const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     // User SQL on its own login role, when configured: one that can become nothing but quarry_reader.
-    const readerPool = cfg.database.readerUrl ? new pg.Pool({ connectionString: cfg.database.readerUrl, max: cfg.database.poolSize }) : undefined;
+    const readerPool = cfg.database.readerUrl ? openPool(cfg.database.readerUrl, cfg.database.poolSize) : undefined;
     const readerPrisma = readerPool ? new PrismaClient({ adapter: new PrismaPg(readerPool) }) : undefined;
     return {
       kind: "postgres",
@@ -112,6 +109,14 @@ async function openDatabase(): Promise<Database> {
     await engine.close();
     throw error;
   }
+}
+
+function openPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  // An idle connection the server closed (restart, failover, an operator's pg_terminate_backend) is an
+  // 'error' event; unhandled it would end the process. The pool drops that connection and opens another.
+  pool.on("error", (error) => log.warn("idle database connection lost", { error: error.message }));
+  return pool;
 }
 
 function poolRunner(pool: pg.Pool): SqlRunner {

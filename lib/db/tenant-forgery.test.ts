@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "./client";
 import { withTenant } from "./tenant";
 
@@ -99,7 +100,6 @@ describe("a tenant statement cannot sign settings or change role to get out", ()
 const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
 describe.skipIf(!onServer)("on PostgreSQL with a reader login (QUARRY_READER_DATABASE_URL)", () => {
   const READER_LOGIN = "quarry_reader_login";
-  const config = globalThis as unknown as { __quarryConfig?: unknown };
 
   beforeAll(async () => {
     const url = process.env.DATABASE_URL ?? "";
@@ -118,13 +118,13 @@ describe.skipIf(!onServer)("on PostgreSQL with a reader login (QUARRY_READER_DAT
     reader.password = "quarry-reader";
     await closeDb();
     process.env.QUARRY_READER_DATABASE_URL = reader.toString();
-    config.__quarryConfig = undefined;
+    configSingleton.set(undefined);
   });
 
   afterAll(async () => {
     await closeDb();
     delete process.env.QUARRY_READER_DATABASE_URL;
-    config.__quarryConfig = undefined;
+    configSingleton.set(undefined);
   });
 
   it("reader work runs on the reader login", async () => {

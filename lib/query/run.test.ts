@@ -192,6 +192,9 @@ describe("user SQL runs read-only", () => {
     ["SELECT U&\"pg!005fsleep\" UESCAPE '!'(60)", /pg_sleep\(\) is not allowed/],
     ['SELECT pg_catalog.U&"set\\005Fconfig"(\'app.org_id\', \'x\', false)', /set_config\(\) is not allowed/],
     ['SELECT "pg_sleep"(1)', /pg_sleep\(\) is not allowed/],
+    ["SELECT query_to_xml('select * from orders', true, false, '')", /query_to_xml\(\) is not allowed/],
+    ["SELECT * FROM ts_stat('select to_tsvector(name) from locations')", /ts_stat\(\) is not allowed/],
+    ["SELECT pg_advisory_lock(1)", /pg_advisory_lock\(\) is not allowed/],
     ['SELECT U&"pg\\zzzz"(1)', /invalid Unicode escape/],
   ])("%s is refused at validation", (query, message) => {
     expect(() => custom(query)).toThrow(message);
