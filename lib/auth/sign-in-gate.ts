@@ -38,7 +38,8 @@ export async function signInGate(req: Request, segments: string[]): Promise<Resp
 
 /** Records the sign-out of the request's session, if it has one; a sign-out that cannot be recorded is refused, not half done. */
 async function revokeSignedOutSession(req: Request): Promise<Response | null> {
-  const claims = await sessionClaimsOf(req instanceof NextRequest ? req : new NextRequest(req));
+  // Only the cookies are read: a request built from `req` itself would take its body from next-auth.
+  const claims = await sessionClaimsOf(new NextRequest(req.url, { headers: req.headers }));
   if (typeof claims?.sid !== "string") return null;
   try {
     await revokeSession(claims.sid);
