@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { NextRequest } from "next/server";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import type { Role } from "@/lib/auth/roles";
@@ -40,12 +41,14 @@ export async function call(handler: RouteHandler, method: string, url: string, o
   return { status: res.status, headers: res.headers, json: json as any, text };
 }
 
-/** A next-auth session cookie (`Cookie` header value) for a seeded demo user, as the browser would send it. */
-export async function sessionCookieFor(orgSlug: "acme" | "globex", role: Role = "admin", locations: string[] = []) {
+/** A next-auth session cookie (`Cookie` header value) for a seeded demo user, as the browser would send it (a new sign-in: its own session id). */
+export async function sessionCookieFor(orgSlug: "acme" | "globex", role: Role = "admin", locations: string[] = [], claims: { sid?: string | null } = {}) {
   const { encode } = await import("next-auth/jwt");
   const { sessionSecret } = await import("@/lib/auth/session");
   // No `locations` claim means every location; an empty list is a malformed claim and refused.
   const scope = locations.length > 0 ? { locations } : {};
-  const token = await encode({ token: { uid: `usr_${orgSlug}_${role}`, org: orgSlug, role, ...scope, sub: `usr_${orgSlug}_${role}` }, secret: sessionSecret() });
+  // sid null: a cookie from before session ids.
+  const sid = claims.sid === null ? {} : { sid: claims.sid ?? crypto.randomUUID() };
+  const token = await encode({ token: { uid: `usr_${orgSlug}_${role}`, org: orgSlug, role, ...scope, ...sid, sub: `usr_${orgSlug}_${role}` }, secret: sessionSecret() });
   return `next-auth.session-token=${token}`;
 }

@@ -1,7 +1,7 @@
 // One app replica for the topology tests (test/topology/*.test.ts): runs the real start-up
 // (lib/boot.ts: migrations, demo data, under the advisory lock), then serves the real route
 // handlers over HTTP. A request `POST /call` names the route module and what to send:
-// {"module": "app/api/v1/…", "method": "POST", "url": "/…", "token": "…", "body": …, "params": {…}}.
+// {"module": "app/api/v1/…", "method": "POST", "url": "/…", "token": "…", "body": …, "params": {…}, "headers": {…}}.
 // Prints `READY <port>` once started. The test runs the production code, only the Next.js
 // router is replaced (building the app for a test would take minutes).
 import http from "node:http";
@@ -17,6 +17,7 @@ interface CallRequest {
   token?: string;
   body?: unknown;
   params?: Record<string, string | string[]>;
+  headers?: Record<string, string>;
 }
 
 await boot();
@@ -30,7 +31,7 @@ const server = http.createServer((req, res) => {
       try {
         const call = JSON.parse(raw) as CallRequest;
         const mod = (await import(`@/${call.module}/route`)) as Record<string, Handler>;
-        const headers = new Headers();
+        const headers = new Headers(call.headers);
         if (call.token) headers.set("authorization", `Bearer ${call.token}`);
         if (call.body !== undefined) headers.set("content-type", "application/json");
         const request = new NextRequest(new URL(call.url, "http://127.0.0.1"), {

@@ -10,6 +10,7 @@ import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
 import { Role, type Principal } from "./roles";
 import { deriveKey } from "./secrets";
+import { SESSION_MAX_AGE_SECONDS, isSessionRevoked, newSessionId } from "./session-revocation";
 
 /** The session secret, derived from the application secret. */
 export function sessionSecret(): string {
@@ -18,6 +19,8 @@ export function sessionSecret(): string {
 
 interface SessionClaims {
   uid: string;
+  /** This sign-in's id, kept across refreshes; signing out revokes it (session-revocation.ts). */
+  sid: string;
   org: string;
   role: Role;
   /** "*" for every location (a user row with no location ids), else the user's ids. */
@@ -27,7 +30,7 @@ interface SessionClaims {
 export function authOptions(): NextAuthOptions {
   return {
     secret: sessionSecret(),
-    session: { strategy: "jwt", maxAge: 12 * 60 * 60 },
+    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
     pages: { signIn: "/signin" },
     providers: [
       CredentialsProvider({
@@ -46,13 +49,16 @@ export function authOptions(): NextAuthOptions {
             return null;
           }
           await clearSignInFailures(credentials.email);
-          return { id: user.id, email: user.email, name: user.name, uid: user.id, org: user.org.slug, role: user.role, locations: user.locationIds.length > 0 ? user.locationIds : "*" };
+          return { id: user.id, email: user.email, name: user.name, uid: user.id, sid: newSessionId(), org: user.org.slug, role: user.role, locations: user.locationIds.length > 0 ? user.locationIds : "*" };
         },
       }),
     ],
     callbacks: {
-      jwt({ token, user }) {
-        if (user) Object.assign(token, { ...(user as unknown as SessionClaims), uid: user.id });
+      async jwt({ token, user }) {
+        if (user) return Object.assign(token, { ...(user as unknown as SessionClaims), uid: user.id });
+        // A refresh re-issues the cookie with a later expiry: never for a signed-out session (next-auth clears the cookie on this error).
+        const sid = (token as Partial<SessionClaims>).sid;
+        if (!sid || (await isSessionRevoked(sid))) throw new Error("the session was signed out");
         return token;
       },
       session({ session, token }) {
@@ -64,9 +70,11 @@ export function authOptions(): NextAuthOptions {
 }
 
 async function principalFromClaims(claims: Partial<SessionClaims> | null): Promise<Principal | null> {
-  if (!claims?.uid || !claims.org) return null;
+  // Sessions from before session ids cannot be revoked, so they are refused (their users sign in again).
+  if (!claims?.uid || !claims.org || typeof claims.sid !== "string") return null;
   const role = Role.safeParse(claims.role);
-  const org = await findOrganization(claims.org);
+  const [org, revoked] = await Promise.all([findOrganization(claims.org), isSessionRevoked(claims.sid)]);
+  if (revoked) return null;
   // A session is refused, like a bearer token, when its location claim is malformed (sessions from before "*" carried []).
   const locations = readLocationClaim(claims.locations);
   if (!role.success || !org || !locations.ok) return null;
@@ -79,6 +87,11 @@ async function principalFromClaims(claims: Partial<SessionClaims> | null): Promi
     locationIds: locations.locationIds,
     via: "session",
   };
+}
+
+/** The claims of the session cookie on a request, or null when there is none or it does not verify. */
+export async function sessionClaimsOf(req: NextRequest): Promise<{ sid?: unknown } | null> {
+  return (await getToken({ req, secret: sessionSecret() })) as { sid?: unknown } | null;
 }
 
 /** The principal of a browser session cookie on an API request, or null. */

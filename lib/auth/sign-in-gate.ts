@@ -1,16 +1,21 @@
 import "server-only";
-import { NextResponse } from "next/server";
+import { NextRequest, NextResponse } from "next/server";
 import { callerAddress } from "@/lib/api/caller";
 import { domainErrorResponse } from "@/lib/api/errors";
 import { assertSameOrigin } from "@/lib/api/same-origin";
 import { DomainError } from "@/lib/errors";
+import { log } from "@/lib/log";
+import { sessionClaimsOf } from "./session";
+import { revokeSession } from "./session-revocation";
 import { THROTTLED_ERROR, signInRetryAfter } from "./throttle";
 
 /**
  * Runs in front of next-auth's own routes: every POST must come from this site
  * (next-auth's CSRF token guards its forms; the Origin check makes it two
- * guards, as for the API), and a credentials sign-in of a throttled account or
- * address is answered 429 with Retry-After before any password is hashed.
+ * guards, as for the API), a sign-out revokes its session in the database before
+ * next-auth clears the cookie (so a copy of the cookie is refused by every replica
+ * at once), and a credentials sign-in of a throttled account or address is
+ * answered 429 with Retry-After before any password is hashed.
  */
 export async function signInGate(req: Request, segments: string[]): Promise<Response | null> {
   if (req.method !== "POST") return null;
@@ -20,6 +25,7 @@ export async function signInGate(req: Request, segments: string[]): Promise<Resp
     if (error instanceof DomainError) return domainErrorResponse(error);
     throw error;
   }
+  if (segments.join("/") === "signout") return revokeSignedOutSession(req);
   if (segments.join("/") !== "callback/credentials") return null;
   const form = await req.clone().formData().catch(() => null);
   const email = form?.get("email");
@@ -29,4 +35,18 @@ export async function signInGate(req: Request, segments: string[]): Promise<Resp
     { detail: `Too many failed sign-ins; try again in ${retryAfter} s`, error: THROTTLED_ERROR, retry_after: retryAfter },
     { status: 429, headers: { "Retry-After": String(retryAfter) } },
   );
+}
+
+/** Records the sign-out of the request's session, if it has one; a sign-out that cannot be recorded is refused, not half done. */
+async function revokeSignedOutSession(req: Request): Promise<Response | null> {
+  // Only the cookies are read: a request built from `req` itself would take its body from next-auth.
+  const claims = await sessionClaimsOf(new NextRequest(req.url, { headers: req.headers }));
+  if (typeof claims?.sid !== "string") return null;
+  try {
+    await revokeSession(claims.sid);
+  } catch (error) {
+    log.error("sign-out could not be recorded", { error: error instanceof Error ? error.message : String(error) });
+    return NextResponse.json({ detail: "Signing out failed: the sign-out could not be recorded. Try again." }, { status: 503 });
+  }
+  return null;
 }

@@ -201,6 +201,19 @@ function zonedMidnight(day: CivilDay, zone: Intl.DateTimeFormat): Date {
 }
 
 /**
+ * The calendar day (`YYYY-MM-DD`) that starts at `instant` in the zone, or undefined when the
+ * instant is not a day's start there. Every bound resolveDateExpression returns is one.
+ */
+export function dayStartingAt(instant: Date, timeZone: string): string | undefined {
+  const zone = checkZone(timeZone);
+  const day = civilDayIn(instant, zone);
+  if (zonedMidnight(day, zone).getTime() !== instant.getTime()) return undefined;
+  const d = new Date(Date.UTC(2000, day.month - 1, day.day));
+  d.setUTCFullYear(day.year);
+  return day.year >= 1 && day.year <= 9999 ? d.toISOString().slice(0, 10) : undefined;
+}
+
+/**
  * The instant a cell value stands for, for date filters applied in memory: a `YYYY-MM-DD`
  * day is its local midnight in the zone (as PostgreSQL does with TimeZone set to it), an
  * ISO timestamp is itself; anything else is not a date.

@@ -37,6 +37,91 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
   }
 }
 
+/** Runs one compiled statement for the tenant of the batch it belongs to; rows as in runReadOnly. */
+export type StatementRunner = (text: string, values: readonly unknown[], statementTimeoutMs?: number) => Promise<Record<string, unknown>[]>;
+
+/**
+ * Thrown by a batch's runner once a statement of its transaction has failed (PostgreSQL refuses
+ * every later statement of an aborted transaction). The batch catches it and runs that item again
+ * outside the transaction; whoever catches errors inside an item must let it through.
+ */
+export class BatchTransactionSpent extends Error {
+  constructor() {
+    super("the batch transaction was aborted by a failed statement");
+    this.name = "BatchTransactionSpent";
+  }
+}
+
+/**
+ * Runs `items` in order, their statements in one read-only tenant transaction instead of one
+ * transaction each: the tenant settings, role and BEGIN/COMMIT are paid once per dashboard
+ * request, not once per widget (per widget they cost as much as the sample dashboard's
+ * statements themselves; bench/dashboard-queries.ts). Each statement still gets its own time
+ * limit (`SET LOCAL statement_timeout`, only when it changes).
+ *
+ * A failed statement aborts the transaction: the item it belongs to sees its QueryError as it
+ * would alone, the transaction is rolled back, and the items after it go on in a new one. An
+ * item that runs a statement after its own failed one (an `sql` widget retrying without a
+ * filter) is run again from its start outside any batch. An error an item throws (not a
+ * statement's) ends the whole batch.
+ */
+export async function runReadOnlyBatch<T>(
+  scope: TenantScope,
+  items: readonly T[],
+  options: ReadOnlyOptions & { transactionTimeoutMs: number },
+  runItem: (item: T, runner: StatementRunner) => Promise<void>,
+): Promise<void> {
+  const standalone: StatementRunner = (text, values, statementTimeoutMs) => runReadOnly(scope, text, values, { timeZone: options.timeZone, statementTimeoutMs });
+  const initialTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  let next = 0;
+  while (next < items.length) {
+    let failed = false;
+    let retryAlone: { item: T } | undefined;
+    let thrown: { error: unknown } | undefined;
+    try {
+      await withTenant(
+        scope,
+        async (tx) => {
+          let currentTimeoutMs = initialTimeoutMs;
+          const runner: StatementRunner = async (text, values, statementTimeoutMs = initialTimeoutMs) => {
+            if (failed) throw new BatchTransactionSpent();
+            const limitMs = Math.max(1, Math.ceil(statementTimeoutMs));
+            try {
+              if (limitMs !== currentTimeoutMs) {
+                await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${limitMs}`);
+                currentTimeoutMs = limitMs;
+              }
+              const rows = await tx.$queryRawUnsafe<{ row: Record<string, unknown> }[]>(text, ...values);
+              return rows.map((r) => r.row);
+            } catch (error) {
+              failed = true;
+              throw toQueryError(error, limitMs);
+            }
+          };
+          while (next < items.length && !failed) {
+            const item = items[next++];
+            try {
+              await runItem(item, runner);
+            } catch (error) {
+              if (error instanceof BatchTransactionSpent) retryAlone = { item };
+              else thrown = { error };
+              throw error;
+            }
+          }
+          // Roll back the aborted transaction rather than commit it.
+          if (failed) throw new BatchTransactionSpent();
+        },
+        { role: "reader", readOnly: true, statementTimeoutMs: initialTimeoutMs, timeoutMs: options.transactionTimeoutMs, timeZone: options.timeZone },
+      );
+    } catch (error) {
+      if (thrown) throw thrown.error;
+      // A failed statement's transaction ends here (rolled back, or gone with a restarted embedded engine).
+      if (!failed) throw error;
+    }
+    if (retryAlone) await runItem(retryAlone.item, standalone);
+  }
+}
+
 interface DriverFailure {
   code?: string;
   message?: string;

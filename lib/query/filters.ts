@@ -1,5 +1,5 @@
 import type { FilterOperator, WidgetManifest } from "@/lib/manifest/schema";
-import { type DateContext, DateExpressionError, cellInstant, resolveDateExpression } from "./dates";
+import { type DateContext, DateExpressionError, cellInstant, dayStartingAt, resolveDateExpression } from "./dates";
 
 /**
  * Filter wiring (SPEC §2.5). A widget is narrowed by (a) the bindings of filter widgets
@@ -28,8 +28,11 @@ export type Predicate =
   | { kind: "compare"; op: "=" | ">" | "<" | ">=" | "<="; value: Scalar }
   | { kind: "in"; values: Scalar[] }
   | { kind: "contains"; text: string }
-  /** Dates: half-open [from, to). Scalars (between): closed [from, to]. */
-  | { kind: "range"; from?: Scalar | Date; to?: Scalar | Date; toInclusive: boolean };
+  /**
+   * Dates: half-open [from, to), each bound a local midnight, with `days` the calendar days
+   * those midnights start (in the organization's zone). Scalars (between): closed [from, to].
+   */
+  | { kind: "range"; from?: Scalar | Date; to?: Scalar | Date; toInclusive: boolean; days?: { from?: string; to?: string } };
 
 export class FilterValueError extends Error {
   constructor(message: string) {
@@ -89,7 +92,8 @@ function dateRange(value: unknown, condition: FilterCondition, context: DateCont
   if (typeof text !== "string") throw new FilterValueError(`filter '${condition.source}': a date filter value is a date expression such as "last month"`);
   try {
     const { from, to } = resolveDateExpression(text, context);
-    return { kind: "range", from, to, toInclusive: false };
+    const days = { from: from && dayStartingAt(from, context.timeZone), to: to && dayStartingAt(to, context.timeZone) };
+    return { kind: "range", from, to, toInclusive: false, days };
   } catch (error) {
     if (error instanceof DateExpressionError) throw new FilterValueError(`filter '${condition.source}': ${error.message}`);
     throw error;
@@ -145,8 +149,14 @@ export class SqlParams {
 }
 
 /**
- * A predicate as SQL over an expression. Dates compare as timestamptz; the executor sets the
- * transaction's TimeZone to the organization's, so `date` columns start at local midnight.
+ * A predicate as SQL over an expression. A date bound that starts a calendar day is bound as
+ * that day, `YYYY-MM-DD`, with no type: PostgreSQL reads it in the expression's own type, so a
+ * `date` column compares date to date, a timestamptz one to the day's local midnight (the
+ * executor sets the transaction's TimeZone to the organization's) and a text one of ISO dates
+ * as text. Same-type comparisons are leakproof, which lets the planner use them in an index
+ * scan under row-level security; `order_date >= $1::timestamptz` (date against timestamptz)
+ * is not, so it was a filter over every row of the tenant. Other date bounds compare as
+ * timestamptz.
  */
 export function predicateSql(expression: string, predicate: Predicate, params: SqlParams): string {
   const e = `(${expression})`;
@@ -158,10 +168,11 @@ export function predicateSql(expression: string, predicate: Predicate, params: S
     case "contains":
       return `${e}::text ILIKE ${params.add(`%${predicate.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, "text")} ESCAPE '\\'`;
     case "range": {
-      const bound = (v: Scalar | Date) => (v instanceof Date ? params.add(v.toISOString(), "timestamptz") : params.add(v));
+      const bound = (v: Scalar | Date, day: string | undefined) =>
+        v instanceof Date ? (day !== undefined ? params.add(day) : params.add(v.toISOString(), "timestamptz")) : params.add(v);
       const parts: string[] = [];
-      if (predicate.from !== undefined) parts.push(`${e} >= ${bound(predicate.from)}`);
-      if (predicate.to !== undefined) parts.push(`${e} ${predicate.toInclusive ? "<=" : "<"} ${bound(predicate.to)}`);
+      if (predicate.from !== undefined) parts.push(`${e} >= ${bound(predicate.from, predicate.days?.from)}`);
+      if (predicate.to !== undefined) parts.push(`${e} ${predicate.toInclusive ? "<=" : "<"} ${bound(predicate.to, predicate.days?.to)}`);
       return parts.length > 0 ? parts.join(" AND ") : "TRUE";
     }
   }

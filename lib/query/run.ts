@@ -5,7 +5,7 @@ import type { TenantScope } from "@/lib/db/tenant";
 import { type FieldPredicate, USER_SOURCE_ALIAS, compileDataset, compileUserQuery } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
 import { QueryError } from "./errors";
-import { runReadOnly } from "./execute";
+import { type StatementRunner, runReadOnly } from "./execute";
 import { type FilterCondition, FilterValueError, filterRows, toPredicate, widgetConditions } from "./filters";
 import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
 import { KPI_CATALOG } from "./kpi-catalog";
@@ -22,6 +22,8 @@ export interface WidgetQueryInput {
   /** The organization's IANA time zone, for date filters. */
   timeZone: string;
   rowCap?: number;
+  /** Where the statements run: a batch's transaction (runReadOnlyBatch), else one transaction each. */
+  runner?: StatementRunner;
   statementTimeoutMs?: number;
 }
 
@@ -101,7 +103,7 @@ async function runUserQuery(query: string, columns: readonly string[] | undefine
     const { text, values } = compileUserQuery(query, { filters: pushed, limit: cap + 1 });
     let rows: Record<string, unknown>[];
     try {
-      rows = await runReadOnly(input.scope, text, values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
+      rows = await runStatement(input, text, values);
     } catch (error) {
       const missing = error instanceof QueryError ? pushed.filter((p) => error.sqlMessage === `column ${USER_SOURCE_ALIAS}.${p.field} does not exist`) : [];
       if (missing.length === 0) throw error;
@@ -125,12 +127,17 @@ async function runDataset(dataset: Dataset, columns: readonly string[] | undefin
 
   // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
   const compiled = compileDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
-  const rows = await runReadOnly(input.scope, compiled.text, compiled.values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
+  const rows = await runStatement(input, compiled.text, compiled.values);
   const truncated = rows.length > cap;
   const kept = rows.slice(0, cap);
   applyFormulaSteps(kept, compiled.formulas);
   const filtered = filterRows(kept, compiled.postFilters, input.timeZone);
   return { columns: compiled.columns, rows: filtered.map((row) => project(row, compiled.columns)), truncated };
+}
+
+function runStatement(input: WidgetQueryInput, text: string, values: readonly unknown[]): Promise<Record<string, unknown>[]> {
+  if (input.runner) return input.runner(text, values, input.statementTimeoutMs);
+  return runReadOnly(input.scope, text, values, { timeZone: input.timeZone, statementTimeoutMs: input.statementTimeoutMs });
 }
 
 /** A dataset without a source: demo rows, filtered on dimensions, grouped in memory, then formulas. */

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tokenFor } from "@/test/helpers";
+import { sessionCookieFor, tokenFor } from "@/test/helpers";
 import { freshDatabase, onPostgres, querySql, startProcess, type Replica } from "./replicas";
 
 // Several app processes on one PostgreSQL database, as behind a load balancer (issue 14 §2–3).
@@ -66,6 +66,23 @@ describe.skipIf(!onPostgres)("replicas on one PostgreSQL database", () => {
     const after = await query();
     expect(after.status).toBe(401);
     expect(after.json.detail).toMatch(/revoked/);
+  });
+
+  it("a sign-out on one replica is refused on another at once: the same session cookie gets 401", async () => {
+    const [a, b, c] = replicas;
+    // Cookies are verified with the application secret every replica derives from the shared data folder.
+    const cookie = await sessionCookieFor("acme", "analyst");
+    const other = await sessionCookieFor("acme", "analyst");
+    const list = (replica: Replica, session: string) => replica.call("app/api/v1/custom-dashboards", "GET", "/api/v1/custom-dashboards", { headers: { cookie: session } });
+    expect((await list(b, cookie)).status).toBe(200);
+    const origin = `http://127.0.0.1:${a.port}`;
+    const signedOut = await a.call("test/topology/sign-out", "POST", "/api/auth/signout", { headers: { cookie, origin, host: `127.0.0.1:${a.port}` } });
+    expect(signedOut.status).toBe(204);
+    const after = await list(b, cookie);
+    expect(after.status).toBe(401);
+    expect((await list(c, cookie)).status).toBe(401);
+    // Only that sign-in ends: the same user's other session goes on.
+    expect((await list(b, other)).status).toBe(200);
   });
 });
 

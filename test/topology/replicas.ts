@@ -27,7 +27,7 @@ export interface Replica {
   port: number;
   process: ChildProcess;
   output: () => string;
-  call(module: string, method: string, url: string, options?: { token?: string; body?: unknown; params?: Record<string, string> }): Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary response shapes
+  call(module: string, method: string, url: string, options?: { token?: string; body?: unknown; params?: Record<string, string>; headers?: Record<string, string> }): Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary response shapes
   stop(): Promise<void>;
 }
 

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { QueryError } from "./errors";
+import { BatchTransactionSpent, type StatementRunner, runReadOnlyBatch } from "./execute";
+
+const scope = { orgId: "org_acme", locationIds: ["loc_acme_nyc"] };
+const started = "SELECT row_to_json(q.*) AS row FROM (SELECT transaction_timestamp()::text AS tx, count(DISTINCT location_id)::int AS locations FROM orders) q";
+const broken = "SELECT row_to_json(q.*) AS row FROM (SELECT no_such_column FROM orders) q";
+
+type Outcome = { tx?: string; locations?: number; error?: string };
+
+/** Runs items through one batch; each item is a list of statements run in turn, the first failure caught as an `sql` widget's retry does. */
+async function batch(items: string[][]): Promise<Outcome[]> {
+  const outcomes: Outcome[] = items.map(() => ({}));
+  await runReadOnlyBatch(scope, items.map((statements, index) => ({ statements, index })), { timeZone: "UTC", transactionTimeoutMs: 30_000 }, async ({ statements, index }, run: StatementRunner) => {
+    for (const text of statements) {
+      try {
+        const [row] = await run(text, []);
+        outcomes[index] = row as Outcome;
+      } catch (error) {
+        if (error instanceof BatchTransactionSpent || !(error instanceof QueryError)) throw error;
+        outcomes[index] = { error: error.message };
+      }
+    }
+  });
+  return outcomes;
+}
+
+describe("a batch of read-only statements in one tenant transaction", () => {
+  it("runs every item in the same transaction, under the tenant's location scope", async () => {
+    const outcomes = await batch([[started], [started], [started]]);
+    expect(outcomes.map((o) => o.locations)).toEqual([1, 1, 1]);
+    expect(new Set(outcomes.map((o) => o.tx)).size).toBe(1);
+  });
+
+  it("a failed statement is that item's error; the items after it go on in a new transaction", async () => {
+    const outcomes = await batch([[started], [broken], [started], [started]]);
+    expect(outcomes[1].error).toMatch(/no_such_column/);
+    expect(outcomes[2].locations).toBe(1);
+    expect(outcomes[2].tx).not.toBe(outcomes[0].tx);
+    expect(outcomes[3].tx).toBe(outcomes[2].tx);
+  });
+
+  it("an item that runs another statement after its own failed one is run again outside the batch and gets its rows", async () => {
+    const outcomes = await batch([[started], [broken, started], [started]]);
+    expect(outcomes[1].locations).toBe(1);
+    expect(outcomes[1].tx).not.toBe(outcomes[0].tx);
+    expect(outcomes[2].locations).toBe(1);
+  });
+
+  it("an error an item throws itself ends the batch and reaches the caller", async () => {
+    const seen: number[] = [];
+    const run = runReadOnlyBatch(scope, [0, 1, 2], { timeZone: "UTC", transactionTimeoutMs: 30_000 }, async (item, runner) => {
+      seen.push(item);
+      await runner(started, []);
+      if (item === 1) throw new Error("over budget");
+    });
+    await expect(run).rejects.toThrow("over budget");
+    expect(seen).toEqual([0, 1]);
+  });
+
+  it("applies each statement's own time limit", async () => {
+    const outcomes: string[] = [];
+    await runReadOnlyBatch(scope, [50, 10_000], { timeZone: "UTC", transactionTimeoutMs: 30_000 }, async (limitMs, runner) => {
+      const [row] = await runner("SELECT row_to_json(q.*) AS row FROM (SELECT current_setting('statement_timeout') AS limit) q", [], limitMs);
+      outcomes.push(String(row.limit));
+    });
+    expect(outcomes).toEqual(["50ms", "10s"]);
+  });
+});
