@@ -5,7 +5,7 @@
 // pdfjs keeps little per operator; this one runs within a 128 MB heap.)
 import { describe, expect, it } from "vitest";
 import { pdfTextBomb, pdfWithPages } from "@/lib/documents/extract/fixtures/generate";
-import { reasonOf } from "@/lib/documents/extract/fixtures/reason-of";
+import { reasonOf } from "@/test/support/reason-of";
 import { extractPdf } from "@/lib/documents/extract/pdf";
 import { QUICK_MS, probeWhile } from "./probe";
 

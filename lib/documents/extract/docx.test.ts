@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readZipDirectory } from "../zip-directory";
 import { DEFAULT_DOCX_LIMITS, extractDocx } from "./docx";
 import { docxWithParagraphs, prose } from "./fixtures/generate";
-import { reasonOf } from "./fixtures/reason-of";
+import { reasonOf } from "@/test/support/reason-of";
 import { extractText } from "./index";
 
 /** A minimal docx built by hand, so its parts can be anything. */

@@ -4,7 +4,7 @@ import { DEFAULT_EXTRACTION_LIMITS } from "@/lib/config/extraction";
 import { chunkDocument } from "../chunk";
 import { readZipDirectory } from "../zip-directory";
 import { docxWithParagraphs, paragraphBombDocx, pdfWithPages, prose } from "./fixtures/generate";
-import { reasonOf } from "./fixtures/reason-of";
+import { reasonOf } from "@/test/support/reason-of";
 import { extractText } from "./index";
 import { extractAndChunk, extractionWorkers } from "./offthread-client";
 

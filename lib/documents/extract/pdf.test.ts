@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
-import { reasonOf } from "./fixtures/reason-of";
+import { reasonOf } from "@/test/support/reason-of";
 import { ExtractionError, extractText } from "./index";
 import { DEFAULT_PDF_LIMITS, extractPdf, findPdftotext, pdfWorkers } from "./pdf";
 
