@@ -10,6 +10,7 @@ import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunn
 import { runWidgetQuery } from "@/lib/query/run";
 import type { QueryBody } from "./contract";
 import type { EmbedGrant } from "./embed";
+import { filtersAffecting, isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
 import { grantForEmbed, grantForPrincipal, grantForPublic, type GrantedDashboard } from "./policy";
 import { getCachedResult, putCachedResult, resultKey } from "./result-cache";
@@ -35,22 +36,6 @@ export interface QueryBudget {
 
 export const DEFAULT_QUERY_BUDGET: QueryBudget = { maxWidgets: 100, maxRows: 100_000, maxMs: 30_000 };
 
-/** Filter widgets whose value changes what `widgetId` shows: bindings that target it (or `*`) and its own `filters` entries. */
-export function filtersAffecting(manifest: ValidManifest, widgetId: string): string[] {
-  const ids = new Set<string>();
-  for (const w of manifest.widgets) {
-    if (w.spec.component !== "filter" || w.metadata.id === widgetId) continue;
-    if (w.spec.bindings.some((b) => b.target === "*" || b.target === widgetId)) ids.add(w.metadata.id);
-  }
-  for (const use of manifest.widgetsById.get(widgetId)?.spec.filters ?? []) ids.add(use.filter_id);
-  return [...ids].sort();
-}
-
-/** Widgets that show data (filters with dataset options included); text, image and markdown carry none. */
-function dataWidgets(manifest: ValidManifest): string[] {
-  return manifest.widgets.filter((w) => w.spec.data !== undefined).map((w) => w.metadata.id);
-}
-
 interface RunInput {
   scope: TenantScope;
   dashboardId: string;
@@ -74,7 +59,7 @@ interface RunInput {
  */
 async function runWidgets(input: RunInput) {
   const budget = input.budget ?? DEFAULT_QUERY_BUDGET;
-  const wanted = [...new Set(input.widgetIds ?? dataWidgets(input.manifest))];
+  const wanted = [...new Set(input.widgetIds ?? input.manifest.widgets.filter(isDataWidget).map((w) => w.metadata.id))];
   if (wanted.length > budget.maxWidgets) {
     throw new Invalid(`A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
   }
@@ -94,7 +79,7 @@ async function runWidgets(input: RunInput) {
       widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false, truncated: false };
       return { widgetId, key: "", settled: true };
     }
-    const relevant = Object.fromEntries(filtersAffecting(input.manifest, widgetId).map((id) => [id, input.filters[id] ?? null]));
+    const relevant = Object.fromEntries(filtersAffecting(input.manifest.widgets, widgetId).map((id) => [id, input.filters[id] ?? null]));
     const key = resultKey(input.scope.orgId, input.dashboardId, input.version, widgetId, [input.scope.locationIds ?? null, relevant]);
     const hit = input.refresh ? undefined : getCachedResult(key);
     if (hit) widgets[widgetId] = { truncated: false, ...hit, error: null, cached: true };

@@ -29,7 +29,7 @@ export function renderOnlyView(view: ViewManifest): ViewManifest {
   };
 }
 
-/** Filter widgets whose value changes what `widgetId` shows; the same rule as the query service's `filtersAffecting`. */
+/** Filter widgets whose value changes what `widgetId` shows: the cache key of the query service and the re-query rule of the viewer. */
 export function filtersAffecting(widgets: readonly WidgetManifest[], widgetId: string): string[] {
   const ids = new Set<string>();
   for (const w of widgets) {
