@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { toJsonValue } from "@/lib/api/json";
+import { toJsonValue } from "@/lib/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { DocumentList, UploadConstraints } from "@/lib/documents/contract";
 import { listDocumentsFor, uploadConstraints } from "@/lib/documents/documents";

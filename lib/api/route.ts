@@ -11,7 +11,7 @@ import { log } from "@/lib/log";
 import { callerAddress } from "./caller";
 import type { Endpoint, SharedRateLimit } from "./endpoint";
 import { domainErrorResponse } from "./errors";
-import { toJsonValue } from "./json";
+import { toJsonValue } from "@/lib/json";
 import { assertSameOrigin } from "./same-origin";
 import { checkRateLimit } from "./rate-limit";
 

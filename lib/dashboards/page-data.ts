@@ -1,5 +1,5 @@
 import "server-only";
-import { toJsonValue } from "@/lib/api/json";
+import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { NotFound } from "@/lib/errors";

@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import type { z } from "zod";
 import type { Endpoint } from "@/lib/api/endpoint";
-import { toJsonValue } from "@/lib/api/json";
+import { toJsonValue } from "@/lib/json";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listChannelConfigs } from "@/lib/notifications/admin/channels";
 import { systemClock } from "@/lib/notifications/clock";

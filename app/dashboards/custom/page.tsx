@@ -3,7 +3,7 @@ import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listDashboards } from "@/lib/dashboards/service";
 import { isEditor } from "@/lib/dashboards/policy";
-import { toJsonValue } from "@/lib/api/json";
+import { toJsonValue } from "@/lib/json";
 import { listDashboards as listDashboardsEndpoint } from "@/lib/dashboards/contract";
 import { DashboardList } from "@/components/dashboards/dashboard-list";
 import { ListActions } from "@/components/dashboards/list-actions";
