@@ -8,7 +8,13 @@ export function tokenFor(orgSlug: "acme" | "globex", role: Role = "admin", extra
   return issueLocalToken({ userId: `usr_${orgSlug}_${role}`, orgSlug, role, ...extra });
 }
 
-type RouteHandler = (req: NextRequest, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>;
+type RouteHandler = ((req: NextRequest, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>) & { endpoint?: { path: string } };
+
+/** The URL of a `route()` handler's own endpoint with `params` filled in. */
+export function endpointUrl(handler: RouteHandler, params: Record<string, string | string[]>): string {
+  if (!handler.endpoint) throw new Error("this handler is not made by route(); pass its URL");
+  return handler.endpoint.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name] ?? `missing-${name}`)));
+}
 
 export interface CallOptions {
   token?: string;
@@ -19,7 +25,13 @@ export interface CallOptions {
 }
 
 /** Calls a real route handler the way Next.js does, and returns status, headers and parsed JSON. */
-export async function call(handler: RouteHandler, method: string, url: string, options: CallOptions = {}) {
+/**
+ * Invokes a real route handler. Without `url`, the URL is the handler's own endpoint path with
+ * `options.params` filled in (the wrapper refuses a request for another path or method).
+ */
+export async function call(handler: RouteHandler, method: string, url?: string | CallOptions, options: CallOptions = {}) {
+  if (typeof url === "object") return call(handler, method, undefined, url);
+  url ??= endpointUrl(handler, options.params ?? {});
   const headers = new Headers(options.headers);
   if (options.token) headers.set("authorization", `Bearer ${options.token}`);
   let body: BodyInit | undefined = options.rawBody;

@@ -7,13 +7,15 @@
 import http from "node:http";
 import { NextRequest } from "next/server";
 import { boot } from "@/lib/boot";
+import { endpointUrl } from "@/test/helpers";
 
-type Handler = (req: NextRequest, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>;
+type Handler = Parameters<typeof endpointUrl>[0];
 
 interface CallRequest {
   module: string;
   method: string;
-  url: string;
+  /** Default: the handler's own endpoint path with `params` filled in. */
+  url?: string;
   token?: string;
   body?: unknown;
   params?: Record<string, string | string[]>;
@@ -34,7 +36,7 @@ const server = http.createServer((req, res) => {
         const headers = new Headers(call.headers);
         if (call.token) headers.set("authorization", `Bearer ${call.token}`);
         if (call.body !== undefined) headers.set("content-type", "application/json");
-        const request = new NextRequest(new URL(call.url, "http://127.0.0.1"), {
+        const request = new NextRequest(new URL(call.url ?? endpointUrl(mod[call.method], call.params ?? {}), "http://127.0.0.1"), {
           method: call.method,
           headers,
           body: call.body === undefined ? undefined : JSON.stringify(call.body),

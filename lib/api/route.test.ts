@@ -163,6 +163,13 @@ describe("route wrapper", () => {
     expect((await send(analyst, false)).status).toBe(200);
   });
 
+  it("refuses a request for another path or method than its endpoint's (a handler exported from the wrong file)", async () => {
+    const token = await tokenFor("acme");
+    expect((await call(echo, "POST", "/api/v1/_echo/abc", { token, body: good, params: { id: "abc" } })).status).toBe(200);
+    expect((await call(echo, "POST", "/api/v1/_other/abc", { token, body: good, params: { id: "abc" } })).status).toBe(500);
+    expect((await call(echo, "PUT", "/api/v1/_echo/abc", { token, body: good, params: { id: "abc" } })).status).toBe(500);
+  });
+
   it("hides unexpected errors behind a generic 500", async () => {
     const res = await call(crashing, "GET", "/api/v1/_crash");
     expect(res.status).toBe(500);

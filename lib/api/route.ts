@@ -34,11 +34,13 @@ type RouteContext = { params: Promise<Record<string, string | string[]>> };
  * error as `{"detail": ...}`.
  */
 export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
-  return async (req: NextRequest, context: RouteContext): Promise<Response> => {
+  const assertServes = servesCheck(endpoint);
+  const serve = async (req: NextRequest, context: RouteContext): Promise<Response> => {
     const requestId = req.headers.get("x-request-id") ?? crypto.randomUUID();
     const started = Date.now();
     let response: Response;
     try {
+      assertServes(req);
       const principal = await resolvePrincipal(req, endpoint);
       if (principal?.via === "session") assertSameOrigin(req);
       await enforceRateLimit(req, endpoint, principal);
@@ -58,6 +60,23 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
     response.headers.set("X-Request-Id", requestId);
     log.info("request", { requestId, method: req.method, path: req.nextUrl.pathname, status: response.status, ms: Date.now() - started });
     return response;
+  };
+  // The declaration travels with its handler: tests build URLs from it and check each route file's folder against it.
+  return Object.assign(serve, { endpoint });
+}
+
+/**
+ * A handler exported from the wrong file or under the wrong method would enforce another endpoint's
+ * access rules and schemas: refuse the request (a defect, so a 500) rather than act on it.
+ */
+function servesCheck(endpoint: Endpoint): (req: NextRequest) => void {
+  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const path = new RegExp(`^${endpoint.path.split(/\{\w+\}/).map(escape).join("[^/]+")}/?$`);
+  return (req) => {
+    const method = req.method === "HEAD" ? "get" : req.method.toLowerCase();
+    if (method !== endpoint.method || !path.test(req.nextUrl.pathname)) {
+      throw new Error(`route for ${endpoint.method.toUpperCase()} ${endpoint.path} received ${req.method} ${req.nextUrl.pathname}`);
+    }
   };
 }
 

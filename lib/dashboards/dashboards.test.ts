@@ -60,16 +60,16 @@ describe("dashboards API", () => {
 
   it("keeps the published version immutable while the draft changes", async () => {
     const { json: created } = await create("immutable");
-    const published = await call(publish.POST, "POST", "/x", { token: gm, params: { id: created.id } });
+    const published = await call(publish.POST, "POST", { token: gm, params: { id: created.id } });
     expect(published.status).toBe(200);
     expect(published.json).toMatchObject({ status: "published", published_version: 1, has_unpublished_changes: false });
 
     const edited = SMALL.replace("name: Small sales", "name: Edited sales");
-    const put = await call(one.PUT, "PUT", "/x", { token: admin, params: { id: "immutable" }, body: { spec_yaml: edited } });
+    const put = await call(one.PUT, "PUT", { token: admin, params: { id: "immutable" }, body: { spec_yaml: edited } });
     expect(put.json).toMatchObject({ draft_revision: 2, has_unpublished_changes: true, published_version: 1 });
 
     // Viewers see the published manifest, not the draft.
-    const viewer = await call(one.GET, "GET", "/x", { token: analyst, params: { id: "immutable" } });
+    const viewer = await call(one.GET, "GET", { token: analyst, params: { id: "immutable" } });
     expect(viewer.status).toBe(200);
     expect(viewer.json.spec_yaml).toContain("name: Small sales");
     // The database itself refuses to change a published version.
@@ -86,45 +86,45 @@ describe("dashboards API", () => {
     await create("draft-only");
     const restricted = SMALL.replace("roles: [admin, general_manager, analyst]", "roles: [admin]");
     const { json } = await create("admins-only", admin, restricted);
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     const res = await call(list.GET, "GET", "/api/v1/custom-dashboards", { token: analyst });
     const slugs = res.json.items.map((d: { slug: string }) => d.slug);
     expect(slugs).not.toContain("draft-only");
     expect(slugs).not.toContain("admins-only");
-    expect((await call(one.GET, "GET", "/x", { token: analyst, params: { id: "admins-only" } })).status).toBe(404);
-    expect((await call(publish.POST, "POST", "/x", { token: analyst, params: { id: json.id } })).status).toBe(403);
+    expect((await call(one.GET, "GET", { token: analyst, params: { id: "admins-only" } })).status).toBe(404);
+    expect((await call(publish.POST, "POST", { token: analyst, params: { id: json.id } })).status).toBe(403);
   });
 
   it("shows globex nothing of acme's dashboards", async () => {
     const { json } = await create("secret");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    expect((await call(one.GET, "GET", "/x", { token: globex, params: { id: json.id } })).status).toBe(404);
-    expect((await call(one.GET, "GET", "/x", { token: globex, params: { id: "secret" } })).status).toBe(404);
-    expect((await call(query.POST, "POST", "/x", { token: globex, params: { id: json.id }, body: {} })).status).toBe(404);
-    expect((await call(embed.POST, "POST", "/x", { token: globex, params: { id: json.id } })).status).toBe(404);
-    expect((await call(publish.POST, "POST", "/x", { token: globex, params: { id: json.id } })).status).toBe(404);
-    expect((await call(one.DELETE, "DELETE", "/x", { token: globex, params: { id: json.id } })).status).toBe(404);
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    expect((await call(one.GET, "GET", { token: globex, params: { id: json.id } })).status).toBe(404);
+    expect((await call(one.GET, "GET", { token: globex, params: { id: "secret" } })).status).toBe(404);
+    expect((await call(query.POST, "POST", { token: globex, params: { id: json.id }, body: {} })).status).toBe(404);
+    expect((await call(embed.POST, "POST", { token: globex, params: { id: json.id } })).status).toBe(404);
+    expect((await call(publish.POST, "POST", { token: globex, params: { id: json.id } })).status).toBe(404);
+    expect((await call(one.DELETE, "DELETE", { token: globex, params: { id: json.id } })).status).toBe(404);
     const listed = await call(list.GET, "GET", "/api/v1/custom-dashboards", { token: globex });
     expect(listed.json.items.map((d: { id: string }) => d.id)).not.toContain(json.id);
   });
 
   it("computes widget data that matches hand-written SQL, per filter", async () => {
     const { json } = await create("numbers");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const all = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: {} });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const all = await call(query.POST, "POST", { token: analyst, params: { id: json.id }, body: {} });
     expect(all.status).toBe(200);
     const total = await sqlValue("SELECT sum(amount) AS v FROM orders WHERE org_id = 'org_acme'");
     expect(all.json.widgets.revenue_kpi.error).toBeNull();
     expect(Number(all.json.widgets.revenue_kpi.rows[0].revenue)).toBeCloseTo(total, 2);
 
-    const nyc = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { filters: { location: "loc_acme_nyc" } } });
+    const nyc = await call(query.POST, "POST", { token: analyst, params: { id: json.id }, body: { filters: { location: "loc_acme_nyc" } } });
     const nycTotal = await sqlValue("SELECT sum(amount) AS v FROM orders WHERE org_id = 'org_acme' AND location_id = 'loc_acme_nyc'");
     expect(Number(nyc.json.widgets.revenue_kpi.rows[0].revenue)).toBeCloseTo(nycTotal, 2);
     const channelRows = nyc.json.widgets.by_channel.rows as { channel: string; orders_count: number }[];
     const nycOnline = await sqlValue("SELECT count(*) AS v FROM orders WHERE org_id = 'org_acme' AND location_id = 'loc_acme_nyc' AND channel = 'online'");
     expect(Number(channelRows.find((r) => r.channel === "online")?.orders_count)).toBe(nycOnline);
 
-    const month = await call(query.POST, "POST", "/x", {
+    const month = await call(query.POST, "POST", {
       token: analyst,
       params: { id: json.id },
       body: { filters: { location: "loc_acme_nyc", period: "2026-03-01 to 2026-03-31" }, widget_ids: ["revenue_kpi"] },
@@ -134,17 +134,17 @@ describe("dashboards API", () => {
     expect(Number(month.json.widgets.revenue_kpi.rows[0].revenue)).toBeCloseTo(monthTotal, 2);
 
     // A location of another organization matches nothing: RLS, not the filter, decides.
-    const foreign = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { filters: { location: "loc_globex_ber" } } });
+    const foreign = await call(query.POST, "POST", { token: analyst, params: { id: json.id }, body: { filters: { location: "loc_globex_ber" } } });
     expect(foreign.json.widgets.revenue_kpi.rows[0]?.revenue ?? null).toBeNull();
   });
 
   it("serves unchanged widgets from the cache and recomputes affected ones", async () => {
     const { json } = await create("cached");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const first = await call(query.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-01-01" } } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const first = await call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-01-01" } } });
     expect(first.json.widgets.by_channel.cached).toBe(false);
     // `period` binds only revenue_kpi: the table is not recomputed.
-    const second = await call(query.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-02-01" } } });
+    const second = await call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-02-01" } } });
     expect(second.json.widgets.by_channel.cached).toBe(true);
     expect(second.json.widgets.revenue_kpi.cached).toBe(false);
   });
@@ -152,7 +152,7 @@ describe("dashboards API", () => {
   it("reports one widget's failure without failing the others", async () => {
     const bad = SMALL.replace("expression: count(*)", "expression: count(*) / 0");
     const { json } = await create("one-fails", admin, bad);
-    const res = await call(query.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { version: "draft" } });
+    const res = await call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { version: "draft" } });
     expect(res.status).toBe(200);
     expect(res.json.widgets.by_channel.error.detail).toBeTruthy();
     expect(res.json.widgets.revenue_kpi.error).toBeNull();
@@ -160,9 +160,9 @@ describe("dashboards API", () => {
 
   it("refuses to embed unpublished dashboards and issues tokens bound to the version", async () => {
     const { json } = await create("embeddable");
-    expect((await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id } })).status).toBe(409);
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const res = await call(embed.POST, "POST", "/x", {
+    expect((await call(embed.POST, "POST", { token: admin, params: { id: json.id } })).status).toBe(409);
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const res = await call(embed.POST, "POST", {
       token: admin,
       params: { id: json.id },
       body: { locked_filters: { location: "loc_acme_bos" }, expires_in: 600, allowed_origins: ["https://partner.example.com/page"] },
@@ -185,18 +185,18 @@ describe("dashboards API", () => {
     // Tampered, then revoked.
     const [h, p, s] = res.json.token.split(".");
     const tampered = `${h}.${p}.${s.slice(0, -2)}${s.endsWith("AA") ? "BB" : "AA"}`;
-    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: tampered } })).status).toBe(401);
-    const grants = await call(embeds.GET, "GET", "/x", { token: admin, params: { id: json.id } });
+    expect((await call(embedQuery.POST, "POST", { body: { token: tampered } })).status).toBe(401);
+    const grants = await call(embeds.GET, "GET", { token: admin, params: { id: json.id } });
     expect(grants.json.items).toHaveLength(1);
-    expect((await call(revoke.DELETE, "DELETE", "/x", { token: admin, params: { id: json.id, embed_id: res.json.embed_id } })).status).toBe(204);
-    const revoked = await call(embedQuery.POST, "POST", "/x", { body: { token: res.json.token } });
+    expect((await call(revoke.DELETE, "DELETE", { token: admin, params: { id: json.id, embed_id: res.json.embed_id } })).status).toBe(204);
+    const revoked = await call(embedQuery.POST, "POST", { body: { token: res.json.token } });
     expect(revoked.status).toBe(401);
     expect(revoked.json.detail).toMatch(/revoked/);
   });
 
   it("embeds with the defaults when POST /embed carries no body and no Content-Type (curl -X POST)", async () => {
     const { json } = await create("bodyless-embed");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     for (const options of [{}, { rawBody: new Uint8Array(0) }]) {
       const before = Date.now();
       const res = await call(embed.POST, "POST", `/api/v1/custom-dashboards/${json.id}/embed`, { token: admin, params: { id: json.id }, ...options });
@@ -210,28 +210,28 @@ describe("dashboards API", () => {
 
   it("refuses to embed when the manifest does not allow it", async () => {
     const { json } = await create("no-embed", admin, SMALL.replace("allow_embed: true", "allow_embed: false"));
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const res = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const res = await call(embed.POST, "POST", { token: admin, params: { id: json.id } });
     expect(res.status).toBe(403);
     expect(res.json.detail).toMatch(/allow_embed/);
   });
 
   it("seeds the sample dashboard idempotently (admin only)", async () => {
-    expect((await call(seed.POST, "POST", "/x", { token: gm })).status).toBe(403);
-    const first = await call(seed.POST, "POST", "/x", { token: admin });
+    expect((await call(seed.POST, "POST", { token: gm })).status).toBe(403);
+    const first = await call(seed.POST, "POST", { token: admin });
     expect(first.status).toBe(200);
     expect(first.json).toMatchObject({ slug: "sample-sales", status: "published", published_version: 1 });
-    const again = await call(seed.POST, "POST", "/x", { token: admin });
+    const again = await call(seed.POST, "POST", { token: admin });
     expect(again.json).toMatchObject({ id: first.json.id, published_version: 1 });
-    const data = await call(query.POST, "POST", "/x", { token: analyst, params: { id: "sample-sales" }, body: {} });
+    const data = await call(query.POST, "POST", { token: analyst, params: { id: "sample-sales" }, body: {} });
     const failing = Object.entries(data.json.widgets as Record<string, { error: unknown }>).filter(([, w]) => w.error);
     expect(failing).toEqual([]);
   });
 
   it("deletes a dashboard", async () => {
     const { json } = await create("to-delete");
-    expect((await call(one.DELETE, "DELETE", "/x", { token: admin, params: { id: json.id } })).status).toBe(204);
-    expect((await call(one.GET, "GET", "/x", { token: admin, params: { id: json.id } })).status).toBe(404);
+    expect((await call(one.DELETE, "DELETE", { token: admin, params: { id: json.id } })).status).toBe(204);
+    expect((await call(one.GET, "GET", { token: admin, params: { id: json.id } })).status).toBe(404);
   });
 });
 
@@ -242,7 +242,7 @@ describe("dashboards API: audit of issue 4", () => {
 
   it("matches hand-computed totals for date expressions in the organization's time zone", async () => {
     const { json } = await create("date-numbers");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     // acme's time zone is America/New_York; order_date is a calendar date, so "today" is New York's today.
     const today = "(now() AT TIME ZONE 'America/New_York')::date";
     const cases: [string, string][] = [
@@ -256,7 +256,7 @@ describe("dashboards API: audit of issue 4", () => {
       ["this week", `order_date >= date_trunc('week', ${today})::date AND order_date < date_trunc('week', ${today})::date + 7`],
     ];
     for (const [expression, where] of cases) {
-      const res = await call(query.POST, "POST", "/x", {
+      const res = await call(query.POST, "POST", {
         token: analyst,
         params: { id: json.id },
         body: { filters: { period: expression, location: "loc_acme_chi" }, widget_ids: ["revenue_kpi"] },
@@ -266,22 +266,22 @@ describe("dashboards API: audit of issue 4", () => {
       const expected = await sqlValue(`SELECT coalesce(sum(amount), 0) AS v FROM orders WHERE org_id = 'org_acme' AND location_id = 'loc_acme_chi' AND ${where}`);
       expect(Number(res.json.widgets.revenue_kpi.rows[0]?.revenue ?? 0), expression).toBeCloseTo(expected, 2);
     }
-    const bad = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { filters: { period: "the day after never" }, widget_ids: ["revenue_kpi"] } });
+    const bad = await call(query.POST, "POST", { token: analyst, params: { id: json.id }, body: { filters: { period: "the day after never" }, widget_ids: ["revenue_kpi"] } });
     expect(bad.json.widgets.revenue_kpi.error.detail).toMatch(/the day after never/);
   });
 
   it("drops cached results when a new version is published", async () => {
     const { json } = await create("republish");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const ask = () => call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"] } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const ask = () => call(query.POST, "POST", { token: analyst, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"] } });
     expect((await ask()).json.widgets.revenue_kpi.cached).toBe(false);
     expect((await ask()).json.widgets.revenue_kpi.cached).toBe(true);
     const costs = SMALL.replace("expression: sum(orders.amount)", "expression: sum(orders.cost)");
-    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: json.id }, body: { spec_yaml: costs } });
+    await call(one.PUT, "PUT", { token: admin, params: { id: json.id }, body: { spec_yaml: costs } });
     // Editing the draft does not touch what viewers see...
     const beforePublish = await ask();
     expect(beforePublish.json).toMatchObject({ version: 1, widgets: { revenue_kpi: { cached: true } } });
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     // ...publishing does, at once.
     const after = await ask();
     expect(after.json).toMatchObject({ version: 2, widgets: { revenue_kpi: { cached: false } } });
@@ -291,52 +291,52 @@ describe("dashboards API: audit of issue 4", () => {
 
   it("lets viewers query only the current published version", async () => {
     const { json } = await create("narrowed");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: json.id }, body: { spec_yaml: SMALL.replace("roles: [admin, general_manager, analyst]", "roles: [admin]") } });
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    await call(one.PUT, "PUT", { token: admin, params: { id: json.id }, body: { spec_yaml: SMALL.replace("roles: [admin, general_manager, analyst]", "roles: [admin]") } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     for (const version of [1, 2, "published"]) {
-      const res = await call(query.POST, "POST", "/x", { token: analyst, params: { id: json.id }, body: { version } });
+      const res = await call(query.POST, "POST", { token: analyst, params: { id: json.id }, body: { version } });
       expect(res.status, String(version)).toBe(404);
     }
-    expect((await call(query.POST, "POST", "/x", { token: gm, params: { id: json.id }, body: { version: 1 } })).status).toBe(200);
+    expect((await call(query.POST, "POST", { token: gm, params: { id: json.id }, body: { version: 1 } })).status).toBe(200);
   });
 
   it("refuses an expired embed token with a clear detail", async () => {
     const { json } = await create("short-embed");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const grant = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { expires_in: 60 } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const grant = await call(embed.POST, "POST", { token: admin, params: { id: json.id }, body: { expires_in: 60 } });
     expect(grant.status).toBe(201);
-    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
+    expect((await call(embedQuery.POST, "POST", { body: { token: grant.json.token } })).status).toBe(200);
     vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 61_000 });
-    const expired = await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } });
+    const expired = await call(embedQuery.POST, "POST", { body: { token: grant.json.token } });
     expect(expired.status).toBe(401);
     expect(expired.json.detail).toMatch(/expired/);
   });
 
   it("refuses locked filters that name no filter widget", async () => {
     const { json } = await create("locked-unknown");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const res = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id }, body: { locked_filters: { revenue_kpi: 1 } } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const res = await call(embed.POST, "POST", { token: admin, params: { id: json.id }, body: { locked_filters: { revenue_kpi: 1 } } });
     expect(res.status).toBe(422);
     expect(res.json.detail[0]).toMatchObject({ loc: ["body", "locked_filters", "revenue_kpi"], type: "unknown_filter" });
   });
 
   it("gives globex 404 for acme's embed grants", async () => {
     const { json } = await create("embed-secret");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const grant = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    expect((await call(embeds.GET, "GET", "/x", { token: globex, params: { id: json.id } })).status).toBe(404);
-    expect((await call(revoke.DELETE, "DELETE", "/x", { token: globex, params: { id: json.id, embed_id: grant.json.embed_id } })).status).toBe(404);
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const grant = await call(embed.POST, "POST", { token: admin, params: { id: json.id } });
+    expect((await call(embeds.GET, "GET", { token: globex, params: { id: json.id } })).status).toBe(404);
+    expect((await call(revoke.DELETE, "DELETE", { token: globex, params: { id: json.id, embed_id: grant.json.embed_id } })).status).toBe(404);
     // globex's own dashboard path cannot reach acme's grant either.
     const theirs = await create("globex-own", globex);
-    expect((await call(revoke.DELETE, "DELETE", "/x", { token: globex, params: { id: theirs.json.id, embed_id: grant.json.embed_id } })).status).toBe(404);
-    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
+    expect((await call(revoke.DELETE, "DELETE", { token: globex, params: { id: theirs.json.id, embed_id: grant.json.embed_id } })).status).toBe(404);
+    expect((await call(embedQuery.POST, "POST", { body: { token: grant.json.token } })).status).toBe(200);
   });
 
   it("edits the draft with the same checks as creation", async () => {
     await create("taken-slug");
     const { json } = await create("editable");
-    const put = (token: string, body: unknown, id = json.id) => call(one.PUT, "PUT", "/x", { token, params: { id }, body });
+    const put = (token: string, body: unknown, id = json.id) => call(one.PUT, "PUT", { token, params: { id }, body });
     expect((await put(admin, { slug: "taken-slug" })).status).toBe(409);
     // Slugs are unique per organization, not across them.
     expect((await create("taken-slug", globex)).status).toBe(201);
@@ -348,13 +348,13 @@ describe("dashboards API: audit of issue 4", () => {
     expect((await put(globex, { name: "Ours now" })).status).toBe(404);
     const renamed = await put(gm, { name: "Renamed", slug: "renamed" });
     expect(renamed.json).toMatchObject({ name: "Renamed", slug: "renamed", draft_revision: 2 });
-    expect((await call(one.GET, "GET", "/x", { token: admin, params: { id: "renamed" } })).json.id).toBe(json.id);
+    expect((await call(one.GET, "GET", { token: admin, params: { id: "renamed" } })).json.id).toBe(json.id);
   });
 
   it("rate limits the query endpoint per caller with 429 and Retry-After", async () => {
     const { json } = await create("hammered");
     const burst = await issueLocalToken({ userId: "usr_acme_burst", orgSlug: "acme", role: "admin" });
-    const ask = (token: string) => call(query.POST, "POST", "/x", { token, params: { id: json.id }, body: { version: "draft", widget_ids: [] } });
+    const ask = (token: string) => call(query.POST, "POST", { token, params: { id: json.id }, body: { version: "draft", widget_ids: [] } });
     for (let i = 0; i < 120; i++) expect((await ask(burst)).status).toBe(200);
     const limited = await ask(burst);
     expect(limited.status).toBe(429);
@@ -366,8 +366,8 @@ describe("dashboards API: audit of issue 4", () => {
   it("recomputes on a forced refresh, at most 10 times a minute per caller", async () => {
     const { json } = await create("refreshed");
     const refresher = await issueLocalToken({ userId: "usr_acme_refresher", orgSlug: "acme", role: "analyst" });
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const ask = (body: object) => call(query.POST, "POST", "/x", { token: refresher, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"], ...body } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const ask = (body: object) => call(query.POST, "POST", { token: refresher, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"], ...body } });
     await ask({});
     expect((await ask({})).json.widgets.revenue_kpi.cached).toBe(true);
     for (let i = 0; i < 10; i++) {
@@ -383,7 +383,7 @@ describe("dashboards API: audit of issue 4", () => {
   });
   it("treats prototype names in widget ids and filters as ordinary data", async () => {
     const { json } = await create("proto-ids");
-    const res = await call(query.POST, "POST", "/x", {
+    const res = await call(query.POST, "POST", {
       token: admin,
       params: { id: json.id },
       rawBody: '{"version": "draft", "widget_ids": ["__proto__", "constructor", "revenue_kpi"], "filters": {"__proto__": {"location": "loc_acme_nyc"}, "constructor": 1}}',
@@ -398,15 +398,15 @@ describe("dashboards API: audit of issue 4", () => {
   });
   it("stops existing embed links when a newly published version turns allow_embed off", async () => {
     const { json } = await create("embed-off");
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    const grant = await call(embed.POST, "POST", "/x", { token: admin, params: { id: json.id } });
-    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
-    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: json.id }, body: { spec_yaml: SMALL.replace("allow_embed: true", "allow_embed: false") } });
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const grant = await call(embed.POST, "POST", { token: admin, params: { id: json.id } });
+    expect((await call(embedQuery.POST, "POST", { body: { token: grant.json.token } })).status).toBe(200);
+    await call(one.PUT, "PUT", { token: admin, params: { id: json.id }, body: { spec_yaml: SMALL.replace("allow_embed: true", "allow_embed: false") } });
     // Editing the draft alone changes nothing...
-    expect((await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } })).status).toBe(200);
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: json.id } });
+    expect((await call(embedQuery.POST, "POST", { body: { token: grant.json.token } })).status).toBe(200);
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     // ...publishing it does.
-    const off = await call(embedQuery.POST, "POST", "/x", { body: { token: grant.json.token } });
+    const off = await call(embedQuery.POST, "POST", { body: { token: grant.json.token } });
     expect(off.status).toBe(403);
     expect(off.json.detail).toMatch(/Embedding has been turned off/);
   });

@@ -78,7 +78,7 @@ beforeAll(async () => {
 describe("embed location scope", () => {
   it("an embed made by a general manager limited to two locations shows only those two, for dataset and SQL widgets", async () => {
     await createAndPublish(scopedGm, "gm-scoped");
-    const made = await call(embed.POST, "POST", "/x", { token: scopedGm, params: { id: "gm-scoped" }, body: { expires_in: 600 } });
+    const made = await call(embed.POST, "POST", { token: scopedGm, params: { id: "gm-scoped" }, body: { expires_in: 600 } });
     expect(made.status).toBe(201);
     const { system } = await getDb();
     const [grant] = await system.query<{ location_ids: string[] }>("SELECT location_ids FROM dashboard_embeds WHERE id = $1", [made.json.embed_id]);
@@ -89,7 +89,7 @@ describe("embed location scope", () => {
     expect(locationsOf(viaEmbed.json.widgets)).toEqual({ dataset: [...TWO].sort(), sql: [...TWO].sort(), errors: [null, null] });
 
     // The admin's own view of the same dashboard shows all five locations: the scope is the creator's, not the dashboard's.
-    const asAdmin = await call(query.POST, "POST", "/x", { token: admin, params: { id: "gm-scoped" }, body: { filters: {} } });
+    const asAdmin = await call(query.POST, "POST", { token: admin, params: { id: "gm-scoped" }, body: { filters: {} } });
     expect(locationsOf(asAdmin.json.widgets).dataset).toHaveLength(5);
 
     // Preview (the signed-in page) resolves the same way, so preview == embed for this manager.
@@ -104,7 +104,7 @@ describe("embed location scope", () => {
 
   it("sends an anonymous embed page no SQL, no dataset definitions and no raw manifest", async () => {
     await createAndPublish(admin, "no-sql-payload");
-    const made = await call(embed.POST, "POST", "/x", { token: admin, params: { id: "no-sql-payload" }, body: { expires_in: 600 } });
+    const made = await call(embed.POST, "POST", { token: admin, params: { id: "no-sql-payload" }, body: { expires_in: 600 } });
     const page = await loadEmbed(made.json.token, {});
     if (!page.ok) throw new Error(page.reason);
     const payload = JSON.stringify(page);
@@ -119,7 +119,7 @@ describe("embed location scope", () => {
 
   it("answers the embed query with the token alone: credentials on the request are ignored", async () => {
     await createAndPublish(scopedGm, "ignores-credentials");
-    const made = await call(embed.POST, "POST", "/x", { token: scopedGm, params: { id: "ignores-credentials" }, body: { expires_in: 600 } });
+    const made = await call(embed.POST, "POST", { token: scopedGm, params: { id: "ignores-credentials" }, body: { expires_in: 600 } });
     // An admin's bearer token (or session cookie) on the request neither widens the scope nor is even read.
     const withAdmin = await call(embedQuery.POST, "POST", "/api/v1/embed/query", { token: admin, body: { token: made.json.token, filters: {} } });
     expect(locationsOf(withAdmin.json.widgets).dataset).toEqual([...TWO].sort());
@@ -158,10 +158,10 @@ describe("public dashboards (platform.public)", () => {
     await createAndPublish(admin, "revocable", { public: true });
     const before = await call(publicQuery.POST, "POST", "/api/v1/public/query", { body: { org: "acme", slug: "revocable", filters: {} } });
     expect(before.status).toBe(200);
-    await call(one.PUT, "PUT", "/x", { token: admin, params: { id: "revocable" }, body: { spec_yaml: manifest("revocable", { public: false }) } });
+    await call(one.PUT, "PUT", { token: admin, params: { id: "revocable" }, body: { spec_yaml: manifest("revocable", { public: false }) } });
     // The draft alone changes nothing: viewers see published versions.
     expect((await call(publicQuery.POST, "POST", "/api/v1/public/query", { body: { org: "acme", slug: "revocable", filters: {} } })).status).toBe(200);
-    await call(publish.POST, "POST", "/x", { token: admin, params: { id: "revocable" } });
+    await call(publish.POST, "POST", { token: admin, params: { id: "revocable" } });
     expect((await call(publicQuery.POST, "POST", "/api/v1/public/query", { body: { org: "acme", slug: "revocable", filters: {} } })).status).toBe(404);
   });
 });

@@ -21,8 +21,8 @@ describe("fault: the paragraph-bomb DOCX", () => {
     // Committed before the fault: an indexed document.
     const kept = (await call(collection.POST, "POST", "/api/v1/documents", { token, body: { filename: "kept.txt" } })).json.id as string;
     const keptText = Buffer.from("The warehouse in Rotterdam ships pallets of zinc every Tuesday.");
-    expect((await call(upload.POST, "POST", "/x", { token, params: { id: kept }, rawBody: new Uint8Array(keptText), headers: { "content-type": "text/plain" } })).status).toBe(200);
-    expect((await call(index.POST, "POST", "/x", { token, params: { id: kept } })).status).toBe(200);
+    expect((await call(upload.POST, "POST", { token, params: { id: kept }, rawBody: new Uint8Array(keptText), headers: { "content-type": "text/plain" } })).status).toBe(200);
+    expect((await call(index.POST, "POST", { token, params: { id: kept } })).status).toBe(200);
 
     const bomb = await paragraphBombDocx(240 * 1024 * 1024);
     const directory = readZipDirectory(bomb, bomb.length);
@@ -33,7 +33,7 @@ describe("fault: the paragraph-bomb DOCX", () => {
     expect(xml.uncompressedSize / xml.compressedSize).toBeLessThan(10);
 
     const id = (await call(collection.POST, "POST", "/api/v1/documents", { token, body: { filename: "bomb.docx" } })).json.id as string;
-    const uploaded = await call(upload.POST, "POST", "/x", {
+    const uploaded = await call(upload.POST, "POST", {
       token,
       params: { id },
       rawBody: Readable.toWeb(Readable.from([bomb])) as ReadableStream<Uint8Array>,
@@ -41,14 +41,14 @@ describe("fault: the paragraph-bomb DOCX", () => {
     });
     expect(uploaded.status).toBe(200);
 
-    const report = await probeWhile(() => call(index.POST, "POST", "/x", { token, params: { id } }));
+    const report = await probeWhile(() => call(index.POST, "POST", { token, params: { id } }));
     const answer = report.outcome as Awaited<ReturnType<typeof call>>;
     expect(answer.status).toBe(422);
     expect(answer.json.detail).toMatch(/word\/document\.xml\) expands to 240 MiB; at most 32 MiB are accepted/);
     expect(report.probeStatuses.every((s) => s === 200)).toBe(true);
     expect(Math.max(...report.probeMs)).toBeLessThan(QUICK_MS);
 
-    const record = (await call(one.GET, "GET", "/x", { token, params: { id } })).json;
+    const record = (await call(one.GET, "GET", { token, params: { id } })).json;
     expect(record).toMatchObject({ status: "failed", status_reason: expect.stringMatching(/word\/document\.xml\) expands to/) });
     const found = await call(search.POST, "POST", "/api/v1/documents/search", { token, body: { query: "zinc pallets Rotterdam", top_k: 3 } });
     expect(found.status).toBe(200);

@@ -49,11 +49,11 @@ describe("fault: an indexing process killed mid-run", () => {
   it("keeps the previous index searchable and everything committed; a later run cleans up and succeeds", { timeout: 120_000 }, async () => {
     const token = await tokenFor("acme", "admin");
     const put = (id: string, text: string) =>
-      call(upload.POST, "POST", "/x", { token, params: { id }, rawBody: Readable.toWeb(Readable.from([Buffer.from(text)])) as ReadableStream<Uint8Array>, headers: { "content-type": "text/plain" } });
+      call(upload.POST, "POST", { token, params: { id }, rawBody: Readable.toWeb(Readable.from([Buffer.from(text)])) as ReadableStream<Uint8Array>, headers: { "content-type": "text/plain" } });
 
     const id = (await call(collection.POST, "POST", "/api/v1/documents", { token, body: { filename: "handbook.txt" } })).json.id as string;
     expect((await put(id, `The warehouse in Rotterdam ships pallets of zinc every Tuesday. ${prose(300)}`)).status).toBe(200);
-    const first = await call(index.POST, "POST", "/x", { token, params: { id } });
+    const first = await call(index.POST, "POST", { token, params: { id } });
     expect(first.status).toBe(200);
     expect((await searchTexts(token, "zinc pallets Rotterdam", id)).join()).toMatch(/pallets of zinc/);
 
@@ -97,9 +97,9 @@ describe("fault: an indexing process killed mid-run", () => {
     expect(during.join()).not.toMatch(/Copper cathodes/);
 
     // Its lease keeps other runs out until it expires (the dead process cannot say it died).
-    expect((await call(index.POST, "POST", "/x", { token, params: { id } })).status).toBe(409);
+    expect((await call(index.POST, "POST", { token, params: { id } })).status).toBe(409);
     await db.system.query("UPDATE documents SET index_job_started_at = now() - interval '1 hour' WHERE id = $1", [id]);
-    const again = await call(index.POST, "POST", "/x", { token, params: { id } });
+    const again = await call(index.POST, "POST", { token, params: { id } });
     expect(again.status).toBe(200);
     const [firstChunk] = await db.system.query<{ text: string }>(
       "SELECT c.text FROM document_chunks c JOIN documents d ON d.id = c.document_id AND c.generation = d.index_generation WHERE d.id = $1 AND c.ordinal = 0",
@@ -112,6 +112,6 @@ describe("fault: an indexing process killed mid-run", () => {
       [id],
     );
     expect(clean.other).toBe(0);
-    expect((await call(one.GET, "GET", "/x", { token, params: { id } })).json.status).toBe("indexed");
+    expect((await call(one.GET, "GET", { token, params: { id } })).json.status).toBe("indexed");
   });
 });

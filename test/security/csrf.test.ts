@@ -10,7 +10,7 @@ import { POST as nextAuthPost } from "@/app/api/auth/[...nextauth]/route";
 import { call, sessionCookieFor, tokenFor } from "@/test/helpers";
 
 // The bodiless POSTs of issue 13 §7: a cross-site form or fetch with text/plain sends the cookie along.
-const CASES: { name: string; handler: typeof seed; url: string; params: Record<string, string> }[] = [
+const CASES: { name: string; handler: Parameters<typeof call>[0]; url: string; params: Record<string, string> }[] = [
   { name: "_seed", handler: seed, url: "/api/v1/custom-dashboards/_seed", params: {} },
   { name: "publish", handler: publish, url: "/api/v1/custom-dashboards/sales-overview/publish", params: { id: "sales-overview" } },
   { name: "trigger", handler: trigger, url: "/api/v1/notifications/admin/custom-rules/rul_missing/trigger", params: { id: "rul_missing" } },

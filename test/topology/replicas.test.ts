@@ -56,12 +56,12 @@ describe.skipIf(!onPostgres)("replicas on one PostgreSQL database", () => {
 
   it("a revoke on one replica is refused on another at once, even with its results cached", async () => {
     const [a, b] = replicas;
-    const created = await a.call("app/api/v1/custom-dashboards/[id]/embed", "POST", "/x", { token: admin, params: { id: "sample-sales" }, body: {} });
+    const created = await a.call("app/api/v1/custom-dashboards/[id]/embed", "POST", { token: admin, params: { id: "sample-sales" }, body: {} });
     expect(created.status).toBe(201);
     const query = () => b.call("app/api/v1/embed/query", "POST", "/api/v1/embed/query", { body: { token: created.json.token, filters: {} } });
     expect((await query()).status).toBe(200);
     expect((await query()).status).toBe(200);
-    const revoked = await a.call("app/api/v1/custom-dashboards/[id]/embeds/[embed_id]", "DELETE", "/x", { token: admin, params: { id: created.json.dashboard_id ?? "sample-sales", embed_id: created.json.embed_id } });
+    const revoked = await a.call("app/api/v1/custom-dashboards/[id]/embeds/[embed_id]", "DELETE", { token: admin, params: { id: created.json.dashboard_id ?? "sample-sales", embed_id: created.json.embed_id } });
     expect(revoked.status).toBe(204);
     const after = await query();
     expect(after.status).toBe(401);

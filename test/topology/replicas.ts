@@ -23,11 +23,19 @@ export async function querySql<T extends pg.QueryResultRow>(url: string, sql: st
   }
 }
 
+export interface ReplicaCallOptions {
+  token?: string;
+  body?: unknown;
+  params?: Record<string, string>;
+  headers?: Record<string, string>
+}
+
 export interface Replica {
   port: number;
   process: ChildProcess;
   output: () => string;
-  call(module: string, method: string, url: string, options?: { token?: string; body?: unknown; params?: Record<string, string>; headers?: Record<string, string> }): Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary response shapes
+  /** Without `url`, the handler's own endpoint path with `params` filled in. */
+  call(module: string, method: string, url?: string | ReplicaCallOptions, options?: ReplicaCallOptions): Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary response shapes
   stop(): Promise<void>;
 }
 
@@ -63,6 +71,7 @@ function replica(port: number, child: ChildProcess, output: () => string): Repli
     process: child,
     output,
     async call(module, method, url, options = {}) {
+      if (typeof url === "object") [url, options] = [undefined, url];
       const res = await fetch(`http://127.0.0.1:${port}/call`, { method: "POST", body: JSON.stringify({ module, method, url, ...options }) });
       const text = await res.text();
       let json: unknown;

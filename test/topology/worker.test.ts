@@ -80,7 +80,7 @@ describe.skipIf(!onPostgres)("a separate worker process beside two replicas", ()
       { kind: "clone", key: `sales.revenue_below_floor.w${seq}`, name: `Worker ${seq}`, description: "", base_rule_key: "sales.revenue_below_floor", thresholds: { min_revenue: 1e12 }, severity: "critical", default_channels: ["webhook"], cadence_cron: "0 0 1 1 *" },
       new Date(),
     );
-    const res = await replica.call("app/api/v1/notifications/admin/custom-rules/[id]/trigger", "POST", "/x", { token: admin, params: { id: rule.id } });
+    const res = await replica.call("app/api/v1/notifications/admin/custom-rules/[id]/trigger", "POST", { token: admin, params: { id: rule.id } });
     expect(res.status).toBeLessThan(300);
     return rule.id;
   }
