@@ -1,5 +1,4 @@
 import "server-only";
-import crypto from "node:crypto";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { z } from "zod";
 import type { Principal } from "@/lib/auth/roles";
@@ -7,6 +6,7 @@ import { deriveKey } from "@/lib/auth/secrets";
 import { config } from "@/lib/config";
 import { withTenant } from "@/lib/db/tenant";
 import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/errors";
+import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
 import { findDashboardOr404, publishedVersionOf } from "./records";
@@ -44,7 +44,7 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
     }
     const embed = await tx.dashboardEmbed.create({
       data: {
-        id: `emb_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`,
+        id: newId("emb"),
         orgId: principal.orgId,
         dashboardId: row.id,
         version: published.version,

@@ -1,5 +1,4 @@
 import "server-only";
-import crypto from "node:crypto";
 import type { Principal } from "@/lib/auth/roles";
 import type { TenantTx } from "@/lib/db/tenant";
 import { notFound } from "@/lib/errors";
@@ -22,8 +21,6 @@ export type DashboardRow = {
 };
 
 export type VersionRow = { version: number; specYaml: string; publishedAt: Date; name: string };
-
-export const newDashboardId = () => `dsh_${crypto.randomUUID().replace(/-/g, "").slice(0, 20)}`;
 
 /** A dashboard by id or slug, or 404. RLS already limits it to the caller's organization. */
 export async function findDashboardOr404(tx: TenantTx, idOrSlug: string): Promise<DashboardRow> {

@@ -5,11 +5,12 @@ import type { z } from "zod";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { forbidden, notFound, conflict, unprocessable } from "@/lib/errors";
+import { newId } from "@/lib/ids";
 import type { CreateDashboardBody, DashboardRecord, UpdateDashboardBody } from "./contract";
 import { parseManifest } from "./manifest";
 import { forgetDashboardResults } from "./result-cache";
 import { isEditor } from "./policy";
-import { findDashboardOr404, newDashboardId, publishedVersionOf, toRecord, type DashboardRow } from "./records";
+import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./records";
 
 function validOr422(specYaml: string) {
   const parsed = parseManifest(specYaml);
@@ -33,7 +34,7 @@ export async function createDashboard(principal: Principal, body: z.output<typeo
   return withTenant(principal, async (tx) => {
     await ensureSlugFree(tx, body.slug);
     const row = await tx.dashboard.create({
-      data: { id: newDashboardId(), orgId: principal.orgId, name: body.name, slug: body.slug, draftYaml: body.spec_yaml, createdBy: principal.userId, updatedBy: principal.userId },
+      data: { id: newId("dsh"), orgId: principal.orgId, name: body.name, slug: body.slug, draftYaml: body.spec_yaml, createdBy: principal.userId, updatedBy: principal.userId },
     });
     return recordOf(tx, principal, row);
   });
@@ -125,7 +126,7 @@ export async function seedSampleDashboard(principal: Principal): Promise<Dashboa
     const existing = await tx.dashboard.findFirst({ where: { slug: SAMPLE_SLUG } });
     if (!existing) {
       const row = await tx.dashboard.create({
-        data: { id: newDashboardId(), orgId: principal.orgId, name, slug: SAMPLE_SLUG, draftYaml: specYaml, createdBy: principal.userId, updatedBy: principal.userId },
+        data: { id: newId("dsh"), orgId: principal.orgId, name, slug: SAMPLE_SLUG, draftYaml: specYaml, createdBy: principal.userId, updatedBy: principal.userId },
       });
       return { id: row.id, publish: true };
     }

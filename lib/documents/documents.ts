@@ -6,10 +6,11 @@ import { withTenant } from "@/lib/db/tenant";
 import type { Prisma } from "@/lib/db/generated/client";
 import { UnsupportedType, notFound, unprocessable } from "@/lib/errors";
 import { log } from "@/lib/log";
+import { newId } from "@/lib/ids";
 import { objectStorage } from "@/lib/storage/provider";
 import type { CreateDocumentBody, ListDocumentsQuery } from "./contract";
 import { DOCUMENT_EXTENSIONS, DOCUMENT_TYPES, allowedTypesText, declaredTypeFits, extensionOf, isDocumentType, sanitizeFilename, type DocumentType } from "./file-types";
-import { newDocumentId, toDocumentRecord } from "./record";
+import { toDocumentRecord } from "./record";
 
 /** Types and size limit an upload must meet, for clients to check before sending. */
 export function uploadConstraints() {
@@ -51,7 +52,7 @@ export async function createDocumentFor(principal: Principal, body: z.output<typ
   const row = await withTenant(principal, (tx) =>
     tx.document.create({
       data: {
-        id: newDocumentId(),
+        id: newId("doc"),
         orgId: principal.orgId,
         title,
         description: body.description,

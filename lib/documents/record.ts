@@ -5,10 +5,6 @@ import { embeddingStatus } from "@/lib/embeddings";
 import type { DocumentStatus } from "./contract";
 import type { DocumentType } from "./file-types";
 
-export function newDocumentId(): string {
-  return `doc_${crypto.randomBytes(10).toString("hex")}`;
-}
-
 /**
  * Where a document's bytes live: `<prefix><org>/<document>/<version>`. Server
  * generated only, never from the client's file name; every upload gets a new

@@ -4,7 +4,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { Conflict } from "@/lib/errors";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { resolveChannel } from "@/lib/notifications/admin/channels";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 import { SendError, sendExternal } from "@/lib/notifications/transports/send";
 
 /**

@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound, conflict, unprocessable } from "@/lib/errors";
 import type { CreateGroupSubscriptionBody } from "@/lib/notifications/contract";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 
 /**
  * A group subscription is a named email group (its member addresses inline)

@@ -9,7 +9,7 @@ import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { usableKinds } from "@/lib/notifications/admin/channels";
 import type { CreateRuleBody, RuleView, UpdateRuleBody } from "@/lib/notifications/contract";
 import { cronError, nextRuns } from "@/lib/notifications/pipeline/cron";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 
 export const listBaseRules = () => ({ items: describeBaseRules() });
 

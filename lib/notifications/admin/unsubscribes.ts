@@ -4,7 +4,7 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationUnsubscribe } from "@/lib/db/generated/client";
 import { type ValidationItem, notFound, conflict, unprocessable } from "@/lib/errors";
 import type { CreateUnsubscribeBody } from "@/lib/notifications/contract";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 
 type Names = { rules: Map<string, string>; groups: Map<string, string> };
 

@@ -4,7 +4,7 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery } from "@/lib/db/generated/client";
 import { resolveChannel } from "@/lib/notifications/admin/channels";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { SendError, sendExternal } from "@/lib/notifications/transports/send";

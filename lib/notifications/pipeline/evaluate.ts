@@ -7,7 +7,7 @@ import { resolveChannel, usableKinds } from "@/lib/notifications/admin/channels"
 import { loadQuietHours, quietUntil, windowFor, type QuietHoursPolicy } from "@/lib/notifications/admin/quiet-hours";
 import { loadOptOuts, type OptOuts } from "@/lib/notifications/admin/unsubscribes";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 import { findBaseRule, type Finding } from "@/lib/notifications/pipeline/catalog";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, EvaluateJob, Runtime } from "@/lib/notifications/pipeline/runtime";

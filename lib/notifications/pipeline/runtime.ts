@@ -2,7 +2,7 @@ import "server-only";
 import type { TenantTx } from "@/lib/db/tenant";
 import type { Clock } from "@/lib/notifications/clock";
 import type { JobQueue } from "@/lib/notifications/pipeline/queue";
-import { newId } from "@/lib/notifications/ids";
+import { newId } from "@/lib/ids";
 
 /** The pipeline's outside world: a clock and a queue, both injectable. */
 export interface Runtime {

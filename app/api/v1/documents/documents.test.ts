@@ -77,7 +77,7 @@ describe("documents API", () => {
     const res = await create("../../etc/Résumé\u0000 報告.PDF", { tags: ["HR", "hr", " policies "], description: "CV" });
     expect(res.status).toBe(201);
     expect(res.json).toMatchObject({ filename: "Résumé 報告.PDF", title: "Résumé 報告", extension: "pdf", content_type: "application/pdf", status: "created", tags: ["hr", "policies"], size_bytes: null, org_id: "org_acme", created_by: "usr_acme_admin" });
-    expect(res.json.id).toMatch(/^doc_[0-9a-f]{20}$/);
+    expect(res.json.id).toMatch(/^doc_[0-9a-f]{24}$/);
 
     expect((await create("tool.exe")).json.detail).toMatch(/\.exe are not accepted; allowed: \.pdf, \.docx, \.txt, \.csv/);
     expect((await create("tool.exe")).status).toBe(415);
