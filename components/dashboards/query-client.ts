@@ -1,9 +1,7 @@
-import type { z } from "zod";
-import { queryDashboard, queryEmbed, queryPublicDashboard, type WidgetResult as WidgetResultSchema, type WidgetResults } from "@/lib/dashboards/contract";
+import { queryDashboard, queryEmbed, queryPublicDashboard, type WidgetResult, type WidgetResults } from "@/lib/dashboards/contract";
 import { callApi } from "@/components/api-client";
 
-export type WidgetResult = z.infer<typeof WidgetResultSchema>;
-export type { WidgetResults };
+export type { WidgetResult, WidgetResults };
 
 /** Where a dashboard's widget data comes from: the signed-in batch endpoint, an embed token, or a public dashboard. */
 export type QueryTarget =

@@ -230,8 +230,10 @@ export const WidgetResult = z.object({
     .optional()
     .describe("true when more rows matched than the widget row cap (5,000) and `rows` holds the first of them; the server always sends it"),
 });
+/** One widget's data or error: what the engine computes, the query endpoint answers and the widgets render. */
+export type WidgetResult = z.output<typeof WidgetResult>;
 /** Widget id -> its data, as the query endpoint answers and the pages render. */
-export type WidgetResults = Record<string, z.infer<typeof WidgetResult>>;
+export type WidgetResults = Record<string, WidgetResult>;
 
 export const QueryBody = z
   .object({

@@ -7,21 +7,13 @@ import { Invalid, Unavailable, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
-import { runWidgetQuery } from "@/lib/query/run";
-import type { QueryBody } from "./contract";
+import { runWidgetQuery, type WidgetQueryResult } from "@/lib/query/run";
+import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./embed";
 import { filtersAffecting, isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
 import { grantForEmbed, grantForPrincipal, grantForPublic, type GrantedDashboard } from "./policy";
 import { getCachedResult, putCachedResult, resultKey } from "./result-cache";
-
-export interface WidgetResult {
-  columns: string[];
-  rows: Record<string, unknown>[];
-  error: { detail: string } | null;
-  cached: boolean;
-  truncated: boolean;
-}
 
 /**
  * What one dashboard request may cost, whoever sends it (docs/dashboards-engine.md). Widgets are
@@ -64,7 +56,7 @@ async function runWidgets(input: RunInput) {
     throw new Invalid(`A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
   }
   const widgets: Record<string, WidgetResult> = {};
-  const fresh: [string, { columns: string[]; rows: Record<string, unknown>[]; truncated: boolean }][] = [];
+  const fresh: [string, WidgetQueryResult][] = [];
   const now = new Date();
   // The clock starts at the first widget (after the transaction is open).
   let started: number | undefined;
@@ -82,7 +74,7 @@ async function runWidgets(input: RunInput) {
     const relevant = Object.fromEntries(filtersAffecting(input.manifest.widgets, widgetId).map((id) => [id, input.filters[id] ?? null]));
     const key = resultKey(input.scope.orgId, input.dashboardId, input.version, widgetId, [input.scope.locationIds ?? null, relevant]);
     const hit = input.refresh ? undefined : getCachedResult(key);
-    if (hit) widgets[widgetId] = { truncated: false, ...hit, error: null, cached: true };
+    if (hit) widgets[widgetId] = { ...hit, error: null, cached: true };
     return { widgetId, key, settled: hit !== undefined };
   });
   const settle = async ({ widgetId, key, settled }: (typeof plan)[number], runner?: StatementRunner) => {

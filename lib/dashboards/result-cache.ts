@@ -1,3 +1,5 @@
+import type { WidgetQueryResult } from "@/lib/query/run";
+
 /**
  * Short-lived widget results per (org, dashboard, version, widget, the filter
  * values that widget depends on), in this process. The version in the key is
@@ -11,7 +13,7 @@ const MAX_ENTRIES = 2_000;
 
 interface Entry {
   expires: number;
-  value: { columns: string[]; rows: Record<string, unknown>[]; truncated?: boolean };
+  value: WidgetQueryResult;
 }
 
 const entries = new Map<string, Entry>();

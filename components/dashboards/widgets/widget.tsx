@@ -1,6 +1,5 @@
 "use client";
 
-import type { z } from "zod";
 import type { WidgetResult } from "@/lib/dashboards/contract";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { ChartWidget } from "./chart-widget";
@@ -12,12 +11,11 @@ import { TableWidget } from "./table-widget";
 import { widgetState, type WidgetState } from "./widget-state";
 import styles from "./widgets.module.css";
 
-export type WidgetData = z.infer<typeof WidgetResult>;
 
 export interface WidgetProps {
   widget: WidgetManifest;
   /** undefined: no data yet (a skeleton is shown). */
-  result: WidgetData | undefined;
+  result: WidgetResult | undefined;
   /** A re-query is in flight: the previous result stays, dimmed, under a progress line. */
   loading: boolean;
   /** The organization's IANA zone, for date expressions. */
