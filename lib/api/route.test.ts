@@ -5,8 +5,12 @@ import { GET as unknownPath, POST as unknownPathPost } from "@/app/api/v1/[...pa
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import type { Role } from "@/lib/auth/roles";
 import { tokenFor, call } from "@/test/helpers";
-import { defineEndpoint } from "./endpoint";
-import { route } from "./route";
+import { defineEndpoint, type Endpoint } from "./endpoint";
+import { defineOperation, type OperationContext } from "./operation";
+import { route as serve } from "./route";
+
+/** These tests declare an endpoint and its behaviour together: one operation per route. */
+const route = <E extends Endpoint>(endpoint: E, run: (ctx: OperationContext<E>) => Promise<unknown>) => serve(defineOperation(endpoint, run));
 
 const echo = route(
   defineEndpoint({

@@ -1,31 +1,19 @@
 import "server-only";
 import crypto from "node:crypto";
 import { NextResponse, type NextRequest } from "next/server";
-import { z } from "zod";
 import { config } from "@/lib/config";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { principalFromSessionRequest } from "@/lib/auth/session";
-import { allows, type Principal } from "@/lib/auth/roles";
-import { DomainError, Invalid, TooLarge, UnsupportedType, forbidden, tooManyRequests, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
+import type { Principal } from "@/lib/auth/roles";
+import { DomainError, Invalid, TooLarge, UnsupportedType, tooManyRequests, unauthorized } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { callerAddress } from "./caller";
 import type { Endpoint, SharedRateLimit } from "./endpoint";
 import { domainErrorResponse } from "./errors";
-import { toJsonValue } from "@/lib/json";
+import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "./operation";
 import { assertSameOrigin } from "./same-origin";
 import { checkRateLimit } from "./rate-limit";
 
-// [T] keeps the check from distributing over `undefined` (an endpoint without that part).
-type Out<T> = [T] extends [z.ZodType] ? z.output<T> : undefined;
-type Parts<E> = E extends Endpoint<infer P, infer Q, infer B> ? { params: Out<P>; query: Out<Q>; body: Out<B> } : never;
-
-export type HandlerContext<E extends Endpoint> = Parts<E> & {
-  req: NextRequest;
-  principal: E["access"] extends "public" ? Principal | null : Principal;
-  requestId: string;
-};
-
-type Handler<E extends Endpoint> = (ctx: HandlerContext<E>) => Promise<unknown>;
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 
 /**
@@ -33,7 +21,8 @@ type RouteContext = { params: Promise<Record<string, string | string[]>> };
  * rate limit, zod parsing of params/query/body, response shaping, and every
  * error as `{"detail": ...}`.
  */
-export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
+export function route<E extends Endpoint>(operation: Operation<E>) {
+  const { endpoint } = operation;
   const assertServes = servesCheck(endpoint);
   const serve = async (req: NextRequest, context: RouteContext): Promise<Response> => {
     const requestId = req.headers.get("x-request-id") ?? crypto.randomUUID();
@@ -45,14 +34,9 @@ export function route<E extends Endpoint>(endpoint: E, handler: Handler<E>) {
       if (principal?.via === "session") assertSameOrigin(req);
       await enforceRateLimit(req, endpoint, principal);
       const rawBody = endpoint.body && !endpoint.rawBody ? await readJsonBody(req) : undefined;
-      // All three parts are checked before answering, so one 422 lists every problem.
-      const problems: ValidationItem[] = [];
-      const params = parsePart("path", endpoint.params, await context.params, problems);
-      const query = parsePart("query", endpoint.query, searchParamsObject(req.nextUrl.searchParams), problems);
-      const body = endpoint.rawBody ? undefined : parsePart("body", endpoint.body, rawBody, problems);
-      if (problems.length > 0) throw new Invalid(problems);
-      await enforceSharedLimits(endpoint, { principal, params, query, body });
-      const result = await handler({ req, principal, params, query, body, requestId } as HandlerContext<E>);
+      const parts = parseInput(endpoint, { params: await context.params, query: searchParamsObject(req.nextUrl.searchParams), body: rawBody });
+      await enforceSharedLimits(endpoint, { principal, ...parts });
+      const result = await operation.run({ ...parts, req, principal, requestId, signal: req.signal } as OperationContext<E>);
       response = result instanceof Response ? result : jsonResponse(endpoint, result);
     } catch (error) {
       response = errorResponse(error, requestId, endpoint);
@@ -91,13 +75,7 @@ async function resolvePrincipal(req: NextRequest, endpoint: Endpoint): Promise<P
   } else {
     principal = await principalFromSessionRequest(req);
   }
-  if (endpoint.access === "public") return principal;
-  if (!principal) throw unauthorized();
-  if (!allows(endpoint.access, principal.role)) {
-    const needed = endpoint.access === "admin" ? "admin" : (endpoint.access as readonly string[]).join(" or ");
-    throw forbidden(`This operation requires the ${needed} role; you are ${principal.role}`);
-  }
-  return principal;
+  return authorize(endpoint, principal);
 }
 
 async function enforceRateLimit(req: NextRequest, endpoint: Endpoint, principal: Principal | null) {
@@ -170,20 +148,10 @@ async function readLimitedText(req: NextRequest, limit: number): Promise<string>
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function parsePart(where: "path" | "query" | "body", schema: z.ZodType | undefined, value: unknown, problems: ValidationItem[]): unknown {
-  if (!schema) return undefined;
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  problems.push(...zodIssuesToItems(where, parsed.error));
-  return undefined;
-}
-
 function jsonResponse(endpoint: Endpoint, result: unknown): Response {
   const status = endpoint.status ?? 200;
   if (status === 204) return new Response(null, { status });
-  const value = toJsonValue(result ?? null);
-  const shaped = endpoint.response ? endpoint.response.parse(value) : value;
-  return NextResponse.json(shaped, { status });
+  return NextResponse.json(shapeAnswer(endpoint, result), { status });
 }
 
 function errorResponse(error: unknown, requestId: string, endpoint: Endpoint): Response {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
 import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/api/client-address";
+import { defineOperation } from "@/lib/api/operation";
 import { route } from "@/lib/api/route";
 import { call } from "@/test/helpers";
 
@@ -9,8 +10,10 @@ const KEY = "test-peer-key-0123456789abcdef";
 (globalThis as Record<symbol, unknown>)[Symbol.for("quarry.peerKey")] = KEY;
 
 const publicLimited = route(
-  defineEndpoint({ method: "get", path: "/api/v1/_limited", summary: "test", tags: [], access: "public", rateLimit: { limit: 2, windowSeconds: 60 }, response: z.object({ ok: z.boolean() }) }),
-  async () => ({ ok: true }),
+  defineOperation(
+    defineEndpoint({ method: "get", path: "/api/v1/_limited", summary: "test", tags: [], access: "public", rateLimit: { limit: 2, windowSeconds: 60 }, response: z.object({ ok: z.boolean() }) }),
+    async () => ({ ok: true }),
+  ),
 );
 
 const from = (peer: string, forwardedFor: string) => ({ headers: { [PEER_HEADER]: peer, [PEER_KEY_HEADER]: KEY, "x-forwarded-for": forwardedFor } });

@@ -1,5 +1,4 @@
-import { healthCheck } from "@/lib/api/contract";
 import { route } from "@/lib/api/route";
-import { checkHealth } from "@/lib/db/health";
+import { healthCheck } from "@/lib/api/operations";
 
-export const GET = route(healthCheck, () => checkHealth());
+export const GET = route(healthCheck);

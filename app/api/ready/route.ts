@@ -1,5 +1,4 @@
-import { readinessCheck } from "@/lib/api/contract";
 import { route } from "@/lib/api/route";
-import { checkReadiness } from "@/lib/db/health";
+import { readinessCheck } from "@/lib/api/operations";
 
-export const GET = route(readinessCheck, () => checkReadiness());
+export const GET = route(readinessCheck);

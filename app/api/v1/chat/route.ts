@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { chat } from "@/lib/chat/contract";
-import { answerChat } from "@/lib/chat/answer";
+import { chat } from "@/lib/chat/operations";
 
-export const POST = route(chat, ({ principal, body, req }) => answerChat(principal, body, req.signal));
+export const POST = route(chat);

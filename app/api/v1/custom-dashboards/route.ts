@@ -1,6 +1,5 @@
 import { route } from "@/lib/api/route";
-import { createDashboard, listDashboards } from "@/lib/dashboards/contract";
-import * as dashboards from "@/lib/dashboards/service";
+import { createDashboard, listDashboards } from "@/lib/dashboards/operations";
 
-export const GET = route(listDashboards, ({ principal, query }) => dashboards.listDashboards(principal, query));
-export const POST = route(createDashboard, ({ principal, body }) => dashboards.createDashboard(principal, body));
+export const GET = route(listDashboards);
+export const POST = route(createDashboard);

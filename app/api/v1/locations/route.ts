@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { listLocations } from "@/lib/locations/contract";
-import { listLocationsFor } from "@/lib/locations/service";
+import { listLocations } from "@/lib/locations/operations";
 
-export const GET = route(listLocations, ({ principal }) => listLocationsFor(principal));
+export const GET = route(listLocations);

@@ -1,6 +1,5 @@
 import { route } from "@/lib/api/route";
-import { deleteDocument, getDocument } from "@/lib/documents/contract";
-import { deleteDocumentFor, getDocumentFor } from "@/lib/documents/documents";
+import { deleteDocument, getDocument } from "@/lib/documents/operations";
 
-export const GET = route(getDocument, ({ principal, params }) => getDocumentFor(principal, params.id));
-export const DELETE = route(deleteDocument, ({ principal, params }) => deleteDocumentFor(principal, params.id));
+export const GET = route(getDocument);
+export const DELETE = route(deleteDocument);

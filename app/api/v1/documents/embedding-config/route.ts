@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { getEmbeddingConfig } from "@/lib/documents/search-contract";
-import { embeddingConfigFor } from "@/lib/documents/embedding-config";
+import { getEmbeddingConfig } from "@/lib/documents/operations";
 
-export const GET = route(getEmbeddingConfig, ({ principal }) => embeddingConfigFor(principal));
+export const GET = route(getEmbeddingConfig);

@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { searchDocumentsEndpoint } from "@/lib/documents/search-contract";
-import { searchDocuments } from "@/lib/documents/search";
+import { searchDocuments } from "@/lib/documents/operations";
 
-export const POST = route(searchDocumentsEndpoint, ({ principal, body }) => searchDocuments(principal, body));
+export const POST = route(searchDocuments);

@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { signedFile } from "@/lib/documents/contract";
-import { openSignedFile } from "@/lib/documents/download";
+import { signedFile } from "@/lib/documents/operations";
 
-export const GET = route(signedFile, ({ query }) => openSignedFile(query));
+export const GET = route(signedFile);

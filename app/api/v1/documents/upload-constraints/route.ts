@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { getUploadConstraints } from "@/lib/documents/contract";
-import { uploadConstraints } from "@/lib/documents/documents";
+import { getUploadConstraints } from "@/lib/documents/operations";
 
-export const GET = route(getUploadConstraints, async () => uploadConstraints());
+export const GET = route(getUploadConstraints);

@@ -1,6 +1,4 @@
 import { route } from "@/lib/api/route";
-import { deliveryHealthEndpoint } from "@/lib/notifications/contract";
-import { systemClock } from "@/lib/notifications/clock";
-import { deliveryHealth } from "@/lib/notifications/admin/delivery-health";
+import { deliveryHealth } from "@/lib/notifications/operations";
 
-export const GET = route(deliveryHealthEndpoint, ({ principal, query }) => deliveryHealth(principal, query, systemClock.now()));
+export const GET = route(deliveryHealth);

@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { embedDashboard } from "@/lib/dashboards/contract";
-import { createEmbed } from "@/lib/dashboards/embed";
+import { embedDashboard } from "@/lib/dashboards/operations";
 
-export const POST = route(embedDashboard, ({ principal, params, body }) => createEmbed(principal, params.id, body));
+export const POST = route(embedDashboard);

@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { listEmbeds } from "@/lib/dashboards/contract";
-import * as embeds from "@/lib/dashboards/embed";
+import { listEmbeds } from "@/lib/dashboards/operations";
 
-export const GET = route(listEmbeds, ({ principal, params }) => embeds.listEmbeds(principal, params.id));
+export const GET = route(listEmbeds);

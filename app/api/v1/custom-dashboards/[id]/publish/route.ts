@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { publishDashboard } from "@/lib/dashboards/contract";
-import * as dashboards from "@/lib/dashboards/service";
+import { publishDashboard } from "@/lib/dashboards/operations";
 
-export const POST = route(publishDashboard, ({ principal, params }) => dashboards.publishDashboard(principal, params.id));
+export const POST = route(publishDashboard);

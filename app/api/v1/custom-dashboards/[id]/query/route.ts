@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { queryDashboard } from "@/lib/dashboards/contract";
-import * as query from "@/lib/dashboards/query";
+import { queryDashboard } from "@/lib/dashboards/operations";
 
-export const POST = route(queryDashboard, ({ principal, params, body }) => query.queryDashboard(principal, params.id, body));
+export const POST = route(queryDashboard);

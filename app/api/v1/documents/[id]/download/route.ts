@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { downloadDocument } from "@/lib/documents/contract";
-import { createDownloadLink } from "@/lib/documents/download";
+import { downloadDocument } from "@/lib/documents/operations";
 
-export const GET = route(downloadDocument, ({ principal, params, query }) => createDownloadLink(principal, params.id, query.disposition));
+export const GET = route(downloadDocument);

@@ -1,7 +1,5 @@
 import { route } from "@/lib/api/route";
-import { indexDocument as indexEndpoint, removeDocumentIndex as removeIndexEndpoint } from "@/lib/documents/search-contract";
-import { indexDocument } from "@/lib/documents/index-document";
-import { removeDocumentIndex } from "@/lib/documents/remove-index";
+import { indexDocument, removeDocumentIndex } from "@/lib/documents/operations";
 
-export const POST = route(indexEndpoint, ({ principal, params, query }) => indexDocument(principal, params.id, { model: query.model }));
-export const DELETE = route(removeIndexEndpoint, ({ principal, params }) => removeDocumentIndex(principal, params.id));
+export const POST = route(indexDocument);
+export const DELETE = route(removeDocumentIndex);

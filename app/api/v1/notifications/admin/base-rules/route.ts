@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { listBaseRulesEndpoint } from "@/lib/notifications/contract";
-import { listBaseRules } from "@/lib/notifications/admin/rules";
+import { listBaseRules } from "@/lib/notifications/operations";
 
-export const GET = route(listBaseRulesEndpoint, async () => listBaseRules());
+export const GET = route(listBaseRules);

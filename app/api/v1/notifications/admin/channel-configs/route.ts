@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { listChannelConfigsEndpoint } from "@/lib/notifications/contract";
-import { listChannelConfigs } from "@/lib/notifications/admin/channels";
+import { listChannelConfigs } from "@/lib/notifications/operations";
 
-export const GET = route(listChannelConfigsEndpoint, ({ principal }) => listChannelConfigs(principal));
+export const GET = route(listChannelConfigs);

@@ -1,7 +1,5 @@
 import { route } from "@/lib/api/route";
-import { createRuleEndpoint, listRulesEndpoint } from "@/lib/notifications/contract";
-import { systemClock } from "@/lib/notifications/clock";
-import { createRule, listRules } from "@/lib/notifications/admin/rules";
+import { createRule, listRules } from "@/lib/notifications/operations";
 
-export const GET = route(listRulesEndpoint, ({ principal }) => listRules(principal, systemClock.now()));
-export const POST = route(createRuleEndpoint, ({ principal, body }) => createRule(principal, body, systemClock.now()));
+export const GET = route(listRules);
+export const POST = route(createRule);

@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { listDeadLettersEndpoint } from "@/lib/notifications/contract";
-import { listDeadLetters } from "@/lib/notifications/admin/dead-letters";
+import { listDeadLetters } from "@/lib/notifications/operations";
 
-export const GET = route(listDeadLettersEndpoint, ({ principal, query }) => listDeadLetters(principal, query));
+export const GET = route(listDeadLetters);

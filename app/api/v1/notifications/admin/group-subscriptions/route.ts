@@ -1,7 +1,5 @@
 import { route } from "@/lib/api/route";
-import { createGroupSubscriptionEndpoint, listGroupSubscriptionsEndpoint } from "@/lib/notifications/contract";
-import { systemClock } from "@/lib/notifications/clock";
-import { createGroupSubscription, listGroupSubscriptions } from "@/lib/notifications/admin/group-subscriptions";
+import { createGroupSubscription, listGroupSubscriptions } from "@/lib/notifications/operations";
 
-export const GET = route(listGroupSubscriptionsEndpoint, ({ principal }) => listGroupSubscriptions(principal));
-export const POST = route(createGroupSubscriptionEndpoint, ({ principal, body }) => createGroupSubscription(principal, body, systemClock.now()));
+export const GET = route(listGroupSubscriptions);
+export const POST = route(createGroupSubscription);

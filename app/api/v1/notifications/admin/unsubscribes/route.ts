@@ -1,7 +1,5 @@
 import { route } from "@/lib/api/route";
-import { createUnsubscribeEndpoint, listUnsubscribesEndpoint } from "@/lib/notifications/contract";
-import { systemClock } from "@/lib/notifications/clock";
-import { createUnsubscribe, listUnsubscribes } from "@/lib/notifications/admin/unsubscribes";
+import { createUnsubscribe, listUnsubscribes } from "@/lib/notifications/operations";
 
-export const GET = route(listUnsubscribesEndpoint, ({ principal }) => listUnsubscribes(principal));
-export const POST = route(createUnsubscribeEndpoint, ({ principal, body }) => createUnsubscribe(principal, body, systemClock.now()));
+export const GET = route(listUnsubscribes);
+export const POST = route(createUnsubscribe);

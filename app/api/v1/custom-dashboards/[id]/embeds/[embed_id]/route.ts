@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { revokeEmbed } from "@/lib/dashboards/contract";
-import * as embeds from "@/lib/dashboards/embed";
+import { revokeEmbed } from "@/lib/dashboards/operations";
 
-export const DELETE = route(revokeEmbed, ({ principal, params }) => embeds.revokeEmbed(principal, params.id, params.embed_id));
+export const DELETE = route(revokeEmbed);

@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { putChannelConfigEndpoint } from "@/lib/notifications/contract";
-import { putChannelConfig } from "@/lib/notifications/admin/channels";
+import { putChannelConfig } from "@/lib/notifications/operations";
 
-export const PUT = route(putChannelConfigEndpoint, ({ principal, params, body }) => putChannelConfig(principal, params.kind, body));
+export const PUT = route(putChannelConfig);

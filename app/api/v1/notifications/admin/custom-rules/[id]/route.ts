@@ -1,7 +1,5 @@
 import { route } from "@/lib/api/route";
-import { getRuleEndpoint, updateRuleEndpoint } from "@/lib/notifications/contract";
-import { systemClock } from "@/lib/notifications/clock";
-import { getRule, updateRule } from "@/lib/notifications/admin/rules";
+import { getRule, updateRule } from "@/lib/notifications/operations";
 
-export const GET = route(getRuleEndpoint, ({ principal, params }) => getRule(principal, params.id, systemClock.now()));
-export const PATCH = route(updateRuleEndpoint, ({ principal, params, body }) => updateRule(principal, params.id, body, systemClock.now()));
+export const GET = route(getRule);
+export const PATCH = route(updateRule);

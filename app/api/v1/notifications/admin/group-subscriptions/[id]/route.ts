@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { deleteGroupSubscriptionEndpoint } from "@/lib/notifications/contract";
-import { deleteGroupSubscription } from "@/lib/notifications/admin/group-subscriptions";
+import { deleteGroupSubscription } from "@/lib/notifications/operations";
 
-export const DELETE = route(deleteGroupSubscriptionEndpoint, ({ principal, params }) => deleteGroupSubscription(principal, params.id));
+export const DELETE = route(deleteGroupSubscription);

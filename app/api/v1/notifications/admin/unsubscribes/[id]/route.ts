@@ -1,5 +1,4 @@
 import { route } from "@/lib/api/route";
-import { deleteUnsubscribeEndpoint } from "@/lib/notifications/contract";
-import { deleteUnsubscribe } from "@/lib/notifications/admin/unsubscribes";
+import { deleteUnsubscribe } from "@/lib/notifications/operations";
 
-export const DELETE = route(deleteUnsubscribeEndpoint, ({ principal, params }) => deleteUnsubscribe(principal, params.id));
+export const DELETE = route(deleteUnsubscribe);

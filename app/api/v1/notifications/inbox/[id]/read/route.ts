@@ -1,6 +1,4 @@
 import { route } from "@/lib/api/route";
-import { markInboxReadEndpoint } from "@/lib/notifications/contract";
-import { systemClock } from "@/lib/notifications/clock";
-import { markInboxRead } from "@/lib/notifications/inbox";
+import { markInboxRead } from "@/lib/notifications/operations";
 
-export const POST = route(markInboxReadEndpoint, ({ principal, params }) => markInboxRead(principal, params.id, systemClock.now()));
+export const POST = route(markInboxRead);

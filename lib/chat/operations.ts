@@ -1,0 +1,6 @@
+import "server-only";
+import { defineOperation } from "@/lib/api/operation";
+import { answerChat } from "./answer";
+import * as contract from "./contract";
+
+export const chat = defineOperation(contract.chat, ({ principal, body, signal }) => answerChat(principal, body, signal));

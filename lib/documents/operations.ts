@@ -1,0 +1,45 @@
+import "server-only";
+import { defineOperation } from "@/lib/api/operation";
+import * as contract from "./contract";
+import { createDocumentFor, deleteDocumentFor, getDocumentFor, listDocumentsFor, uploadConstraints } from "./documents";
+import { createDownloadLink, openSignedFile } from "./download";
+import { embeddingConfigFor } from "./embedding-config";
+import * as indexing from "./index-document";
+import { removeDocumentIndex as removeIndex } from "./remove-index";
+import * as search from "./search";
+import * as searchContract from "./search-contract";
+import { uploadDocumentFile } from "./upload";
+
+export const getUploadConstraints = defineOperation(contract.getUploadConstraints, async () => uploadConstraints());
+
+export const createDocument = defineOperation(contract.createDocument, ({ principal, body }) => createDocumentFor(principal, body));
+
+export const listDocuments = defineOperation(contract.listDocuments, ({ principal, query }) => listDocumentsFor(principal, query));
+
+export const getDocument = defineOperation(contract.getDocument, ({ principal, params }) => getDocumentFor(principal, params.id));
+
+export const uploadDocument = defineOperation(contract.uploadDocument, async ({ req, principal, params, query }) => {
+  // The file is the raw request body, streamed: there is no upload without HTTP.
+  if (!req) throw new Error("uploadDocument streams the HTTP request body; serve it with route()");
+  const length = req.headers.get("content-length");
+  return uploadDocumentFile(principal, params.id, {
+    body: req.body,
+    declaredType: req.headers.get("content-type"),
+    declaredLength: length !== null && /^\d+$/.test(length) ? Number(length) : null,
+    filename: query.filename,
+  });
+});
+
+export const downloadDocument = defineOperation(contract.downloadDocument, ({ principal, params, query }) => createDownloadLink(principal, params.id, query.disposition));
+
+export const signedFile = defineOperation(contract.signedFile, ({ query }) => openSignedFile(query));
+
+export const deleteDocument = defineOperation(contract.deleteDocument, ({ principal, params }) => deleteDocumentFor(principal, params.id));
+
+export const indexDocument = defineOperation(searchContract.indexDocument, ({ principal, params, query }) => indexing.indexDocument(principal, params.id, { model: query.model }));
+
+export const removeDocumentIndex = defineOperation(searchContract.removeDocumentIndex, ({ principal, params }) => removeIndex(principal, params.id));
+
+export const searchDocuments = defineOperation(searchContract.searchDocumentsEndpoint, ({ principal, body }) => search.searchDocuments(principal, body));
+
+export const getEmbeddingConfig = defineOperation(searchContract.getEmbeddingConfig, ({ principal }) => embeddingConfigFor(principal));
