@@ -1,12 +1,13 @@
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { listLocationsFor } from "@/lib/locations/service";
+import { invoke } from "@/lib/api/operation";
+import { listLocations } from "@/lib/locations/operations";
 
 export default async function HomePage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const { items } = await listLocationsFor(principal);
+  const { items } = await invoke(listLocations, principal);
   return (
     <div className="page">
       <h1>{principal.orgName}</h1>

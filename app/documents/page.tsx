@@ -1,11 +1,8 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { toJsonValue } from "@/lib/json";
+import { invoke } from "@/lib/api/operation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { DocumentList, UploadConstraints } from "@/lib/documents/contract";
-import { listDocumentsFor, uploadConstraints } from "@/lib/documents/documents";
-import { embeddingConfigFor } from "@/lib/documents/embedding-config";
-import { EmbeddingConfig } from "@/lib/documents/search-contract";
+import { getEmbeddingConfig, getUploadConstraints, listDocuments } from "@/lib/documents/operations";
 import { DocumentsClient } from "@/components/documents/documents-client";
 import { SearchPanel } from "@/components/documents/search-panel";
 
@@ -17,10 +14,13 @@ const PAGE_SIZE = 100;
 export default async function DocumentsPage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const list = await listDocumentsFor(principal, { limit: PAGE_SIZE, offset: 0 });
+  const [list, constraints, embedding] = await Promise.all([
+    invoke(listDocuments, principal, { query: { limit: PAGE_SIZE, offset: 0 } }),
+    invoke(getUploadConstraints, principal),
+    // Read at start like every provider setting (SPEC §2.9): the page shows what this server process will use.
+    invoke(getEmbeddingConfig, principal),
+  ]);
   const canManage = principal.role === "admin";
-  // Read at start like every provider setting (SPEC §2.9): the page shows what this server process will use.
-  const embedding = EmbeddingConfig.parse(toJsonValue(await embeddingConfigFor(principal)));
   return (
     <div className="page">
       <h1>Documents</h1>
@@ -30,8 +30,8 @@ export default async function DocumentsPage() {
           : "Search your organization's documents. Only admins can upload, index or delete."}
       </p>
       <DocumentsClient
-        initial={DocumentList.parse(toJsonValue(list))}
-        constraints={UploadConstraints.parse(uploadConstraints())}
+        initial={list}
+        constraints={constraints}
         canManage={canManage}
         pageSize={PAGE_SIZE}
         searchPanel={<SearchPanel embedding={embedding} />}

@@ -1,11 +1,12 @@
 import "server-only";
+import { invoke } from "@/lib/api/operation";
 import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { NotFound } from "@/lib/errors";
 import type { DashboardRecord, WidgetResults } from "./contract";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
-import { queryDashboard } from "./query";
+import { queryDashboard } from "./operations";
 import { findDashboardOr404, publishedVersionOf, toRecord } from "./records";
 import { withTenant } from "@/lib/db/tenant";
 import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
@@ -49,7 +50,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
   const [answer, org] = await Promise.all([
-    queryDashboard(principal, granted.dashboardId, { filters, widget_ids: visible, version: granted.version }),
+    invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters, widget_ids: visible, version: granted.version } }),
     findOrganization(principal.orgId),
   ]);
   return {
@@ -57,7 +58,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     view: toJsonValue(view) as ViewManifest,
     version: granted.version,
     filters,
-    results: toJsonValue(answer.widgets) as WidgetResults,
+    results: answer.widgets,
     timeZone: org?.timeZone ?? "UTC",
   };
 }

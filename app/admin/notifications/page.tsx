@@ -1,36 +1,23 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import type { z } from "zod";
-import type { Endpoint } from "@/lib/api/endpoint";
-import { toJsonValue } from "@/lib/json";
+import { invoke } from "@/lib/api/operation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { listChannelConfigs } from "@/lib/notifications/admin/channels";
-import { systemClock } from "@/lib/notifications/clock";
 import {
-  DeliveryHealth,
-  listChannelConfigsEndpoint,
-  listDeadLettersEndpoint,
-  listGroupSubscriptionsEndpoint,
-  listRulesEndpoint,
-  listUnsubscribesEndpoint,
-  QuietHoursView,
-} from "@/lib/notifications/contract";
-import { deliveryHealth } from "@/lib/notifications/admin/delivery-health";
-import { listDeadLetters } from "@/lib/notifications/admin/dead-letters";
-import { getQuietHours } from "@/lib/notifications/admin/quiet-hours";
-import { listBaseRules, listRules } from "@/lib/notifications/admin/rules";
-import { listGroupSubscriptions } from "@/lib/notifications/admin/group-subscriptions";
-import { listUnsubscribes } from "@/lib/notifications/admin/unsubscribes";
-import type { ResponseOf } from "@/components/api-client";
+  deliveryHealth,
+  getQuietHours,
+  listBaseRules,
+  listChannelConfigs,
+  listDeadLetters,
+  listGroupSubscriptions,
+  listRules,
+  listUnsubscribes,
+} from "@/lib/notifications/operations";
 import { NotificationsAdmin } from "@/components/notifications/notifications-admin";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Notifications" };
 
 const HEALTH_HOURS = 72;
-const shape = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => schema.parse(toJsonValue(value));
-/** A service's result as `endpoint` answers it over HTTP: the page hands it to the client's swr cache as is. */
-const answered = <E extends Endpoint>(endpoint: E, value: unknown): ResponseOf<E> => (endpoint.response ? endpoint.response.parse(toJsonValue(value)) : undefined) as ResponseOf<E>;
 
 export default async function NotificationsAdminPage() {
   const principal = await currentPagePrincipal();
@@ -46,30 +33,31 @@ export default async function NotificationsAdminPage() {
       </div>
     );
   }
-  const now = systemClock.now();
-  const [channels, rules, groups, unsubscribes, quietHours, health, dead] = await Promise.all([
-    listChannelConfigs(principal),
-    listRules(principal, now),
-    listGroupSubscriptions(principal),
-    listUnsubscribes(principal),
-    getQuietHours(principal),
-    deliveryHealth(principal, { hours: HEALTH_HOURS, limit: 50 }, now),
-    listDeadLetters(principal, { page: 1, page_size: 50 }),
+  // Each answer has the shape its endpoint sends over HTTP: the page hands it to the client's swr cache as is.
+  const [channels, rules, baseRules, groups, unsubscribes, quietHours, health, deadLetters] = await Promise.all([
+    invoke(listChannelConfigs, principal),
+    invoke(listRules, principal),
+    invoke(listBaseRules, principal),
+    invoke(listGroupSubscriptions, principal),
+    invoke(listUnsubscribes, principal),
+    invoke(getQuietHours, principal),
+    invoke(deliveryHealth, principal, { query: { hours: HEALTH_HOURS, limit: 50 } }),
+    invoke(listDeadLetters, principal, { query: { page: 1, page_size: 50 } }),
   ]);
   return (
     <div className="page">
       <h1>Notifications</h1>
       <p className="muted">Who hears about what in {principal.orgName}, and why a message did or did not arrive.</p>
       <NotificationsAdmin
-        channels={answered(listChannelConfigsEndpoint, channels)}
-        rules={answered(listRulesEndpoint, rules)}
-        baseRules={listBaseRules().items}
-        groups={answered(listGroupSubscriptionsEndpoint, groups)}
-        unsubscribes={answered(listUnsubscribesEndpoint, unsubscribes)}
-        quietHours={shape(QuietHoursView, quietHours)}
-        health={shape(DeliveryHealth, health)}
+        channels={channels}
+        rules={rules}
+        baseRules={baseRules.items}
+        groups={groups}
+        unsubscribes={unsubscribes}
+        quietHours={quietHours}
+        health={health}
         healthHours={HEALTH_HOURS}
-        deadLetters={answered(listDeadLettersEndpoint, { ...dead, page: 1, page_size: 50 })}
+        deadLetters={deadLetters}
       />
     </div>
   );

@@ -1,10 +1,9 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { listDashboards } from "@/lib/dashboards/service";
+import { invoke } from "@/lib/api/operation";
+import { listDashboards } from "@/lib/dashboards/operations";
 import { isEditor } from "@/lib/dashboards/policy";
-import { toJsonValue } from "@/lib/json";
-import { listDashboards as listDashboardsEndpoint } from "@/lib/dashboards/contract";
 import { DashboardList } from "@/components/dashboards/dashboard-list";
 import { ListActions } from "@/components/dashboards/list-actions";
 import styles from "@/components/dashboards/dashboards.module.css";
@@ -16,9 +15,8 @@ export const metadata: Metadata = { title: "Dashboards" };
 export default async function DashboardsPage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const list = await listDashboards(principal, {});
   // The same shape GET /api/v1/custom-dashboards answers: the client list starts from it and keeps it fresh.
-  const initial = listDashboardsEndpoint.response!.parse(toJsonValue(list));
+  const initial = await invoke(listDashboards, principal);
   const { items } = initial;
   const editor = isEditor(principal);
   return (

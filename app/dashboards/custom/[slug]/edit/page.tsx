@@ -2,7 +2,8 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { getDashboard } from "@/lib/dashboards/service";
+import { invoke } from "@/lib/api/operation";
+import { getDashboard } from "@/lib/dashboards/operations";
 import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { ManifestEditor } from "@/components/dashboards/manifest-editor";
@@ -35,7 +36,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
   const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" });
   if (!loaded) return <DashboardMissing />;
   // Editors get the draft's YAML in the record.
-  const record = await getDashboard(principal, loaded.record.id);
+  const record = await invoke(getDashboard, principal, { params: { id: loaded.record.id } });
   return (
     <div className={styles.pageWide}>
       <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
