@@ -230,15 +230,3 @@ export const deleteDocument = defineEndpoint({
   status: 204,
   errors: [404],
 });
-
-/** The storage endpoints of the documents API, for lib/api/registry.ts. */
-export const DOCUMENT_ENDPOINTS = [
-  getUploadConstraints,
-  listDocuments,
-  createDocument,
-  getDocument,
-  uploadDocument,
-  downloadDocument,
-  signedFile,
-  deleteDocument,
-];

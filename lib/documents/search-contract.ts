@@ -160,6 +160,3 @@ export const getEmbeddingConfig = defineEndpoint({
   access: "user",
   response: EmbeddingConfig,
 });
-
-/** The indexing and search endpoints of the documents API, for lib/api/registry.ts. */
-export const DOCUMENT_SEARCH_ENDPOINTS = [indexDocument, removeDocumentIndex, searchDocumentsEndpoint, getEmbeddingConfig];

@@ -489,28 +489,3 @@ export const markInboxReadEndpoint = defineEndpoint({
   params: Id,
   response: InboxItemView,
 });
-
-export const NOTIFICATION_ENDPOINTS = [
-  listChannelConfigsEndpoint,
-  putChannelConfigEndpoint,
-  testChannelEndpoint,
-  listBaseRulesEndpoint,
-  createRuleEndpoint,
-  listRulesEndpoint,
-  getRuleEndpoint,
-  updateRuleEndpoint,
-  triggerRuleEndpoint,
-  createGroupSubscriptionEndpoint,
-  listGroupSubscriptionsEndpoint,
-  deleteGroupSubscriptionEndpoint,
-  createUnsubscribeEndpoint,
-  listUnsubscribesEndpoint,
-  deleteUnsubscribeEndpoint,
-  getQuietHoursEndpoint,
-  putQuietHoursEndpoint,
-  listDeadLettersEndpoint,
-  requeueDeadLetterEndpoint,
-  deliveryHealthEndpoint,
-  listInboxEndpoint,
-  markInboxReadEndpoint,
-];
