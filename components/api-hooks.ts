@@ -4,14 +4,14 @@ import { listDashboards } from "@/lib/dashboards/contract";
 import { listDocuments, type DocumentStatus } from "@/lib/documents/contract";
 import { getEmbeddingConfig } from "@/lib/documents/search-contract";
 import {
-  deliveryHealthEndpoint,
-  getQuietHoursEndpoint,
-  listChannelConfigsEndpoint,
-  listDeadLettersEndpoint,
-  listGroupSubscriptionsEndpoint,
-  listInboxEndpoint,
-  listRulesEndpoint,
-  listUnsubscribesEndpoint,
+  deliveryHealth,
+  getQuietHours,
+  listChannelConfigs,
+  listDeadLetters,
+  listGroupSubscriptions,
+  listInbox,
+  listRules,
+  listUnsubscribes,
 } from "@/lib/notifications/contract";
 import { callApi, endpointUrl, type ApiClientError, type CallInput, type ResponseOf } from "./api-client";
 
@@ -55,22 +55,22 @@ export function useEmbeddingConfig(fallbackData: Fallback<typeof getEmbeddingCon
 
 /** What the notifications admin page reads; the health window and page size are the server render's. */
 export function useNotificationsAdmin(initial: {
-  channels: Fallback<typeof listChannelConfigsEndpoint>;
-  rules: Fallback<typeof listRulesEndpoint>;
-  groups: Fallback<typeof listGroupSubscriptionsEndpoint>;
-  unsubscribes: Fallback<typeof listUnsubscribesEndpoint>;
-  quietHours: Fallback<typeof getQuietHoursEndpoint>;
-  health: Fallback<typeof deliveryHealthEndpoint>;
-  deadLetters: Fallback<typeof listDeadLettersEndpoint>;
+  channels: Fallback<typeof listChannelConfigs>;
+  rules: Fallback<typeof listRules>;
+  groups: Fallback<typeof listGroupSubscriptions>;
+  unsubscribes: Fallback<typeof listUnsubscribes>;
+  quietHours: Fallback<typeof getQuietHours>;
+  health: Fallback<typeof deliveryHealth>;
+  deadLetters: Fallback<typeof listDeadLetters>;
   healthHours: number;
 }) {
-  const channels = useApiRead(listChannelConfigsEndpoint, {}, { fallbackData: initial.channels });
-  const rules = useApiRead(listRulesEndpoint, {}, { fallbackData: initial.rules });
-  const groups = useApiRead(listGroupSubscriptionsEndpoint, {}, { fallbackData: initial.groups });
-  const unsubscribes = useApiRead(listUnsubscribesEndpoint, {}, { fallbackData: initial.unsubscribes });
-  const quietHours = useApiRead(getQuietHoursEndpoint, {}, { fallbackData: initial.quietHours });
-  const health = useApiRead(deliveryHealthEndpoint, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
-  const deadLetters = useApiRead(listDeadLettersEndpoint, { query: { page: 1, page_size: 50 } }, { fallbackData: initial.deadLetters });
+  const channels = useApiRead(listChannelConfigs, {}, { fallbackData: initial.channels });
+  const rules = useApiRead(listRules, {}, { fallbackData: initial.rules });
+  const groups = useApiRead(listGroupSubscriptions, {}, { fallbackData: initial.groups });
+  const unsubscribes = useApiRead(listUnsubscribes, {}, { fallbackData: initial.unsubscribes });
+  const quietHours = useApiRead(getQuietHours, {}, { fallbackData: initial.quietHours });
+  const health = useApiRead(deliveryHealth, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
+  const deadLetters = useApiRead(listDeadLetters, { query: { page: 1, page_size: 50 } }, { fallbackData: initial.deadLetters });
   return {
     channels: channels.data,
     rules: rules.data,
@@ -86,5 +86,5 @@ export function useNotificationsAdmin(initial: {
 
 /** The signed-in user's latest in-app notifications and unread count, every `refreshSeconds`. */
 export function useInbox(refreshSeconds: number) {
-  return useApiRead(listInboxEndpoint, { query: { limit: 20 } }, { refreshInterval: refreshSeconds * 1000 });
+  return useApiRead(listInbox, { query: { limit: 20 } }, { refreshInterval: refreshSeconds * 1000 });
 }

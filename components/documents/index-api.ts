@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { downloadDocument, getDocument, type DocumentRecord } from "@/lib/documents/contract";
-import { EmbeddingConfig, indexDocument, removeDocumentIndex, searchDocumentsEndpoint, type SearchResponse } from "@/lib/documents/search-contract";
+import { EmbeddingConfig, indexDocument, removeDocumentIndex, searchDocuments, type SearchResponse } from "@/lib/documents/search-contract";
 import { ApiClientError, callApi } from "@/components/api-client";
 
 /** What GET …/documents/embedding-config answers, as the contract defines it. */
@@ -31,7 +31,7 @@ export async function fetchRecord(documentId: string): Promise<DocumentRecord | 
 }
 
 export function searchPassages(query: string, mode: SearchMode, topK: number): Promise<SearchResultView> {
-  return callApi(searchDocumentsEndpoint, { body: { query, mode, top_k: topK, document_ids: null, model: null } });
+  return callApi(searchDocuments, { body: { query, mode, top_k: topK, document_ids: null, model: null } });
 }
 
 /** Opens a document's file in a new tab through a fresh inline signed URL; PDFs jump to `page`. */

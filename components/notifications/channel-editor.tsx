@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { putChannelConfigEndpoint } from "@/lib/notifications/contract";
+import { putChannelConfig } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { attempt } from "./api";
 import styles from "./notifications.module.css";
@@ -83,7 +83,7 @@ export function ChannelEditor({ kind, enabled, configured, config, onSaved, onCa
   async function save(event: React.FormEvent) {
     event.preventDefault();
     setBusy(true);
-    const res = await attempt(() => callApi(putChannelConfigEndpoint, { params: { kind }, body: { enabled: on, config: toConfig(kind, values) } }));
+    const res = await attempt(() => callApi(putChannelConfig, { params: { kind }, body: { enabled: on, config: toConfig(kind, values) } }));
     setBusy(false);
     if (!res.ok) return setError(res.error);
     setError(null);

@@ -2,7 +2,7 @@
 
 import { useEffect, useRef, useState } from "react";
 import type { z } from "zod";
-import { markInboxReadEndpoint, type InboxItemView } from "@/lib/notifications/contract";
+import { markInboxRead, type InboxItemView } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { useInbox } from "@/components/api-hooks";
 import styles from "./notifications.module.css";
@@ -61,7 +61,7 @@ export function InboxBell({ refreshSeconds = 60 }: Props) {
 
   async function markRead(item: InboxItem) {
     if (item.read_at) return;
-    const updated = await callApi(markInboxReadEndpoint, { params: { id: item.id } }).catch(() => null);
+    const updated = await callApi(markInboxRead, { params: { id: item.id } }).catch(() => null);
     if (!updated) return;
     await inbox.mutate((current) => current && { items: current.items.map((i) => (i.id === item.id ? updated : i)), unread: Math.max(0, current.unread - 1) }, { revalidate: false });
   }

@@ -3,14 +3,14 @@
 import { useState } from "react";
 import type { z } from "zod";
 import {
-  createGroupSubscriptionEndpoint,
-  createUnsubscribeEndpoint,
-  deleteGroupSubscriptionEndpoint,
-  deleteUnsubscribeEndpoint,
-  requeueDeadLetterEndpoint,
-  testChannelEndpoint,
-  triggerRuleEndpoint,
-  updateRuleEndpoint,
+  createGroupSubscription,
+  createUnsubscribe,
+  deleteGroupSubscription,
+  deleteUnsubscribe,
+  requeueDeadLetter,
+  testChannel,
+  triggerRule,
+  updateRule,
   type DeliveryHealth,
   type GroupSubscriptionView,
   type RuleView,
@@ -18,13 +18,13 @@ import {
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { useNotificationsAdmin } from "@/components/api-hooks";
 import type {
-  deliveryHealthEndpoint,
-  getQuietHoursEndpoint,
-  listChannelConfigsEndpoint,
-  listDeadLettersEndpoint,
-  listGroupSubscriptionsEndpoint,
-  listRulesEndpoint,
-  listUnsubscribesEndpoint,
+  deliveryHealth,
+  getQuietHours,
+  listChannelConfigs,
+  listDeadLetters,
+  listGroupSubscriptions,
+  listRules,
+  listUnsubscribes,
 } from "@/lib/notifications/contract";
 import { attempt, when } from "./api";
 import { ChannelEditor } from "./channel-editor";
@@ -40,15 +40,15 @@ type Health = z.output<typeof DeliveryHealth>;
 
 /** The server render's answers of the page's reads (the same shapes the API answers); swr keeps them fresh. */
 export interface NotificationsAdminProps {
-  channels: ResponseOf<typeof listChannelConfigsEndpoint>;
-  rules: ResponseOf<typeof listRulesEndpoint>;
+  channels: ResponseOf<typeof listChannelConfigs>;
+  rules: ResponseOf<typeof listRules>;
   baseRules: BaseRule[];
-  groups: ResponseOf<typeof listGroupSubscriptionsEndpoint>;
-  unsubscribes: ResponseOf<typeof listUnsubscribesEndpoint>;
-  quietHours: ResponseOf<typeof getQuietHoursEndpoint> & QuietHours;
-  health: ResponseOf<typeof deliveryHealthEndpoint>;
+  groups: ResponseOf<typeof listGroupSubscriptions>;
+  unsubscribes: ResponseOf<typeof listUnsubscribes>;
+  quietHours: ResponseOf<typeof getQuietHours> & QuietHours;
+  health: ResponseOf<typeof deliveryHealth>;
   healthHours: number;
-  deadLetters: ResponseOf<typeof listDeadLettersEndpoint>;
+  deadLetters: ResponseOf<typeof listDeadLetters>;
 }
 
 const STATUS_TONE: Record<string, string> = { delivered: "good", dead: "bad", retrying: "warn", skipped: "", pending: "", sending: "" };
@@ -125,7 +125,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                 editing={editing === c.kind}
                 flash={flash[`test:${c.kind}`] ?? null}
                 onEdit={() => setEditing(editing === c.kind ? null : c.kind)}
-                onTest={() => void act(`test:${c.kind}`, () => callApi(testChannelEndpoint, { params: { kind: c.kind } }), "Test message sent.")}
+                onTest={() => void act(`test:${c.kind}`, () => callApi(testChannel, { params: { kind: c.kind } }), "Test message sent.")}
                 onSaved={() => {
                   setEditing(null);
                   refresh();
@@ -174,8 +174,8 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
                   <td>
                     <div className={`${styles.row} ${styles.nowrap}`}>
-                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, () => callApi(triggerRuleEndpoint, { params: { id: r.id } }), "Queued: deliveries appear below shortly.")}>Run now</button>
-                      <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, () => callApi(updateRuleEndpoint, { params: { id: r.id }, body: { enabled: !r.enabled } }), r.enabled ? "Disabled." : "Enabled.")}>{r.enabled ? "Disable" : "Enable"}</button>
+                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, () => callApi(triggerRule, { params: { id: r.id } }), "Queued: deliveries appear below shortly.")}>Run now</button>
+                      <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, () => callApi(updateRule, { params: { id: r.id }, body: { enabled: !r.enabled } }), r.enabled ? "Disabled." : "Enabled.")}>{r.enabled ? "Disable" : "Enable"}</button>
                     </div>
                     <Result value={flash[`rule:${r.id}`] ?? null} />
                   </td>
@@ -203,7 +203,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <td>{g.members.join(", ")}</td>
                   <td className={styles.nowrap}>{when(g.created_at)}</td>
                   <td>
-                    <button className="button danger" type="button" onClick={() => void act(`group:${g.id}`, () => callApi(deleteGroupSubscriptionEndpoint, { params: { id: g.id } }), "Removed.")}>Remove</button>
+                    <button className="button danger" type="button" onClick={() => void act(`group:${g.id}`, () => callApi(deleteGroupSubscription, { params: { id: g.id } }), "Removed.")}>Remove</button>
                     <Result value={flash[`group:${g.id}`] ?? null} />
                   </td>
                 </tr>
@@ -229,7 +229,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? `rule ${u.rule_key}` : `group ${u.group_name}`}</td>
                   <td className={styles.nowrap}>{when(u.created_at)}</td>
                   <td>
-                    <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, () => callApi(deleteUnsubscribeEndpoint, { params: { id: u.id } }), "Subscribed again.")}>Resubscribe</button>
+                    <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, () => callApi(deleteUnsubscribe, { params: { id: u.id } }), "Subscribed again.")}>Resubscribe</button>
                     <Result value={flash[`unsub:${u.id}`] ?? null} />
                   </td>
                 </tr>
@@ -303,7 +303,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                     <td>{d.attempts}/{d.max_attempts}</td>
                     <td className={styles.mono}>{d.last_error ?? d.reason}</td>
                     <td>
-                      <button className="button" type="button" onClick={() => void act(`dead:${d.id}`, () => callApi(requeueDeadLetterEndpoint, { params: { id: d.id } }), "Requeued for a fresh round of attempts.")}>Requeue</button>
+                      <button className="button" type="button" onClick={() => void act(`dead:${d.id}`, () => callApi(requeueDeadLetter, { params: { id: d.id } }), "Requeued for a fresh round of attempts.")}>Requeue</button>
                       <Result value={flash[`dead:${d.id}`] ?? null} />
                     </td>
                   </tr>
@@ -371,7 +371,7 @@ function GroupForm({ rules, onDone }: { rules: Rule[]; onDone: () => void }) {
   async function submit(event: React.FormEvent) {
     event.preventDefault();
     const list = members.split(/[\s,;]+/).filter(Boolean);
-    const res = await attempt(() => callApi(createGroupSubscriptionEndpoint, { body: { rule_key: ruleKey || rules[0].key, group_name: name, members: list } }));
+    const res = await attempt(() => callApi(createGroupSubscription, { body: { rule_key: ruleKey || rules[0].key, group_name: name, members: list } }));
     if (!res.ok) return setStatus({ ok: false, text: res.error });
     setStatus({ ok: true, text: `Group ${name} added.` });
     setName("");
@@ -401,7 +401,7 @@ function UnsubscribeForm({ rules, groups, onDone }: { rules: Rule[]; groups: Gro
     event.preventDefault();
     const [kind, value] = scope.split(":");
     const body = { address, ...(kind === "rule" ? { rule_key: value } : kind === "group" ? { group_subscription_id: value } : {}) };
-    const res = await attempt(() => callApi(createUnsubscribeEndpoint, { body }));
+    const res = await attempt(() => callApi(createUnsubscribe, { body }));
     if (!res.ok) return setStatus({ ok: false, text: res.error });
     setStatus({ ok: true, text: `${address} unsubscribed.` });
     setAddress("");

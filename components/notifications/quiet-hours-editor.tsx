@@ -1,7 +1,7 @@
 "use client";
 
 import { useState } from "react";
-import { putQuietHoursEndpoint } from "@/lib/notifications/contract";
+import { putQuietHours } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { attempt } from "./api";
 import styles from "./notifications.module.css";
@@ -53,7 +53,7 @@ export function QuietHoursEditor({ initial, onSaved }: { initial: QuietHours; on
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
 
   async function save() {
-    const res = await attempt(() => callApi(putQuietHoursEndpoint, { body: { org, channels } }));
+    const res = await attempt(() => callApi(putQuietHours, { body: { org, channels } }));
     if (!res.ok) return setStatus({ ok: false, text: res.error });
     setStatus({ ok: true, text: "Saved." });
     onSaved();

@@ -3,7 +3,7 @@
 import { useState } from "react";
 import type { z } from "zod";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
-import { createRuleEndpoint, Severity, type BaseRuleView } from "@/lib/notifications/contract";
+import { createRule, Severity, type BaseRuleView } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { attempt } from "./api";
 import styles from "./notifications.module.css";
@@ -60,7 +60,7 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
     setBusy(true);
     const values = Object.fromEntries(specs.filter((s) => (thresholds[s.name] ?? "") !== "").map((s) => [s.name, Number(thresholds[s.name])]));
     const body = { kind: "clone" as const, key, name, description, base_rule_key: baseKey, thresholds: values, severity, default_channels: channels, cadence_cron: cron };
-    const res = await attempt(() => callApi(createRuleEndpoint, { body }));
+    const res = await attempt(() => callApi(createRule, { body }));
     setBusy(false);
     if (!res.ok) return setError(res.error);
     onCreated(res.data.key);

@@ -30,7 +30,7 @@ export const ENDPOINTS: Endpoint[] = [
   documents.listDocuments, // GET /api/v1/documents
   documents.createDocument, // POST /api/v1/documents
   documentsSearch.getEmbeddingConfig, // GET /api/v1/documents/embedding-config
-  documentsSearch.searchDocumentsEndpoint, // POST /api/v1/documents/search
+  documentsSearch.searchDocuments, // POST /api/v1/documents/search
   documents.signedFile, // GET /api/v1/documents/signed-file
   documents.getUploadConstraints, // GET /api/v1/documents/upload-constraints
   documents.getDocument, // GET /api/v1/documents/{id}
@@ -41,28 +41,28 @@ export const ENDPOINTS: Endpoint[] = [
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
   dashboards.queryEmbed, // POST /api/v1/embed/query
   locations.listLocations, // GET /api/v1/locations
-  notifications.deliveryHealthEndpoint, // GET /api/v1/notification-channels/delivery-health
-  notifications.listBaseRulesEndpoint, // GET /api/v1/notifications/admin/base-rules
-  notifications.listChannelConfigsEndpoint, // GET /api/v1/notifications/admin/channel-configs
-  notifications.putChannelConfigEndpoint, // PUT /api/v1/notifications/admin/channel-configs/{kind}
-  notifications.testChannelEndpoint, // POST /api/v1/notifications/admin/channel-configs/{kind}/test
-  notifications.listRulesEndpoint, // GET /api/v1/notifications/admin/custom-rules
-  notifications.createRuleEndpoint, // POST /api/v1/notifications/admin/custom-rules
-  notifications.getRuleEndpoint, // GET /api/v1/notifications/admin/custom-rules/{id}
-  notifications.updateRuleEndpoint, // PATCH /api/v1/notifications/admin/custom-rules/{id}
-  notifications.triggerRuleEndpoint, // POST /api/v1/notifications/admin/custom-rules/{id}/trigger
-  notifications.listDeadLettersEndpoint, // GET /api/v1/notifications/admin/dead-letters
-  notifications.requeueDeadLetterEndpoint, // POST /api/v1/notifications/admin/dead-letters/{id}/requeue
-  notifications.listGroupSubscriptionsEndpoint, // GET /api/v1/notifications/admin/group-subscriptions
-  notifications.createGroupSubscriptionEndpoint, // POST /api/v1/notifications/admin/group-subscriptions
-  notifications.deleteGroupSubscriptionEndpoint, // DELETE /api/v1/notifications/admin/group-subscriptions/{id}
-  notifications.getQuietHoursEndpoint, // GET /api/v1/notifications/admin/quiet-hours
-  notifications.putQuietHoursEndpoint, // PUT /api/v1/notifications/admin/quiet-hours
-  notifications.listUnsubscribesEndpoint, // GET /api/v1/notifications/admin/unsubscribes
-  notifications.createUnsubscribeEndpoint, // POST /api/v1/notifications/admin/unsubscribes
-  notifications.deleteUnsubscribeEndpoint, // DELETE /api/v1/notifications/admin/unsubscribes/{id}
-  notifications.listInboxEndpoint, // GET /api/v1/notifications/inbox
-  notifications.markInboxReadEndpoint, // POST /api/v1/notifications/inbox/{id}/read
+  notifications.deliveryHealth, // GET /api/v1/notification-channels/delivery-health
+  notifications.listBaseRules, // GET /api/v1/notifications/admin/base-rules
+  notifications.listChannelConfigs, // GET /api/v1/notifications/admin/channel-configs
+  notifications.putChannelConfig, // PUT /api/v1/notifications/admin/channel-configs/{kind}
+  notifications.testChannel, // POST /api/v1/notifications/admin/channel-configs/{kind}/test
+  notifications.listRules, // GET /api/v1/notifications/admin/custom-rules
+  notifications.createRule, // POST /api/v1/notifications/admin/custom-rules
+  notifications.getRule, // GET /api/v1/notifications/admin/custom-rules/{id}
+  notifications.updateRule, // PATCH /api/v1/notifications/admin/custom-rules/{id}
+  notifications.triggerRule, // POST /api/v1/notifications/admin/custom-rules/{id}/trigger
+  notifications.listDeadLetters, // GET /api/v1/notifications/admin/dead-letters
+  notifications.requeueDeadLetter, // POST /api/v1/notifications/admin/dead-letters/{id}/requeue
+  notifications.listGroupSubscriptions, // GET /api/v1/notifications/admin/group-subscriptions
+  notifications.createGroupSubscription, // POST /api/v1/notifications/admin/group-subscriptions
+  notifications.deleteGroupSubscription, // DELETE /api/v1/notifications/admin/group-subscriptions/{id}
+  notifications.getQuietHours, // GET /api/v1/notifications/admin/quiet-hours
+  notifications.putQuietHours, // PUT /api/v1/notifications/admin/quiet-hours
+  notifications.listUnsubscribes, // GET /api/v1/notifications/admin/unsubscribes
+  notifications.createUnsubscribe, // POST /api/v1/notifications/admin/unsubscribes
+  notifications.deleteUnsubscribe, // DELETE /api/v1/notifications/admin/unsubscribes/{id}
+  notifications.listInbox, // GET /api/v1/notifications/inbox
+  notifications.markInboxRead, // POST /api/v1/notifications/inbox/{id}/read
   dashboards.queryPublicDashboard, // POST /api/v1/public/query
   api.openApiDocument, // GET /openapi.json
 ];

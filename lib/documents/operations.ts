@@ -40,6 +40,6 @@ export const indexDocument = defineOperation(searchContract.indexDocument, ({ pr
 
 export const removeDocumentIndex = defineOperation(searchContract.removeDocumentIndex, ({ principal, params }) => removeIndex(principal, params.id));
 
-export const searchDocuments = defineOperation(searchContract.searchDocumentsEndpoint, ({ principal, body }) => search.searchDocuments(principal, body));
+export const searchDocuments = defineOperation(searchContract.searchDocuments, ({ principal, body }) => search.searchDocuments(principal, body));
 
 export const getEmbeddingConfig = defineOperation(searchContract.getEmbeddingConfig, ({ principal }) => embeddingConfigFor(principal));

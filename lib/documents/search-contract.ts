@@ -135,7 +135,7 @@ export const removeDocumentIndex = defineEndpoint({
   errors: [404, 409],
 });
 
-export const searchDocumentsEndpoint = defineEndpoint({
+export const searchDocuments = defineEndpoint({
   method: "post",
   path: "/api/v1/documents/search",
   summary: "Search the organization's indexed documents",

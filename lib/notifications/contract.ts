@@ -34,7 +34,7 @@ export const ChannelConfigBody = z
 
 const KindParam = z.object({ kind: ChannelKind.describe("Channel kind: email, slack, webhook or in_app") });
 
-export const listChannelConfigsEndpoint = defineEndpoint({
+export const listChannelConfigs = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/channel-configs",
   summary: "Inspect the organization's channel providers",
@@ -43,7 +43,7 @@ export const listChannelConfigsEndpoint = defineEndpoint({
   response: z.object({ items: z.array(ChannelConfigView) }),
 });
 
-export const putChannelConfigEndpoint = defineEndpoint({
+export const putChannelConfig = defineEndpoint({
   method: "put",
   path: "/api/v1/notifications/admin/channel-configs/{kind}",
   summary: "Set a channel provider",
@@ -57,7 +57,7 @@ export const putChannelConfigEndpoint = defineEndpoint({
 
 export const TestResult = z.object({ kind: ChannelKind, ok: z.boolean(), recipient: z.string(), detail: z.string() }).meta({ id: "ChannelTestResult" });
 
-export const testChannelEndpoint = defineEndpoint({
+export const testChannel = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/admin/channel-configs/{kind}/test",
   summary: "Send a test message through a channel provider",
@@ -84,7 +84,7 @@ export const BaseRuleView = z
   })
   .meta({ id: "BaseRule" });
 
-export const listBaseRulesEndpoint = defineEndpoint({
+export const listBaseRules = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/base-rules",
   summary: "List the base rules custom rules can clone",
@@ -153,7 +153,7 @@ export const RuleView = z
   })
   .meta({ id: "CustomRule" });
 
-export const createRuleEndpoint = defineEndpoint({
+export const createRule = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/admin/custom-rules",
   summary: "Create a custom rule cloned from a base rule",
@@ -165,7 +165,7 @@ export const createRuleEndpoint = defineEndpoint({
   errors: [409],
 });
 
-export const listRulesEndpoint = defineEndpoint({
+export const listRules = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/custom-rules",
   summary: "List custom rules with their next runs",
@@ -174,7 +174,7 @@ export const listRulesEndpoint = defineEndpoint({
   response: z.object({ items: z.array(RuleView), total: z.number().int() }),
 });
 
-export const getRuleEndpoint = defineEndpoint({
+export const getRule = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/custom-rules/{id}",
   summary: "Get a custom rule",
@@ -184,7 +184,7 @@ export const getRuleEndpoint = defineEndpoint({
   response: RuleView,
 });
 
-export const updateRuleEndpoint = defineEndpoint({
+export const updateRule = defineEndpoint({
   method: "patch",
   path: "/api/v1/notifications/admin/custom-rules/{id}",
   summary: "Update or disable a custom rule",
@@ -199,7 +199,7 @@ export const RunView = z
   .object({ id: z.string(), rule_id: z.string(), scheduled_for: ts, trigger: z.enum(["cron", "manual"]), status: z.string() })
   .meta({ id: "RuleRun" });
 
-export const triggerRuleEndpoint = defineEndpoint({
+export const triggerRule = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/admin/custom-rules/{id}/trigger",
   summary: "Run a rule now",
@@ -232,7 +232,7 @@ export const GroupSubscriptionView = z
   .object({ id: z.string(), rule_id: z.string(), rule_key: z.string(), group_name: z.string(), members: z.array(z.string()), created_at: ts })
   .meta({ id: "GroupSubscription" });
 
-export const createGroupSubscriptionEndpoint = defineEndpoint({
+export const createGroupSubscription = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/admin/group-subscriptions",
   summary: "Fan a rule out to an email group",
@@ -244,7 +244,7 @@ export const createGroupSubscriptionEndpoint = defineEndpoint({
   errors: [409],
 });
 
-export const listGroupSubscriptionsEndpoint = defineEndpoint({
+export const listGroupSubscriptions = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/group-subscriptions",
   summary: "List email-group subscriptions",
@@ -253,7 +253,7 @@ export const listGroupSubscriptionsEndpoint = defineEndpoint({
   response: z.object({ items: z.array(GroupSubscriptionView) }),
 });
 
-export const deleteGroupSubscriptionEndpoint = defineEndpoint({
+export const deleteGroupSubscription = defineEndpoint({
   method: "delete",
   path: "/api/v1/notifications/admin/group-subscriptions/{id}",
   summary: "Remove an email-group subscription",
@@ -295,7 +295,7 @@ export const UnsubscribeView = z
   })
   .meta({ id: "Unsubscribe" });
 
-export const createUnsubscribeEndpoint = defineEndpoint({
+export const createUnsubscribe = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/admin/unsubscribes",
   summary: "Unsubscribe a user or an email address from a rule, an email group, or everything",
@@ -308,7 +308,7 @@ export const createUnsubscribeEndpoint = defineEndpoint({
   errors: [409],
 });
 
-export const listUnsubscribesEndpoint = defineEndpoint({
+export const listUnsubscribes = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/unsubscribes",
   summary: "List unsubscribes",
@@ -317,7 +317,7 @@ export const listUnsubscribesEndpoint = defineEndpoint({
   response: z.object({ items: z.array(UnsubscribeView) }),
 });
 
-export const deleteUnsubscribeEndpoint = defineEndpoint({
+export const deleteUnsubscribe = defineEndpoint({
   method: "delete",
   path: "/api/v1/notifications/admin/unsubscribes/{id}",
   summary: "Remove an unsubscribe (subscribe again)",
@@ -360,7 +360,7 @@ export const QuietHoursView = z
   })
   .meta({ id: "QuietHours" });
 
-export const getQuietHoursEndpoint = defineEndpoint({
+export const getQuietHours = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/quiet-hours",
   summary: "The organization's quiet hours",
@@ -369,7 +369,7 @@ export const getQuietHoursEndpoint = defineEndpoint({
   response: QuietHoursView,
 });
 
-export const putQuietHoursEndpoint = defineEndpoint({
+export const putQuietHours = defineEndpoint({
   method: "put",
   path: "/api/v1/notifications/admin/quiet-hours",
   summary: "Set quiet hours for the organization and per channel",
@@ -408,7 +408,7 @@ const Paging = z.object({
   page_size: z.coerce.number().int().min(1).max(200).default(50),
 });
 
-export const listDeadLettersEndpoint = defineEndpoint({
+export const listDeadLetters = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/dead-letters",
   summary: "List permanently failed deliveries",
@@ -418,7 +418,7 @@ export const listDeadLettersEndpoint = defineEndpoint({
   response: z.object({ items: z.array(DeliveryView), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }),
 });
 
-export const requeueDeadLetterEndpoint = defineEndpoint({
+export const requeueDeadLetter = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/admin/dead-letters/{id}/requeue",
   summary: "Requeue a dead letter for a fresh round of attempts",
@@ -454,7 +454,7 @@ export const DeliveryHealth = z
   })
   .meta({ id: "DeliveryHealth" });
 
-export const deliveryHealthEndpoint = defineEndpoint({
+export const deliveryHealth = defineEndpoint({
   method: "get",
   path: "/api/v1/notification-channels/delivery-health",
   summary: "Recent deliveries, why each was delivered, failed or skipped, and per-channel success rates",
@@ -470,7 +470,7 @@ export const InboxItemView = z
   .object({ id: z.string(), title: z.string(), body: z.string(), severity: Severity, created_at: ts, read_at: ts.nullable() })
   .meta({ id: "InboxItem" });
 
-export const listInboxEndpoint = defineEndpoint({
+export const listInbox = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/inbox",
   summary: "The caller's in-app notifications",
@@ -480,7 +480,7 @@ export const listInboxEndpoint = defineEndpoint({
   response: z.object({ items: z.array(InboxItemView), unread: z.number().int() }),
 });
 
-export const markInboxReadEndpoint = defineEndpoint({
+export const markInboxRead = defineEndpoint({
   method: "post",
   path: "/api/v1/notifications/inbox/{id}/read",
   summary: "Mark one in-app notification read",

@@ -16,56 +16,56 @@ import { defaultRuntime } from "./pipeline/worker";
 
 /* ---------- channel providers ---------- */
 
-export const listChannelConfigs = defineOperation(contract.listChannelConfigsEndpoint, ({ principal }) => channels.listChannelConfigs(principal));
+export const listChannelConfigs = defineOperation(contract.listChannelConfigs, ({ principal }) => channels.listChannelConfigs(principal));
 
-export const putChannelConfig = defineOperation(contract.putChannelConfigEndpoint, ({ principal, params, body }) => channels.putChannelConfig(principal, params.kind, body));
+export const putChannelConfig = defineOperation(contract.putChannelConfig, ({ principal, params, body }) => channels.putChannelConfig(principal, params.kind, body));
 
-export const testChannel = defineOperation(contract.testChannelEndpoint, ({ principal, params }) => sendTestMessage(principal, params.kind, systemClock.now()));
+export const testChannel = defineOperation(contract.testChannel, ({ principal, params }) => sendTestMessage(principal, params.kind, systemClock.now()));
 
 /* ---------- rules ---------- */
 
-export const listBaseRules = defineOperation(contract.listBaseRulesEndpoint, async () => rules.listBaseRules());
+export const listBaseRules = defineOperation(contract.listBaseRules, async () => rules.listBaseRules());
 
-export const createRule = defineOperation(contract.createRuleEndpoint, ({ principal, body }) => rules.createRule(principal, body, systemClock.now()));
+export const createRule = defineOperation(contract.createRule, ({ principal, body }) => rules.createRule(principal, body, systemClock.now()));
 
-export const listRules = defineOperation(contract.listRulesEndpoint, ({ principal }) => rules.listRules(principal, systemClock.now()));
+export const listRules = defineOperation(contract.listRules, ({ principal }) => rules.listRules(principal, systemClock.now()));
 
-export const getRule = defineOperation(contract.getRuleEndpoint, ({ principal, params }) => rules.getRule(principal, params.id, systemClock.now()));
+export const getRule = defineOperation(contract.getRule, ({ principal, params }) => rules.getRule(principal, params.id, systemClock.now()));
 
-export const updateRule = defineOperation(contract.updateRuleEndpoint, ({ principal, params, body }) => rules.updateRule(principal, params.id, body, systemClock.now()));
+export const updateRule = defineOperation(contract.updateRule, ({ principal, params, body }) => rules.updateRule(principal, params.id, body, systemClock.now()));
 
-export const triggerRule = defineOperation(contract.triggerRuleEndpoint, async ({ principal, params }) => trigger.triggerRule(principal, params.id, await defaultRuntime()));
+export const triggerRule = defineOperation(contract.triggerRule, async ({ principal, params }) => trigger.triggerRule(principal, params.id, await defaultRuntime()));
 
 /* ---------- group subscriptions and unsubscribes ---------- */
 
-export const createGroupSubscription = defineOperation(contract.createGroupSubscriptionEndpoint, ({ principal, body }) => groups.createGroupSubscription(principal, body, systemClock.now()));
+export const createGroupSubscription = defineOperation(contract.createGroupSubscription, ({ principal, body }) => groups.createGroupSubscription(principal, body, systemClock.now()));
 
-export const listGroupSubscriptions = defineOperation(contract.listGroupSubscriptionsEndpoint, ({ principal }) => groups.listGroupSubscriptions(principal));
+export const listGroupSubscriptions = defineOperation(contract.listGroupSubscriptions, ({ principal }) => groups.listGroupSubscriptions(principal));
 
-export const deleteGroupSubscription = defineOperation(contract.deleteGroupSubscriptionEndpoint, ({ principal, params }) => groups.deleteGroupSubscription(principal, params.id));
+export const deleteGroupSubscription = defineOperation(contract.deleteGroupSubscription, ({ principal, params }) => groups.deleteGroupSubscription(principal, params.id));
 
-export const createUnsubscribe = defineOperation(contract.createUnsubscribeEndpoint, ({ principal, body }) => unsubscribes.createUnsubscribe(principal, body, systemClock.now()));
+export const createUnsubscribe = defineOperation(contract.createUnsubscribe, ({ principal, body }) => unsubscribes.createUnsubscribe(principal, body, systemClock.now()));
 
-export const listUnsubscribes = defineOperation(contract.listUnsubscribesEndpoint, ({ principal }) => unsubscribes.listUnsubscribes(principal));
+export const listUnsubscribes = defineOperation(contract.listUnsubscribes, ({ principal }) => unsubscribes.listUnsubscribes(principal));
 
-export const deleteUnsubscribe = defineOperation(contract.deleteUnsubscribeEndpoint, ({ principal, params }) => unsubscribes.deleteUnsubscribe(principal, params.id));
+export const deleteUnsubscribe = defineOperation(contract.deleteUnsubscribe, ({ principal, params }) => unsubscribes.deleteUnsubscribe(principal, params.id));
 
 /* ---------- quiet hours ---------- */
 
-export const getQuietHours = defineOperation(contract.getQuietHoursEndpoint, ({ principal }) => quietHours.getQuietHours(principal));
+export const getQuietHours = defineOperation(contract.getQuietHours, ({ principal }) => quietHours.getQuietHours(principal));
 
-export const putQuietHours = defineOperation(contract.putQuietHoursEndpoint, ({ principal, body }) => quietHours.putQuietHours(principal, body, systemClock.now()));
+export const putQuietHours = defineOperation(contract.putQuietHours, ({ principal, body }) => quietHours.putQuietHours(principal, body, systemClock.now()));
 
 /* ---------- dead letters and delivery health ---------- */
 
-export const listDeadLetters = defineOperation(contract.listDeadLettersEndpoint, ({ principal, query }) => deadLetters.listDeadLetters(principal, query));
+export const listDeadLetters = defineOperation(contract.listDeadLetters, ({ principal, query }) => deadLetters.listDeadLetters(principal, query));
 
-export const requeueDeadLetter = defineOperation(contract.requeueDeadLetterEndpoint, async ({ principal, params }) => deadLetters.requeueDeadLetter(principal, params.id, await defaultRuntime()));
+export const requeueDeadLetter = defineOperation(contract.requeueDeadLetter, async ({ principal, params }) => deadLetters.requeueDeadLetter(principal, params.id, await defaultRuntime()));
 
-export const deliveryHealth = defineOperation(contract.deliveryHealthEndpoint, ({ principal, query }) => health.deliveryHealth(principal, query, systemClock.now()));
+export const deliveryHealth = defineOperation(contract.deliveryHealth, ({ principal, query }) => health.deliveryHealth(principal, query, systemClock.now()));
 
 /* ---------- inbox ---------- */
 
-export const listInbox = defineOperation(contract.listInboxEndpoint, ({ principal, query }) => inbox.listInbox(principal, query.limit));
+export const listInbox = defineOperation(contract.listInbox, ({ principal, query }) => inbox.listInbox(principal, query.limit));
 
-export const markInboxRead = defineOperation(contract.markInboxReadEndpoint, ({ principal, params }) => inbox.markInboxRead(principal, params.id, systemClock.now()));
+export const markInboxRead = defineOperation(contract.markInboxRead, ({ principal, params }) => inbox.markInboxRead(principal, params.id, systemClock.now()));
