@@ -67,7 +67,7 @@ export const CreateDocumentBody = z
   })
   .meta({ id: "CreateDocument" });
 
-export const DocumentIdParams = z.object({ id: z.string().min(1).max(100) });
+export const IdParams = z.object({ id: z.string().min(1).max(100) });
 
 export const ListDocumentsQuery = z.object({
   status: DocumentStatus.optional(),
@@ -174,7 +174,7 @@ export const getDocument = defineEndpoint({
   summary: "One document record",
   tags: TAGS,
   access: "user",
-  params: DocumentIdParams,
+  params: IdParams,
   response: DocumentRecord,
   errors: [404],
 });
@@ -189,7 +189,7 @@ export const uploadDocument = defineEndpoint({
     "Concurrent uploads to one record: the last to finish wins; each response describes the file it stored.",
   tags: TAGS,
   access: "admin",
-  params: DocumentIdParams,
+  params: IdParams,
   query: UploadQuery,
   rawBody: true,
   response: DocumentRecord,
@@ -202,7 +202,7 @@ export const downloadDocument = defineEndpoint({
   summary: "A signed, short-lived download URL",
   tags: TAGS,
   access: "user",
-  params: DocumentIdParams,
+  params: IdParams,
   query: DownloadQuery,
   response: DownloadLink,
   errors: [404, 409],
@@ -226,7 +226,7 @@ export const deleteDocument = defineEndpoint({
   summary: "Delete a document: record, stored file and index",
   tags: TAGS,
   access: "admin",
-  params: DocumentIdParams,
+  params: IdParams,
   status: 204,
   errors: [404],
 });

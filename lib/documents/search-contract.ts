@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
-import { DocumentIdParams, DocumentRecord, DocumentTypeSchema } from "./contract";
+import { IdParams, DocumentRecord, DocumentTypeSchema } from "./contract";
 
 /** Longest query text searched; the body limit still applies to the whole request. */
 export const MAX_QUERY_CHARS = 4000;
@@ -114,7 +114,7 @@ export const indexDocument = defineEndpoint({
     "is still rate-limiting after the retries (or this organization indexes too often); 502/503/504 from the embedding provider.",
   tags: TAGS,
   access: "admin",
-  params: DocumentIdParams,
+  params: IdParams,
   query: IndexQuery,
   response: DocumentRecord,
   rateLimit: { limit: 30, windowSeconds: 60 },
@@ -130,7 +130,7 @@ export const removeDocumentIndex = defineEndpoint({
   description: "Deletes every chunk of the document and answers the record (status back to `uploaded`). 409 while indexing runs.",
   tags: TAGS,
   access: "admin",
-  params: DocumentIdParams,
+  params: IdParams,
   response: DocumentRecord,
   errors: [404, 409],
 });

@@ -4,7 +4,7 @@ import { ChannelKind } from "@/lib/notifications/channel-kinds";
 
 const ts = z.iso.datetime().describe("ISO 8601, UTC");
 const tags = ["Notifications"];
-const Id = z.object({ id: z.string().min(1).max(100) });
+const IdParams = z.object({ id: z.string().min(1).max(100) });
 
 /* ---------- channel providers ---------- */
 
@@ -32,7 +32,7 @@ export const ChannelConfigBody = z
   })
   .meta({ id: "ChannelConfigInput" });
 
-const KindParam = z.object({ kind: ChannelKind.describe("Channel kind: email, slack, webhook or in_app") });
+const KindParams = z.object({ kind: ChannelKind.describe("Channel kind: email, slack, webhook or in_app") });
 
 export const listChannelConfigs = defineEndpoint({
   method: "get",
@@ -50,7 +50,7 @@ export const putChannelConfig = defineEndpoint({
   description: "Validates the provider (Slack URLs must be Slack's https hosts; URLs and SMTP hosts may not point at private or loopback addresses unless allow-listed). Secrets are encrypted at rest and returned masked.",
   tags,
   access: "admin",
-  params: KindParam,
+  params: KindParams,
   body: ChannelConfigBody,
   response: ChannelConfigView,
 });
@@ -64,7 +64,7 @@ export const testChannel = defineEndpoint({
   description: "Email goes to the calling admin's address, Slack to the configured channel, webhooks to the configured URL, in-app to the caller's inbox.",
   tags,
   access: "admin",
-  params: KindParam,
+  params: KindParams,
   response: TestResult,
   rateLimit: { limit: 10, windowSeconds: 60 },
 });
@@ -180,7 +180,7 @@ export const getRule = defineEndpoint({
   summary: "Get a custom rule",
   tags,
   access: "admin",
-  params: Id,
+  params: IdParams,
   response: RuleView,
 });
 
@@ -190,7 +190,7 @@ export const updateRule = defineEndpoint({
   summary: "Update or disable a custom rule",
   tags,
   access: "admin",
-  params: Id,
+  params: IdParams,
   body: UpdateRuleBody,
   response: RuleView,
 });
@@ -206,7 +206,7 @@ export const triggerRule = defineEndpoint({
   description: "Queues one evaluation of the rule outside its cadence. Rate limited: 5 per minute per caller (429 with Retry-After).",
   tags,
   access: "admin",
-  params: Id,
+  params: IdParams,
   response: RunView,
   status: 202,
   rateLimit: { limit: 5, windowSeconds: 60 },
@@ -259,7 +259,7 @@ export const deleteGroupSubscription = defineEndpoint({
   summary: "Remove an email-group subscription",
   tags,
   access: "admin",
-  params: Id,
+  params: IdParams,
   status: 204,
 });
 
@@ -323,7 +323,7 @@ export const deleteUnsubscribe = defineEndpoint({
   summary: "Remove an unsubscribe (subscribe again)",
   tags,
   access: "admin",
-  params: Id,
+  params: IdParams,
   status: 204,
 });
 
@@ -424,7 +424,7 @@ export const requeueDeadLetter = defineEndpoint({
   summary: "Requeue a dead letter for a fresh round of attempts",
   tags,
   access: "admin",
-  params: Id,
+  params: IdParams,
   response: DeliveryView,
   status: 202,
   errors: [409],
@@ -486,6 +486,6 @@ export const markInboxRead = defineEndpoint({
   summary: "Mark one in-app notification read",
   tags,
   access: "user",
-  params: Id,
+  params: IdParams,
   response: InboxItemView,
 });
