@@ -3,7 +3,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { DEMO_ORGS } from "@/lib/db/seed";
 import { withTenant } from "@/lib/db/tenant";
-import { seedSampleDashboard } from "./service";
+import { seedSampleDashboard } from "./dashboards";
 
 /**
  * Demo start: every demo organization that has no dashboard yet gets the bundled sample,

@@ -1,6 +1,6 @@
 import "server-only";
 import { DomainError } from "@/lib/errors";
-import { verifyEmbedToken } from "./embed";
+import { verifyEmbedToken } from "./embeds";
 
 /**
  * CSP frame-ancestors for an embed page: the grant's partner origins (none configured: any

@@ -2,7 +2,7 @@ import "server-only";
 import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import { DomainError } from "@/lib/errors";
-import { verifyEmbedToken } from "./embed";
+import { verifyEmbedToken } from "./embeds";
 import { grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
 import { queryEmbedded, queryPublic } from "./query";
 import type { WidgetResults } from "./contract";

@@ -2,9 +2,9 @@ import "server-only";
 import { defineOperation } from "@/lib/api/operation";
 import { enforceLimit } from "@/lib/api/route";
 import * as contract from "./contract";
-import * as embeds from "./embed";
+import * as embeds from "./embeds";
 import * as query from "./query";
-import * as dashboards from "./service";
+import * as dashboards from "./dashboards";
 
 export const createDashboard = defineOperation(contract.createDashboard, ({ principal, body }) => dashboards.createDashboard(principal, body));
 

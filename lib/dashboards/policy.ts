@@ -3,7 +3,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { forbidden, notFound } from "@/lib/errors";
-import type { EmbedGrant } from "./embed";
+import type { EmbedGrant } from "./embeds";
 import { parseManifestCached, type ManifestResult, type ValidManifest } from "./manifest";
 
 /**

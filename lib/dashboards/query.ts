@@ -9,7 +9,7 @@ import { QueryError } from "@/lib/query/errors";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
 import { runWidgetQuery, type WidgetQueryResult } from "@/lib/query/run";
 import type { QueryBody, WidgetResult } from "./contract";
-import type { EmbedGrant } from "./embed";
+import type { EmbedGrant } from "./embeds";
 import { filtersAffecting, isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
 import { grantForEmbed, grantForPrincipal, grantForPublic, type GrantedDashboard } from "./policy";
