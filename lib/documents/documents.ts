@@ -67,7 +67,7 @@ export async function createDocumentFor(principal: Principal, body: z.output<typ
   return toDocumentRecord(row);
 }
 
-export async function listDocumentsFor(principal: Principal, query: z.output<typeof ListDocumentsQuery>) {
+export async function listDocuments(principal: Principal, query: z.output<typeof ListDocumentsQuery>) {
   // Prisma passes `contains` into LIKE unescaped; a user's % or _ means the character itself.
   const text = query.q?.replace(/[\\%_]/g, "\\$&");
   const where: Prisma.DocumentWhereInput = {
@@ -87,7 +87,7 @@ export async function listDocumentsFor(principal: Principal, query: z.output<typ
   return { items: rows.map(toDocumentRecord), total, limit: query.limit, offset: query.offset };
 }
 
-export async function getDocumentFor(principal: Principal, id: string) {
+export async function getDocument(principal: Principal, id: string) {
   const row = await withTenant(principal, (tx) => tx.document.findUnique({ where: { id } }));
   if (!row) throw notFound("Document");
   return toDocumentRecord(row);
@@ -98,7 +98,7 @@ export async function getDocumentFor(principal: Principal, id: string) {
  * then the stored file. A file that cannot be deleted is logged, not
  * resurrected: the record is what makes it reachable.
  */
-export async function deleteDocumentFor(principal: Principal, id: string): Promise<void> {
+export async function deleteDocument(principal: Principal, id: string): Promise<void> {
   const deleted = await withTenant(principal, async (tx) => {
     const row = await tx.document.findUnique({ where: { id }, select: { storageKey: true } });
     if (!row) return null;

@@ -9,7 +9,7 @@ import { hasHnswIndex } from "./vector-indexes";
  * organization's documents whose index needs redoing: indexed with another
  * model than the active one, or indexed before their file was replaced.
  */
-export async function embeddingConfigFor(principal: Principal) {
+export async function getEmbeddingConfig(principal: Principal) {
   const status = embeddingStatus();
   const [counts] = await withTenant(principal, (tx) =>
     tx.$queryRaw<{ indexed: number; model_changed: number; file_replaced: number; total: number }[]>`

@@ -1,22 +1,22 @@
 import "server-only";
 import { defineOperation } from "@/lib/api/operation";
 import * as contract from "./contract";
-import { createDocumentFor, deleteDocumentFor, getDocumentFor, listDocumentsFor, uploadConstraints } from "./documents";
+import * as documents from "./documents";
 import { createDownloadLink, openSignedFile } from "./download";
-import { embeddingConfigFor } from "./embedding-config";
+import * as embeddingConfig from "./embedding-config";
 import * as indexing from "./index-document";
 import { removeDocumentIndex as removeIndex } from "./remove-index";
 import * as search from "./search";
 import * as searchContract from "./search-contract";
 import { uploadDocumentFile } from "./upload";
 
-export const getUploadConstraints = defineOperation(contract.getUploadConstraints, async () => uploadConstraints());
+export const getUploadConstraints = defineOperation(contract.getUploadConstraints, async () => documents.uploadConstraints());
 
-export const createDocument = defineOperation(contract.createDocument, ({ principal, body }) => createDocumentFor(principal, body));
+export const createDocument = defineOperation(contract.createDocument, ({ principal, body }) => documents.createDocumentFor(principal, body));
 
-export const listDocuments = defineOperation(contract.listDocuments, ({ principal, query }) => listDocumentsFor(principal, query));
+export const listDocuments = defineOperation(contract.listDocuments, ({ principal, query }) => documents.listDocuments(principal, query));
 
-export const getDocument = defineOperation(contract.getDocument, ({ principal, params }) => getDocumentFor(principal, params.id));
+export const getDocument = defineOperation(contract.getDocument, ({ principal, params }) => documents.getDocument(principal, params.id));
 
 export const uploadDocument = defineOperation(contract.uploadDocument, async ({ req, principal, params, query }) => {
   // The file is the raw request body, streamed: there is no upload without HTTP.
@@ -34,7 +34,7 @@ export const downloadDocument = defineOperation(contract.downloadDocument, ({ pr
 
 export const signedFile = defineOperation(contract.signedFile, ({ query }) => openSignedFile(query));
 
-export const deleteDocument = defineOperation(contract.deleteDocument, ({ principal, params }) => deleteDocumentFor(principal, params.id));
+export const deleteDocument = defineOperation(contract.deleteDocument, ({ principal, params }) => documents.deleteDocument(principal, params.id));
 
 export const indexDocument = defineOperation(searchContract.indexDocument, ({ principal, params, query }) => indexing.indexDocument(principal, params.id, { model: query.model }));
 
@@ -42,4 +42,4 @@ export const removeDocumentIndex = defineOperation(searchContract.removeDocument
 
 export const searchDocuments = defineOperation(searchContract.searchDocuments, ({ principal, body }) => search.searchDocuments(principal, body));
 
-export const getEmbeddingConfig = defineOperation(searchContract.getEmbeddingConfig, ({ principal }) => embeddingConfigFor(principal));
+export const getEmbeddingConfig = defineOperation(searchContract.getEmbeddingConfig, ({ principal }) => embeddingConfig.getEmbeddingConfig(principal));

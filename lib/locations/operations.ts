@@ -1,6 +1,6 @@
 import "server-only";
 import { defineOperation } from "@/lib/api/operation";
 import * as contract from "./contract";
-import { listLocationsFor } from "./locations";
+import * as locations from "./locations";
 
-export const listLocations = defineOperation(contract.listLocations, ({ principal }) => listLocationsFor(principal));
+export const listLocations = defineOperation(contract.listLocations, ({ principal }) => locations.listLocations(principal));
