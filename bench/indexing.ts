@@ -5,7 +5,7 @@
 import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
 import { chunkDocument } from "@/lib/documents/chunk";
-import { createDocumentFor } from "@/lib/documents/documents";
+import { createDocument } from "@/lib/documents/documents";
 import { extractText } from "@/lib/documents/extract/index";
 import { indexDocument, type IndexTimings } from "@/lib/documents/index-document";
 import { uploadDocumentFile } from "@/lib/documents/upload";
@@ -62,7 +62,7 @@ async function pdfOf(pages: number, wordsPerPage: number): Promise<Buffer> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function measure(principal: Principal, filename: string, bytes: Buffer) {
-  const record = await createDocumentFor(principal, { filename, description: "", tags: [] });
+  const record = await createDocument(principal, { filename, description: "", tags: [] });
   await uploadDocumentFile(principal, record.id, {
     body: new Blob([new Uint8Array(bytes)]).stream(),
     declaredType: "application/octet-stream",

@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenantBulk } from "@/lib/db/bulk";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
-import { createDocumentFor } from "./documents";
+import { createDocument } from "./documents";
 import { CHUNK_STAGING_TABLE, insertAsText } from "./index-document";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
@@ -40,7 +40,7 @@ async function stored(documentId: string, generation: number) {
 
 describe("storing chunks in bulk", () => {
   it("binary COPY writes every column as the text INSERT does, nulls and UTF-8 included", async () => {
-    const doc = await createDocumentFor(admin, { filename: "bulk.txt", description: "", tags: [] });
+    const doc = await createDocument(admin, { filename: "bulk.txt", description: "", tags: [] });
     const rows = [0, 1, 2].map((i) => row(doc.id, 1, i));
     await copyAndMove(rows);
     await withTenantBulk(admin, async () => undefined, (tx) => insertAsText(tx, rows.map((r) => ({ ...r, generation: 2 }))));
@@ -52,7 +52,7 @@ describe("storing chunks in bulk", () => {
   });
 
   it("row-level security still decides: rows of another organization are refused on both paths, and nothing is written", async () => {
-    const doc = await createDocumentFor(admin, { filename: "foreign.txt", description: "", tags: [] });
+    const doc = await createDocument(admin, { filename: "foreign.txt", description: "", tags: [] });
     const foreign = [row(doc.id, 1, 0), row(doc.id, 1, 1, "org_globex")];
     await expect(copyAndMove(foreign)).rejects.toThrow(/row-level security/);
     await expect(withTenantBulk(admin, async () => undefined, (tx) => insertAsText(tx, foreign))).rejects.toThrow(/row-level security/);

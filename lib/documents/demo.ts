@@ -7,7 +7,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { DEMO_ORGS } from "@/lib/db/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { embeddingStatus } from "@/lib/embeddings";
-import { createDocumentFor } from "./documents";
+import { createDocument } from "./documents";
 import { DOCUMENT_TYPES } from "./file-types";
 import { indexDocument } from "./index-document";
 import { uploadDocumentFile } from "./upload";
@@ -30,7 +30,7 @@ export async function seedDemoDocuments(): Promise<number> {
     const admin: Principal = { userId: `usr_${org.slug}_admin`, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: "admin", locationIds: null, via: "session" };
     if ((await withTenant(admin, (tx) => tx.document.count())) > 0) continue;
     for (const filename of files) {
-      const record = await createDocumentFor(admin, { filename, description: "Sample document loaded with the demo data", tags: ["demo"] });
+      const record = await createDocument(admin, { filename, description: "Sample document loaded with the demo data", tags: ["demo"] });
       const file = path.join(DEMO_DIR, filename);
       await uploadDocumentFile(admin, record.id, {
         body: Readable.toWeb(fs.createReadStream(/*turbopackIgnore: true*/ file)) as ReadableStream<Uint8Array>,

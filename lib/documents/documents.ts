@@ -46,7 +46,7 @@ export function resolveFileName(raw: string, declaredType: string | null | undef
   return { filename, type: extension };
 }
 
-export async function createDocumentFor(principal: Principal, body: z.output<typeof CreateDocumentBody>) {
+export async function createDocument(principal: Principal, body: z.output<typeof CreateDocumentBody>) {
   const { filename, type } = resolveFileName(body.filename, body.content_type, ["body", "filename"]);
   const title = body.title || filename.slice(0, filename.length - type.length - 1) || filename;
   const row = await withTenant(principal, (tx) =>

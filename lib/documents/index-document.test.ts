@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
-import { createDocumentFor } from "./documents";
+import { createDocument } from "./documents";
 import { INDEX_BATCH_CHUNKS, indexDocument } from "./index-document";
 import { uploadDocumentFile } from "./upload";
 
@@ -12,7 +12,7 @@ describe("indexDocument while other requests wait", () => {
   it("gives the event loop a turn between batches, so a progress poll sees the run advance", async () => {
     const words = ["stores", "open", "daily", "staff", "rotate", "shifts", "across", "regional", "teams", "under", "local", "policy"];
     const bytes = Buffer.from(Array.from({ length: 450 * INDEX_BATCH_CHUNKS * 5 }, (_, i) => words[(i * 7) % words.length]).join(" "));
-    const record = await createDocumentFor(admin, { filename: "long.txt", description: "", tags: [] });
+    const record = await createDocument(admin, { filename: "long.txt", description: "", tags: [] });
     await uploadDocumentFile(admin, record.id, {
       body: Readable.toWeb(Readable.from([bytes])) as ReadableStream<Uint8Array>,
       declaredType: "text/plain",

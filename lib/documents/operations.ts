@@ -12,7 +12,7 @@ import { uploadDocumentFile } from "./upload";
 
 export const getUploadConstraints = defineOperation(contract.getUploadConstraints, async () => documents.uploadConstraints());
 
-export const createDocument = defineOperation(contract.createDocument, ({ principal, body }) => documents.createDocumentFor(principal, body));
+export const createDocument = defineOperation(contract.createDocument, ({ principal, body }) => documents.createDocument(principal, body));
 
 export const listDocuments = defineOperation(contract.listDocuments, ({ principal, query }) => documents.listDocuments(principal, query));
 
