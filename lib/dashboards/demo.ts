@@ -1,9 +1,10 @@
 import "server-only";
+import { invoke } from "@/lib/api/operation";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { DEMO_ORGS } from "@/lib/db/seed";
 import { withTenant } from "@/lib/db/tenant";
-import { seedSampleDashboard } from "./dashboards";
+import { seedDashboards } from "./operations";
 
 /**
  * Demo start: every demo organization that has no dashboard yet gets the bundled sample,
@@ -18,7 +19,7 @@ export async function seedDemoDashboards(): Promise<number> {
     const admin: Principal = { userId: `usr_${org.slug}_admin`, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: "admin", locationIds: null, via: "session" };
     const existing = await withTenant(admin, (tx) => tx.dashboard.count());
     if (existing > 0) continue;
-    await seedSampleDashboard(admin);
+    await invoke(seedDashboards, admin);
     seeded += 1;
   }
   return seeded;
