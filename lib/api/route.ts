@@ -17,8 +17,8 @@ import { checkRateLimit } from "./rate-limit";
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 
 /**
- * The one wrapper around every API handler: request id, principal, role,
- * rate limit, zod parsing of params/query/body, response shaping, and every
+ * The one wrapper that serves an operation over HTTP: request id, principal, role,
+ * rate limits, zod parsing of params/query/body, response shaping, and every
  * error as `{"detail": ...}`.
  */
 export function route<E extends Endpoint>(operation: Operation<E>) {
