@@ -10,12 +10,15 @@ const APP_DIR = path.join(ROOT, "app");
 export const REGISTRY_FILE = path.join(ROOT, "lib", "api", "registry.ts");
 export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
+/** A handler made by `route()`: it carries the endpoint it serves. */
+export type RouteHandler = ((...args: never[]) => Promise<Response>) & { endpoint: Endpoint };
+
 /** A route file and what each of its method exports serves. */
 export interface RouteModule {
   file: string;
   /** The URL its folder serves, in OpenAPI form. */
   path: string;
-  handlers: { method: (typeof METHODS)[number]; endpoint: Endpoint }[];
+  handlers: { method: (typeof METHODS)[number]; endpoint: Endpoint; handler: RouteHandler }[];
 }
 
 /** Every route file under app/ but catch-alls (the API's 404) and next-auth's own handler. */
@@ -38,11 +41,11 @@ export async function loadRouteModules(): Promise<RouteModule[]> {
   const modules: RouteModule[] = [];
   const files = routeFiles().sort((a, b) => (folderPath(a) < folderPath(b) ? -1 : 1));
   for (const file of files) {
-    const mod = (await import(pathToFileURL(file).href)) as Record<string, { endpoint?: Endpoint } | undefined>;
+    const mod = (await import(pathToFileURL(file).href)) as Record<string, Partial<RouteHandler> | undefined>;
     // `refuseMethod` exports (405 with Allow) carry no endpoint.
     const handlers = METHODS.flatMap((method) => {
-      const endpoint = mod[method]?.endpoint;
-      return endpoint ? [{ method, endpoint }] : [];
+      const handler = mod[method];
+      return handler?.endpoint ? [{ method, endpoint: handler.endpoint, handler: handler as RouteHandler }] : [];
     });
     modules.push({ file, path: folderPath(file), handlers });
   }

@@ -1,16 +1,18 @@
 import type { Endpoint } from "@/lib/api/endpoint";
 import type { call } from "@/test/helpers";
+import { loadRouteModules } from "@/scripts/generate-routes";
 
 export type Handler = Parameters<typeof call>[0];
 
 /** `GET /api/v1/x/{id}`: how the matrices name an endpoint of the registry. */
 export const endpointKey = (endpoint: Endpoint) => `${endpoint.method.toUpperCase()} ${endpoint.path}`;
 
-/** The route module of an endpoint: `/api/v1/x/{id}` lives in `app/api/v1/x/[id]/route.ts` (`_seed` is escaped as `%5Fseed`). */
+let served: Promise<Map<Endpoint, Handler>> | undefined;
+
+/** The handler that serves an endpoint, found among the route modules by the endpoint it carries. */
 export async function handlerOf(endpoint: Endpoint): Promise<Handler> {
-  const dir = endpoint.path.replace(/\{(\w+)\}/g, "[$1]").replace(/\/_/g, "/%5F");
-  const mod = (await import(/* @vite-ignore */ `@/app${dir}/route.ts`)) as Record<string, Handler>;
-  const handler = mod[endpoint.method.toUpperCase()];
-  if (!handler) throw new Error(`${endpoint.method} ${endpoint.path}: no handler exported`);
+  served ??= loadRouteModules().then((routes) => new Map(routes.flatMap((r) => r.handlers).map((h) => [h.endpoint, h.handler as unknown as Handler])));
+  const handler = (await served).get(endpoint);
+  if (!handler) throw new Error(`${endpoint.method} ${endpoint.path}: no route file serves it`);
   return handler;
 }
