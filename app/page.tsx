@@ -2,11 +2,14 @@ import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listLocationsFor } from "@/lib/locations/service";
+import { pageQuery } from "@/lib/pagination";
+import { PageNote } from "@/components/page-note";
 
 export default async function HomePage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const { items } = await listLocationsFor(principal);
+  const locations = await listLocationsFor(principal, pageQuery.parse({}));
+  const { items } = locations;
   return (
     <div className="page">
       <h1>{principal.orgName}</h1>
@@ -28,6 +31,7 @@ export default async function HomePage() {
           ))}
         </tbody>
       </table>
+      <PageNote page={locations} what="locations" />
     </div>
   );
 }

@@ -13,6 +13,7 @@ import {
   listRulesEndpoint,
   listUnsubscribesEndpoint,
 } from "@/lib/notifications/contract";
+import type { PageQuery } from "@/lib/pagination";
 import { callApi, endpointUrl, type ApiClientError, type CallInput, type ResponseOf } from "./api-client";
 
 /*
@@ -53,7 +54,7 @@ export function useEmbeddingConfig(fallbackData: Fallback<typeof getEmbeddingCon
   return useApiRead(getEmbeddingConfig, {}, { fallbackData });
 }
 
-/** What the notifications admin page reads; the health window and page size are the server render's. */
+/** What the notifications admin page reads; the health window and the pages are the server render's. */
 export function useNotificationsAdmin(initial: {
   channels: Fallback<typeof listChannelConfigsEndpoint>;
   rules: Fallback<typeof listRulesEndpoint>;
@@ -63,14 +64,16 @@ export function useNotificationsAdmin(initial: {
   health: Fallback<typeof deliveryHealthEndpoint>;
   deadLetters: Fallback<typeof listDeadLettersEndpoint>;
   healthHours: number;
+  listPage: PageQuery;
+  deadLetterPage: PageQuery;
 }) {
   const channels = useApiRead(listChannelConfigsEndpoint, {}, { fallbackData: initial.channels });
-  const rules = useApiRead(listRulesEndpoint, {}, { fallbackData: initial.rules });
-  const groups = useApiRead(listGroupSubscriptionsEndpoint, {}, { fallbackData: initial.groups });
-  const unsubscribes = useApiRead(listUnsubscribesEndpoint, {}, { fallbackData: initial.unsubscribes });
+  const rules = useApiRead(listRulesEndpoint, { query: initial.listPage }, { fallbackData: initial.rules });
+  const groups = useApiRead(listGroupSubscriptionsEndpoint, { query: initial.listPage }, { fallbackData: initial.groups });
+  const unsubscribes = useApiRead(listUnsubscribesEndpoint, { query: initial.listPage }, { fallbackData: initial.unsubscribes });
   const quietHours = useApiRead(getQuietHoursEndpoint, {}, { fallbackData: initial.quietHours });
   const health = useApiRead(deliveryHealthEndpoint, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
-  const deadLetters = useApiRead(listDeadLettersEndpoint, { query: { page: 1, page_size: 50 } }, { fallbackData: initial.deadLetters });
+  const deadLetters = useApiRead(listDeadLettersEndpoint, { query: initial.deadLetterPage }, { fallbackData: initial.deadLetters });
   return {
     channels: channels.data,
     rules: rules.data,
@@ -84,7 +87,7 @@ export function useNotificationsAdmin(initial: {
   };
 }
 
-/** The signed-in user's latest in-app notifications and unread count, every `refreshSeconds`. */
-export function useInbox(refreshSeconds: number) {
-  return useApiRead(listInboxEndpoint, { query: { limit: 20 } }, { refreshInterval: refreshSeconds * 1000 });
+/** The signed-in user's latest `limit` in-app notifications and unread count, every `refreshSeconds`. */
+export function useInbox(refreshSeconds: number, limit: number) {
+  return useApiRead(listInboxEndpoint, { query: { limit } }, { refreshInterval: refreshSeconds * 1000 });
 }

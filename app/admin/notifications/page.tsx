@@ -3,6 +3,7 @@ import { redirect } from "next/navigation";
 import type { z } from "zod";
 import type { Endpoint } from "@/lib/api/endpoint";
 import { toJsonValue } from "@/lib/json";
+import { PAGE_LIMIT_MAX } from "@/lib/pagination";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { listChannelConfigs } from "@/lib/notifications/admin/channels";
 import { systemClock } from "@/lib/notifications/clock";
@@ -28,6 +29,9 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Notifications" };
 
 const HEALTH_HOURS = 72;
+/** The admin page reads the first page of each list, the largest allowed: the forms offer every rule and group in it. */
+const LIST_PAGE = { limit: PAGE_LIMIT_MAX, offset: 0 };
+const DEAD_LETTER_PAGE = { limit: 50, offset: 0 };
 const shape = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => schema.parse(toJsonValue(value));
 /** A service's result as `endpoint` answers it over HTTP: the page hands it to the client's swr cache as is. */
 const answered = <E extends Endpoint>(endpoint: E, value: unknown): ResponseOf<E> => (endpoint.response ? endpoint.response.parse(toJsonValue(value)) : undefined) as ResponseOf<E>;
@@ -49,12 +53,12 @@ export default async function NotificationsAdminPage() {
   const now = systemClock.now();
   const [channels, rules, groups, unsubscribes, quietHours, health, dead] = await Promise.all([
     listChannelConfigs(principal),
-    listRules(principal, now),
-    listGroupSubscriptions(principal),
-    listUnsubscribes(principal),
+    listRules(principal, LIST_PAGE, now),
+    listGroupSubscriptions(principal, LIST_PAGE),
+    listUnsubscribes(principal, LIST_PAGE),
     getQuietHours(principal),
     deliveryHealth(principal, { hours: HEALTH_HOURS, limit: 50 }, now),
-    listDeadLetters(principal, { page: 1, page_size: 50 }),
+    listDeadLetters(principal, DEAD_LETTER_PAGE),
   ]);
   return (
     <div className="page">
@@ -69,7 +73,9 @@ export default async function NotificationsAdminPage() {
         quietHours={shape(QuietHoursView, quietHours)}
         health={shape(DeliveryHealth, health)}
         healthHours={HEALTH_HOURS}
-        deadLetters={answered(listDeadLettersEndpoint, { ...dead, page: 1, page_size: 50 })}
+        listPage={LIST_PAGE}
+        deadLetters={answered(listDeadLettersEndpoint, dead)}
+        deadLetterPage={DEAD_LETTER_PAGE}
       />
     </div>
   );

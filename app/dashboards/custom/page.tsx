@@ -4,7 +4,7 @@ import { currentPagePrincipal } from "@/lib/auth/session";
 import { listDashboards } from "@/lib/dashboards/service";
 import { isEditor } from "@/lib/dashboards/policy";
 import { toJsonValue } from "@/lib/json";
-import { listDashboards as listDashboardsEndpoint } from "@/lib/dashboards/contract";
+import { ListDashboardsQuery, listDashboards as listDashboardsEndpoint } from "@/lib/dashboards/contract";
 import { DashboardList } from "@/components/dashboards/dashboard-list";
 import { ListActions } from "@/components/dashboards/list-actions";
 import styles from "@/components/dashboards/dashboards.module.css";
@@ -16,7 +16,7 @@ export const metadata: Metadata = { title: "Dashboards" };
 export default async function DashboardsPage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const list = await listDashboards(principal, {});
+  const list = await listDashboards(principal, ListDashboardsQuery.parse({}));
   // The same shape GET /api/v1/custom-dashboards answers: the client list starts from it and keeps it fresh.
   const initial = listDashboardsEndpoint.response!.parse(toJsonValue(list));
   const { items } = initial;

@@ -2,4 +2,4 @@ import { route } from "@/lib/api/route";
 import { listInboxEndpoint } from "@/lib/notifications/contract";
 import { listInbox } from "@/lib/notifications/inbox";
 
-export const GET = route(listInboxEndpoint, ({ principal, query }) => listInbox(principal, query.limit));
+export const GET = route(listInboxEndpoint, ({ principal, query }) => listInbox(principal, query));

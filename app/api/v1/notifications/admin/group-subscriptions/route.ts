@@ -3,5 +3,5 @@ import { createGroupSubscriptionEndpoint, listGroupSubscriptionsEndpoint } from 
 import { systemClock } from "@/lib/notifications/clock";
 import { createGroupSubscription, listGroupSubscriptions } from "@/lib/notifications/admin/group-subscriptions";
 
-export const GET = route(listGroupSubscriptionsEndpoint, ({ principal }) => listGroupSubscriptions(principal));
+export const GET = route(listGroupSubscriptionsEndpoint, ({ principal, query }) => listGroupSubscriptions(principal, query));
 export const POST = route(createGroupSubscriptionEndpoint, ({ principal, body }) => createGroupSubscription(principal, body, systemClock.now()));
