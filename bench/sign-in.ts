@@ -11,10 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { require as tsxRequire } from "tsx/cjs/api";
-import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/api/client-address";
+import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
 import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "@/lib/db/client";
-import { signInGate } from "@/lib/auth/sign-in-gate";
+import { signInGate } from "@/lib/api/sign-in-gate";
 
 type Authorize = (credentials: Record<string, string>, req: { headers: Record<string, string> }) => Promise<unknown>;
 /**

@@ -8,7 +8,7 @@ import { principalFromSessionRequest } from "@/lib/auth/session";
 import { allows, type Principal } from "@/lib/auth/roles";
 import { DomainError, Invalid, TooLarge, UnsupportedType, forbidden, tooManyRequests, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { callerAddress } from "./caller";
+import { callerAddress } from "@/lib/security/caller";
 import type { Endpoint, SharedRateLimit } from "./endpoint";
 import { domainErrorResponse } from "./errors";
 import { toJsonValue } from "@/lib/json";
