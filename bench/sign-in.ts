@@ -15,6 +15,7 @@ import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
 import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "@/lib/db/client";
 import { signInGate } from "@/lib/api/sign-in-gate";
+import { resetSignInThrottle } from "@/lib/auth/throttle";
 
 type Authorize = (credentials: Record<string, string>, req: { headers: Record<string, string> }) => Promise<unknown>;
 /**
@@ -43,8 +44,7 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 
 /** One failed sign-in as the route makes it, from its own address; the throttle's counts are cleared first (outside the timing). */
 async function attempt(authorize: Authorize, email: string, n: number): Promise<number> {
-  const { system } = await getDb();
-  await system.exec("DELETE FROM sign_in_throttle");
+  await resetSignInThrottle();
   const address = `198.51.100.${(n % 250) + 1}`;
   const headers = { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost:3000", [PEER_HEADER]: address, [PEER_KEY_HEADER]: PEER_KEY };
   const password = "not-the-password";
