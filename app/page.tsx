@@ -3,11 +3,13 @@ import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { invoke } from "@/lib/api/operation";
 import { listLocations } from "@/lib/locations/operations";
+import { PageNote } from "@/components/page-note";
 
 export default async function HomePage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const { items } = await invoke(listLocations, principal);
+  const locations = await invoke(listLocations, principal);
+  const { items } = locations;
   return (
     <div className="page">
       <h1>{principal.orgName}</h1>
@@ -29,6 +31,7 @@ export default async function HomePage() {
           ))}
         </tbody>
       </table>
+      <PageNote page={locations} what="locations" />
     </div>
   );
 }

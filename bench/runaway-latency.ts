@@ -2,16 +2,12 @@
 // organization, through the real route handler) on an idle server, then while an editor's
 // runaway `sql` widget runs again and again at the default 10 s limit. Issue 12 aims at < 3x.
 // Embedded default on a freshly seeded temporary data folder.
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { GET as locations } from "@/app/api/v1/locations/route";
-import { configSingleton } from "@/lib/config";
-import { closeDb, getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { runWidgetQuery } from "@/lib/query/run";
 import { call, tokenFor } from "@/test/helpers";
 import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
+import { withSeededDb } from "./lib/seeded-db";
 
 const RUNAWAY = "with recursive t(n) as (select 1 union all select n + 1 from t where n < 20000000) select count(*) as n from t";
 
@@ -32,14 +28,7 @@ async function latencies(requests: number, token: string): Promise<number[]> {
 
 export default async function bench(args: string[]): Promise<void> {
   const requests = Number(args[0] ?? 100);
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bench-runaway-"));
-  process.env.QUARRY_DATA_DIR = root;
-  process.env.QUARRY_SEED_DEMO = "true";
-  process.env.QUARRY_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
-  delete process.env.DATABASE_URL;
-  configSingleton.set(undefined);
-  try {
-    const db = await getDb();
+  await withSeededDb("pglite", async (db) => {
     const token = await tokenFor("globex", "analyst");
     const dashboard = sqlWidgetDashboard(RUNAWAY);
     // Warm: modules, the analytics copy, the route's plans.
@@ -65,8 +54,5 @@ export default async function bench(args: string[]): Promise<void> {
     console.log(`  idle               p50 ${percentile(idle, 50).toFixed(1)} ms  p95 ${idleP95.toFixed(1)} ms`);
     console.log(`  runaway user SQL   p50 ${percentile(busy, 50).toFixed(1)} ms  p95 ${busyP95.toFixed(1)} ms  (runaways cut at 10 s: ${cut}, engine restarts: ${db.analytics?.current?.restarts ?? 0})`);
     console.log(`  ratio p95 busy/idle x${(busyP95 / idleP95).toFixed(2)} (aim < 3)`);
-  } finally {
-    await closeDb();
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 }

@@ -6,15 +6,13 @@
 // libuv pool) beside the delay while the same scrypt runs synchronously, as it did before.
 // Embedded default on a freshly seeded temporary data folder.
 import crypto from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { require as tsxRequire } from "tsx/cjs/api";
-import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/api/client-address";
-import { configSingleton } from "@/lib/config";
-import { closeDb, getDb } from "@/lib/db/client";
-import { signInGate } from "@/lib/auth/sign-in-gate";
+import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
+import { signInGate } from "@/lib/api/sign-in-gate";
+import { resetSignInThrottle } from "@/lib/auth/throttle";
+import { withSeededDb } from "./lib/seeded-db";
 
 type Authorize = (credentials: Record<string, string>, req: { headers: Record<string, string> }) => Promise<unknown>;
 /**
@@ -43,8 +41,7 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 
 /** One failed sign-in as the route makes it, from its own address; the throttle's counts are cleared first (outside the timing). */
 async function attempt(authorize: Authorize, email: string, n: number): Promise<number> {
-  const { system } = await getDb();
-  await system.exec("DELETE FROM sign_in_throttle");
+  await resetSignInThrottle();
   const address = `198.51.100.${(n % 250) + 1}`;
   const headers = { "content-type": "application/x-www-form-urlencoded", origin: "http://localhost:3000", [PEER_HEADER]: address, [PEER_KEY_HEADER]: PEER_KEY };
   const password = "not-the-password";
@@ -76,16 +73,9 @@ async function loopDelay(work: () => Promise<unknown>): Promise<{ max: number; p
 
 export default async function bench(args: string[]): Promise<void> {
   const attempts = Number(args[0] ?? 40);
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bench-sign-in-"));
-  process.env.QUARRY_DATA_DIR = root;
-  process.env.QUARRY_SEED_DEMO = "true";
-  process.env.QUARRY_SECRET ??= "bench-secret-bench-secret-bench-secret-0123";
-  delete process.env.DATABASE_URL;
-  configSingleton.set(undefined);
   // The peer address is believed only with the server's per-process key (scripts/server.mjs sets it).
   (globalThis as Record<symbol, unknown>)[Symbol.for("quarry.peerKey")] = PEER_KEY;
-  try {
-    await getDb();
+  await withSeededDb("pglite", async () => {
     const { authorize } = signInPath();
     // Warm: modules, plans, the scrypt thread pool.
     for (let i = 0; i < 5; i++) {
@@ -118,8 +108,5 @@ export default async function bench(args: string[]): Promise<void> {
     console.log(`event-loop delay during the attempts (async scrypt): max ${asyncDelay.max.toFixed(1)} ms, p99 ${asyncDelay.p99.toFixed(1)} ms`);
     console.log(`baseline, the same scrypt synchronously (scryptSync): max ${syncDelay.max.toFixed(1)} ms, p99 ${syncDelay.p99.toFixed(1)} ms`);
     console.log(`  ratio max async/sync x${(asyncDelay.max / syncDelay.max).toFixed(2)}`);
-  } finally {
-    await closeDb();
-    fs.rmSync(root, { recursive: true, force: true });
-  }
+  });
 }

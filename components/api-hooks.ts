@@ -13,6 +13,7 @@ import {
   listRules,
   listUnsubscribes,
 } from "@/lib/notifications/contract";
+import type { PageQuery } from "@/lib/pagination";
 import { callApi, endpointUrl, type ApiClientError, type CallInput, type ResponseOf } from "./api-client";
 
 /*
@@ -53,7 +54,7 @@ export function useEmbeddingConfig(fallbackData: Fallback<typeof getEmbeddingCon
   return useApiRead(getEmbeddingConfig, {}, { fallbackData });
 }
 
-/** What the notifications admin page reads; the health window and page size are the server render's. */
+/** What the notifications admin page reads; the health window and the pages are the server render's. */
 export function useNotificationsAdmin(initial: {
   channels: Fallback<typeof listChannelConfigs>;
   rules: Fallback<typeof listRules>;
@@ -63,14 +64,16 @@ export function useNotificationsAdmin(initial: {
   health: Fallback<typeof deliveryHealth>;
   deadLetters: Fallback<typeof listDeadLetters>;
   healthHours: number;
+  listPage: PageQuery;
+  deadLetterPage: PageQuery;
 }) {
   const channels = useApiRead(listChannelConfigs, {}, { fallbackData: initial.channels });
-  const rules = useApiRead(listRules, {}, { fallbackData: initial.rules });
-  const groups = useApiRead(listGroupSubscriptions, {}, { fallbackData: initial.groups });
-  const unsubscribes = useApiRead(listUnsubscribes, {}, { fallbackData: initial.unsubscribes });
+  const rules = useApiRead(listRules, { query: initial.listPage }, { fallbackData: initial.rules });
+  const groups = useApiRead(listGroupSubscriptions, { query: initial.listPage }, { fallbackData: initial.groups });
+  const unsubscribes = useApiRead(listUnsubscribes, { query: initial.listPage }, { fallbackData: initial.unsubscribes });
   const quietHours = useApiRead(getQuietHours, {}, { fallbackData: initial.quietHours });
   const health = useApiRead(deliveryHealth, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
-  const deadLetters = useApiRead(listDeadLetters, { query: { page: 1, page_size: 50 } }, { fallbackData: initial.deadLetters });
+  const deadLetters = useApiRead(listDeadLetters, { query: initial.deadLetterPage }, { fallbackData: initial.deadLetters });
   return {
     channels: channels.data,
     rules: rules.data,
@@ -84,7 +87,7 @@ export function useNotificationsAdmin(initial: {
   };
 }
 
-/** The signed-in user's latest in-app notifications and unread count, every `refreshSeconds`. */
-export function useInbox(refreshSeconds: number) {
-  return useApiRead(listInbox, { query: { limit: 20 } }, { refreshInterval: refreshSeconds * 1000 });
+/** The signed-in user's latest `limit` in-app notifications and unread count, every `refreshSeconds`. */
+export function useInbox(refreshSeconds: number, limit: number) {
+  return useApiRead(listInbox, { query: { limit } }, { refreshInterval: refreshSeconds * 1000 });
 }

@@ -1,7 +1,7 @@
 // The app's HTTP server: Next's request handler behind a plain node:http server that stamps each request
 // with its socket's remote address. Route handlers cannot see the socket, and X-Forwarded-For is whatever
 // the client wrote (Next only fills it in when absent), so rate limits and sign-in throttling key on this
-// header instead (lib/api/client-address.ts). A client-sent copy is always overwritten, and the key proves
+// header instead (lib/security/client-address.ts). A client-sent copy is always overwritten, and the key proves
 // the stamp came from this process.
 import crypto from "node:crypto";
 import http from "node:http";

@@ -1,13 +1,29 @@
 import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
 
-/** A dashboard of one `sql` table widget, id `w`, running `query`: user SQL through the real engine (fault tests, benches). */
-export function sqlWidgetDashboard(query: string): ParsedDashboard {
+/**
+ * A dashboard of one `sql` table widget, id `w`, running `query`: user SQL through the real engine
+ * (query tests, fault tests, benches). `filter` adds a select filter `pick` bound to `w`'s `channel`;
+ * `widgetSpec` adds lines to `w`'s spec (two-space indented, e.g. `  filters: [...]`).
+ */
+export function sqlWidgetDashboard(query: string, options: { filter?: boolean; widgetSpec?: string } = {}): ParsedDashboard {
+  const filter = options.filter
+    ? `---
+version: "1.0"
+kind: widget
+metadata: { id: pick, name: Pick }
+spec:
+  component: filter
+  layout: { x: 0, y: 0, w: 1, h: 1 }
+  display: { filter: { control: select } }
+  bindings: [{ target: w, field: channel, operator: eq }]
+`
+    : "";
   const parsed = parseDashboardYaml(`version: "1.0"
 kind: dashboard
 metadata: { id: sql-widget, name: SQL widget }
 spec:
-  tabs: [{ id: t, name: T, widgets: [w] }]
----
+  tabs: [{ id: t, name: T, widgets: [${options.filter ? "w, pick" : "w"}] }]
+${filter}---
 version: "1.0"
 kind: widget
 metadata: { id: w, name: W }
@@ -17,7 +33,7 @@ spec:
   data:
     kind: sql
     query: ${JSON.stringify(query)}
-`);
-  if (!parsed.ok) throw new Error(parsed.errors.map((e) => e.message).join("; "));
+${options.widgetSpec ?? ""}`);
+  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
   return parsed.dashboard;
 }

@@ -17,6 +17,7 @@ export async function withSeededDb<T>(engine: "pglite" | "postgres", body: (db: 
   configSingleton.set(undefined);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bench-seeded-"));
   process.env.QUARRY_DATA_DIR = dir;
+  process.env.QUARRY_SEED_DEMO = "true";
   process.env.QUARRY_LOG_LEVEL ??= "warn";
   if (engine === "postgres") process.env.DATABASE_URL = await benchDatabase();
   else delete process.env.DATABASE_URL;

@@ -4,6 +4,7 @@ import Link from "next/link";
 import type { listDashboards } from "@/lib/dashboards/contract";
 import type { ResponseOf } from "@/components/api-client";
 import { useDashboards } from "@/components/api-hooks";
+import { PageNote } from "@/components/page-note";
 import styles from "./dashboards.module.css";
 
 /** Thumbnail cells (columns of 12, rows of 7 px) per data component: a sketch of what the dashboard holds. */
@@ -13,7 +14,8 @@ const updatedFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeS
 
 /** The dashboards the caller may see, as cards; starts from the server render and revalidates (on focus, after edits elsewhere). */
 export function DashboardList({ initial, editor }: { initial: ResponseOf<typeof listDashboards>; editor: boolean }) {
-  const { items } = useDashboards(initial).data ?? initial;
+  const page = useDashboards(initial).data ?? initial;
+  const { items } = page;
   return (
     <>
       {items.length === 0 ? (
@@ -55,6 +57,7 @@ export function DashboardList({ initial, editor }: { initial: ResponseOf<typeof 
           })}
         </ul>
       )}
+      <PageNote page={page} what="dashboards" />
     </>
   );
 }

@@ -4,6 +4,7 @@ import { useRef, useState, type DragEvent, type ReactNode } from "react";
 import type { z } from "zod";
 import type { DocumentList, DocumentRecord, DocumentStatus, UploadConstraints } from "@/lib/documents/contract";
 import { useDocuments, useEmbeddingConfig } from "@/components/api-hooks";
+import { PageNote } from "@/components/page-note";
 import { formatBytes } from "./format";
 import { fetchRecord, removeIndex, startIndexing, type EmbeddingView } from "./index-api";
 import { IndexState } from "./index-state";
@@ -294,6 +295,7 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
             </table>
           </div>
         )}
+        <PageNote page={list} what="documents" />
       </section>
     </div>
   );

@@ -14,6 +14,8 @@ interface Props {
   refreshSeconds?: number;
 }
 
+/** The bell lists the latest few; `unread` counts them all. */
+const INBOX_PAGE_SIZE = 20;
 const SEVERITY_TONE: Record<string, string> = { critical: "bad", warning: "warn", info: "" };
 
 function BellIcon() {
@@ -31,7 +33,7 @@ function BellIcon() {
  * when opened and every `refreshSeconds`; Escape or a click outside closes it.
  */
 export function InboxBell({ refreshSeconds = 60 }: Props) {
-  const inbox = useInbox(refreshSeconds);
+  const inbox = useInbox(refreshSeconds, INBOX_PAGE_SIZE);
   const items = inbox.data?.items ?? [];
   const unread = inbox.data?.unread ?? 0;
   const failed = inbox.error !== undefined;
@@ -63,7 +65,7 @@ export function InboxBell({ refreshSeconds = 60 }: Props) {
     if (item.read_at) return;
     const updated = await callApi(markInboxRead, { params: { id: item.id } }).catch(() => null);
     if (!updated) return;
-    await inbox.mutate((current) => current && { items: current.items.map((i) => (i.id === item.id ? updated : i)), unread: Math.max(0, current.unread - 1) }, { revalidate: false });
+    await inbox.mutate((current) => current && { ...current, items: current.items.map((i) => (i.id === item.id ? updated : i)), unread: Math.max(0, current.unread - 1) }, { revalidate: false });
   }
 
   return (

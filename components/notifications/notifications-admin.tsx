@@ -15,7 +15,9 @@ import {
   type GroupSubscriptionView,
   type RuleView,
 } from "@/lib/notifications/contract";
+import type { PageQuery } from "@/lib/pagination";
 import { callApi, type ResponseOf } from "@/components/api-client";
+import { PageNote } from "@/components/page-note";
 import { useNotificationsAdmin } from "@/components/api-hooks";
 import type {
   deliveryHealth,
@@ -48,7 +50,10 @@ export interface NotificationsAdminProps {
   quietHours: ResponseOf<typeof getQuietHours> & QuietHours;
   health: ResponseOf<typeof deliveryHealth>;
   healthHours: number;
+  /** The page of rules, groups and unsubscribes the server render read (the forms offer the rules and groups in it). */
+  listPage: PageQuery;
   deadLetters: ResponseOf<typeof listDeadLetters>;
+  deadLetterPage: PageQuery;
 }
 
 const STATUS_TONE: Record<string, string> = { delivered: "good", dead: "bad", retrying: "warn", skipped: "", pending: "", sending: "" };
@@ -77,11 +82,15 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
   const { baseRules, healthHours, quietHours } = props;
   const live = useNotificationsAdmin(props);
   const channels = (live.channels ?? props.channels).items;
-  const rules = (live.rules ?? props.rules).items;
-  const groups = (live.groups ?? props.groups).items;
-  const unsubscribes = (live.unsubscribes ?? props.unsubscribes).items;
+  const rulePage = live.rules ?? props.rules;
+  const groupPage = live.groups ?? props.groups;
+  const unsubscribePage = live.unsubscribes ?? props.unsubscribes;
+  const deadLetterPage = live.deadLetters ?? props.deadLetters;
+  const rules = rulePage.items;
+  const groups = groupPage.items;
+  const unsubscribes = unsubscribePage.items;
   const health = live.health ?? props.health;
-  const { items: deadLetters, total: deadLetterTotal } = live.deadLetters ?? props.deadLetters;
+  const { items: deadLetters, total: deadLetterTotal } = deadLetterPage;
   const refresh = () => void live.refresh();
   const [editing, setEditing] = useState<string | null>(null);
   const [creatingRule, setCreatingRule] = useState(false);
@@ -184,6 +193,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
             </tbody>
           </Table>
         )}
+        <PageNote page={rulePage} what="rules" />
       </section>
 
       <section className={styles.section} aria-labelledby="groups-h">
@@ -211,6 +221,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
             </tbody>
           </Table>
         )}
+        <PageNote page={groupPage} what="groups" />
       </section>
 
       <section className={styles.section} aria-labelledby="unsub-h">
@@ -237,6 +248,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
             </tbody>
           </Table>
         )}
+        <PageNote page={unsubscribePage} what="unsubscribes" />
       </section>
 
       <section className={styles.section} aria-labelledby="quiet-h">
@@ -310,7 +322,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                 ))}
               </tbody>
             </Table>
-            {deadLetterTotal > deadLetters.length && <p className="muted">Showing the latest {deadLetters.length} of {deadLetterTotal}; the API pages through all of them.</p>}
+            <PageNote page={deadLetterPage} what="dead letters" />
           </>
         )}
       </section>

@@ -7,7 +7,7 @@ import { principalFromSessionRequest } from "@/lib/auth/session";
 import type { Principal } from "@/lib/auth/roles";
 import { DomainError, Invalid, TooLarge, UnsupportedType, tooManyRequests, unauthorized } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { callerAddress } from "./caller";
+import { callerAddress } from "@/lib/security/caller";
 import type { Endpoint, SharedRateLimit } from "./endpoint";
 import { domainErrorResponse } from "./errors";
 import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "./operation";

@@ -4,7 +4,7 @@ import { getDb } from "@/lib/db/client";
 import { call, sessionCookieFor } from "@/test/helpers";
 import { NextRequest } from "next/server";
 import { authOptions } from "./session";
-import { signInGate } from "./sign-in-gate";
+import { signInGate } from "@/lib/api/sign-in-gate";
 import { isSessionRevoked, revokeSession } from "./session-revocation";
 
 const ORIGIN = "http://localhost:3000";

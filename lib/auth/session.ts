@@ -4,7 +4,7 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
 import { findOrganization, findUserForLogin } from "./directory";
-import { callerAddressFromHeaders } from "@/lib/api/caller";
+import { callerAddressFromHeaders } from "@/lib/security/caller";
 import { readLocationClaim } from "./location-claim";
 import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";

@@ -1,10 +1,13 @@
 import "server-only";
 import crypto from "node:crypto";
-import { getDb } from "@/lib/db/client";
+import { countHit, forgetCount, forgetCounts, readCounts } from "@/lib/db/counters";
 export { THROTTLED_ERROR } from "./sign-in-messages";
 
+/** Sign-in keys among the shared counters. */
+const PREFIX = "sign-in ";
+
 /**
- * Failed sign-in throttling, shared by every replica (table sign_in_throttle).
+ * Failed sign-in throttling, shared by every replica (the shared counters, lib/db/counters.ts).
  * Only failures count, so a user who signs in often is never slowed; an
  * account is also throttled across addresses, so guessing from many
  * addresses gains nothing.
@@ -21,22 +24,17 @@ export interface SignInSubject {
 
 function keysOf(subject: SignInSubject) {
   const digest = crypto.createHash("sha256").update(subject.email.trim().toLowerCase()).digest("hex");
-  return { account: `account:${digest}`, address: `address:${subject.address}` };
+  return { account: `${PREFIX}account:${digest}`, address: `${PREFIX}address:${subject.address}` };
 }
 
 /** Seconds until the subject may try again, or 0 when neither its account nor its address is throttled. */
 export async function signInRetryAfter(subject: SignInSubject, now = new Date()): Promise<number> {
   const keys = keysOf(subject);
-  const { system } = await getDb();
-  const rows = await system.query<{ key: string; failures: number; windowStartedAt: Date | string }>(
-    `SELECT key, failures, window_started_at AS "windowStartedAt" FROM sign_in_throttle WHERE key = $1 OR key = $2`,
-    [keys.account, keys.address],
-  );
+  const counts = await readCounts([keys.account, keys.address], now);
   let wait = 0;
-  for (const row of rows) {
-    const limit = row.key === keys.account ? SIGN_IN_LIMITS.account : SIGN_IN_LIMITS.address;
-    const endsAt = new Date(row.windowStartedAt).getTime() + limit.windowSeconds * 1000;
-    if (row.failures >= limit.failures && endsAt > now.getTime()) wait = Math.max(wait, Math.ceil((endsAt - now.getTime()) / 1000));
+  for (const [key, limit] of [[keys.account, SIGN_IN_LIMITS.account], [keys.address, SIGN_IN_LIMITS.address]] as const) {
+    const count = counts.get(key);
+    if (count && count.hits >= limit.failures) wait = Math.max(wait, count.secondsLeft);
   }
   return wait;
 }
@@ -44,20 +42,16 @@ export async function signInRetryAfter(subject: SignInSubject, now = new Date())
 /** Counts one failed attempt against the account and the address (a new window once the old one ended). */
 export async function recordSignInFailure(subject: SignInSubject, now = new Date()): Promise<void> {
   const keys = keysOf(subject);
-  const { system } = await getDb();
-  for (const [key, limit] of [[keys.account, SIGN_IN_LIMITS.account], [keys.address, SIGN_IN_LIMITS.address]] as const) {
-    await system.query(
-      `INSERT INTO sign_in_throttle (key, failures, window_started_at) VALUES ($1, 1, $2::timestamptz)
-       ON CONFLICT (key) DO UPDATE SET
-         failures = CASE WHEN sign_in_throttle.window_started_at <= $2::timestamptz - make_interval(secs => $3::double precision) THEN 1 ELSE sign_in_throttle.failures + 1 END,
-         window_started_at = CASE WHEN sign_in_throttle.window_started_at <= $2::timestamptz - make_interval(secs => $3::double precision) THEN $2::timestamptz ELSE sign_in_throttle.window_started_at END`,
-      [key, now.toISOString(), limit.windowSeconds],
-    );
-  }
+  await countHit(keys.account, SIGN_IN_LIMITS.account.windowSeconds, now);
+  await countHit(keys.address, SIGN_IN_LIMITS.address.windowSeconds, now);
 }
 
 /** A successful sign-in clears its account's failures (not the address's: one known password must not reset guessing at others). */
 export async function clearSignInFailures(email: string): Promise<void> {
-  const { system } = await getDb();
-  await system.query(`DELETE FROM sign_in_throttle WHERE key = $1`, [keysOf({ email, address: "" }).account]);
+  await forgetCount(keysOf({ email, address: "" }).account);
+}
+
+/** Forgets every failed sign-in (benchmarks, tests). */
+export async function resetSignInThrottle(): Promise<void> {
+  await forgetCounts(PREFIX);
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
 import { Role } from "@/lib/auth/roles";
+import { pageOf, pageQuery } from "@/lib/pagination";
 
 const EDITORS = ["admin", "general_manager"] as const;
 
@@ -70,15 +71,17 @@ export const createDashboard = defineEndpoint({
   errors: [409],
 });
 
+export const ListDashboardsQuery = pageQuery.extend({ status: z.enum(["draft", "published"]).optional() });
+
 export const listDashboards = defineEndpoint({
   method: "get",
   path: "/api/v1/custom-dashboards",
   summary: "List the dashboards the caller may see",
-  description: "Editors (admin, general_manager) see every dashboard of the organization; other roles see published dashboards whose platform.roles include theirs.",
+  description: "Editors (admin, general_manager) see every dashboard of the organization; other roles see published dashboards whose platform.roles include theirs. Most recently edited first.",
   tags: ["Dashboards"],
   access: "user",
-  query: z.object({ status: z.enum(["draft", "published"]).optional() }),
-  response: z.object({ items: z.array(DashboardRecord), total: z.number().int() }).meta({ id: "DashboardList" }),
+  query: ListDashboardsQuery,
+  response: pageOf(DashboardRecord).meta({ id: "DashboardList" }),
 });
 
 export const getDashboard = defineEndpoint({
@@ -189,23 +192,23 @@ export const listEmbeds = defineEndpoint({
   method: "get",
   path: "/api/v1/custom-dashboards/{id}/embeds",
   summary: "List embed grants of a dashboard",
+  description: "Newest first.",
   tags: ["Dashboards"],
   access: EDITORS,
   params: IdParams,
-  response: z.object({
-    items: z.array(
-      z.object({
-        embed_id: z.string(),
-        version: z.number().int(),
-        locked_filters: z.record(z.string(), z.unknown()),
-        allowed_origins: z.array(z.string()),
-        expires_at: z.iso.datetime(),
-        revoked_at: z.iso.datetime().nullable(),
-        created_by: z.string(),
-        created_at: z.iso.datetime(),
-      }),
-    ),
-  }),
+  query: pageQuery,
+  response: pageOf(
+    z.object({
+      embed_id: z.string(),
+      version: z.number().int(),
+      locked_filters: z.record(z.string(), z.unknown()),
+      allowed_origins: z.array(z.string()),
+      expires_at: z.iso.datetime(),
+      revoked_at: z.iso.datetime().nullable(),
+      created_by: z.string(),
+      created_at: z.iso.datetime(),
+    }),
+  ),
   errors: [404],
 });
 

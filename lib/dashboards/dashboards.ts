@@ -6,7 +6,8 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { forbidden, notFound, conflict, unprocessable } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import type { CreateDashboardBody, DashboardRecord, UpdateDashboardBody } from "./contract";
+import { pageBody, pageWindow } from "@/lib/pagination";
+import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateDashboardBody } from "./contract";
 import { parseManifest } from "./manifest";
 import { forgetDashboardResults } from "./result-cache";
 import { isEditor } from "./policy";
@@ -40,18 +41,29 @@ export async function createDashboard(principal: Principal, body: z.output<typeo
   });
 }
 
-export async function listDashboards(principal: Principal, filter: { status?: "draft" | "published" }) {
+/**
+ * Most recently edited first. Editors see every dashboard, so their page is cut in SQL; whether a viewer
+ * may see one is written in its published manifest's `platform.roles`, so theirs is cut after reading
+ * the published dashboards (an organization has tens, not thousands).
+ */
+export async function listDashboards(principal: Principal, query: z.output<typeof ListDashboardsQuery>) {
+  const where = query.status === "draft" ? { publishedVersion: null } : query.status === "published" ? { NOT: { publishedVersion: null } } : {};
+  const orderBy = [{ updatedAt: "desc" as const }, { id: "asc" as const }];
   return withTenant(principal, async (tx) => {
-    const rows = await tx.dashboard.findMany({
-      where: filter.status === "draft" ? { publishedVersion: null } : filter.status === "published" ? { NOT: { publishedVersion: null } } : {},
-      orderBy: { updatedAt: "desc" },
-    });
-    const items: DashboardRecord[] = [];
-    for (const row of rows) {
-      const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
-      if (record) items.push(record);
+    const records = async (rows: DashboardRow[]) => {
+      const items: DashboardRecord[] = [];
+      for (const row of rows) {
+        const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
+        if (record) items.push(record);
+      }
+      return items;
+    };
+    if (isEditor(principal)) {
+      const [rows, total] = await Promise.all([tx.dashboard.findMany({ where, orderBy, ...pageWindow(query) }), tx.dashboard.count({ where })]);
+      return pageBody(await records(rows), total, query);
     }
-    return { items, total: items.length };
+    const visible = await records(await tx.dashboard.findMany({ where: { AND: [where, { NOT: { publishedVersion: null } }] }, orderBy }));
+    return pageBody(visible.slice(query.offset, query.offset + query.limit), visible.length, query);
   });
 }
 

@@ -5,6 +5,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { deriveKey } from "@/lib/auth/secrets";
 import { config } from "@/lib/config";
 import { withTenant } from "@/lib/db/tenant";
+import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
@@ -124,12 +125,16 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   };
 }
 
-export async function listEmbeds(principal: Principal, idOrSlug: string) {
+export async function listEmbeds(principal: Principal, idOrSlug: string, page: PageQuery) {
   return withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
-    const grants = await tx.dashboardEmbed.findMany({ where: { dashboardId: row.id }, orderBy: { createdAt: "desc" } });
-    return {
-      items: grants.map((g) => ({
+    const where = { dashboardId: row.id };
+    const [grants, total] = await Promise.all([
+      tx.dashboardEmbed.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "asc" }], ...pageWindow(page) }),
+      tx.dashboardEmbed.count({ where }),
+    ]);
+    return pageBody(
+      grants.map((g) => ({
         embed_id: g.id,
         version: g.version,
         locked_filters: g.lockedFilters as Record<string, unknown>,
@@ -139,7 +144,9 @@ export async function listEmbeds(principal: Principal, idOrSlug: string) {
         created_by: g.createdBy,
         created_at: g.createdAt,
       })),
-    };
+      total,
+      page,
+    );
   });
 }
 

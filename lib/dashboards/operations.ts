@@ -22,7 +22,7 @@ export const publishDashboard = defineOperation(contract.publishDashboard, ({ pr
 
 export const embedDashboard = defineOperation(contract.embedDashboard, ({ principal, params, body }) => embeds.createEmbed(principal, params.id, body));
 
-export const listEmbeds = defineOperation(contract.listEmbeds, ({ principal, params }) => embeds.listEmbeds(principal, params.id));
+export const listEmbeds = defineOperation(contract.listEmbeds, ({ principal, params, query }) => embeds.listEmbeds(principal, params.id, query));
 
 export const revokeEmbed = defineOperation(contract.revokeEmbed, ({ principal, params }) => embeds.revokeEmbed(principal, params.id, params.embed_id));
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
+import { pageOf, pageQuery } from "@/lib/pagination";
 import { DOCUMENT_EXTENSIONS } from "./file-types";
 
 export const DocumentStatus = z
@@ -69,18 +70,14 @@ export const CreateDocumentBody = z
 
 export const IdParams = z.object({ id: z.string().min(1).max(100) });
 
-export const ListDocumentsQuery = z.object({
+export const ListDocumentsQuery = pageQuery.extend({
   status: DocumentStatus.optional(),
   type: DocumentTypeSchema.optional().describe("File type (extension)"),
   q: z.string().trim().max(200).optional().describe("Text contained in the title or file name (case-insensitive)"),
   tag: z.string().trim().toLowerCase().max(50).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
 });
 
-export const DocumentList = z
-  .object({ items: z.array(DocumentRecord), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
-  .meta({ id: "DocumentList" });
+export const DocumentList = pageOf(DocumentRecord).meta({ id: "DocumentList" });
 
 export const UploadConstraints = z
   .object({

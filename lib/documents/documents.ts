@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
+import { pageBody, pageWindow } from "@/lib/pagination";
 import type { Prisma } from "@/lib/db/generated/client";
 import { UnsupportedType, notFound, unprocessable } from "@/lib/errors";
 import { log } from "@/lib/log";
@@ -80,11 +81,11 @@ export async function listDocuments(principal: Principal, query: z.output<typeof
   };
   const [rows, total] = await withTenant(principal, (tx) =>
     Promise.all([
-      tx.document.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], skip: query.offset, take: query.limit }),
+      tx.document.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], ...pageWindow(query) }),
       tx.document.count({ where }),
     ]),
   );
-  return { items: rows.map(toDocumentRecord), total, limit: query.limit, offset: query.offset };
+  return pageBody(rows.map(toDocumentRecord), total, query);
 }
 
 export async function getDocument(principal: Principal, id: string) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
+import { pageOf, pageQuery } from "@/lib/pagination";
 
 export const LocationSchema = z
   .object({
@@ -12,14 +13,15 @@ export const LocationSchema = z
   })
   .meta({ id: "Location" });
 
-export const LocationList = z.object({ items: z.array(LocationSchema), total: z.number().int() }).meta({ id: "LocationList" });
+export const LocationList = pageOf(LocationSchema).meta({ id: "LocationList" });
 
 export const listLocations = defineEndpoint({
   method: "get",
   path: "/api/v1/locations",
   summary: "List locations visible to the caller",
-  description: "The caller's organization's locations, narrowed to the token's location scope.",
+  description: "The caller's organization's locations, narrowed to the token's location scope; by code.",
   tags: ["Locations"],
   access: "user",
+  query: pageQuery,
   response: LocationList,
 });

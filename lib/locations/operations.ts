@@ -3,4 +3,4 @@ import { defineOperation } from "@/lib/api/operation";
 import * as contract from "./contract";
 import * as locations from "./locations";
 
-export const listLocations = defineOperation(contract.listLocations, ({ principal }) => locations.listLocations(principal));
+export const listLocations = defineOperation(contract.listLocations, ({ principal, query }) => locations.listLocations(principal, query));

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { pageOf, pageQuery } from "@/lib/pagination";
 
 const ts = z.iso.datetime().describe("ISO 8601, UTC");
 const tags = ["Notifications"];
@@ -38,6 +39,7 @@ export const listChannelConfigs = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/channel-configs",
   summary: "Inspect the organization's channel providers",
+  description: "One entry per channel kind, configured or not: a fixed set, not a paged list.",
   tags,
   access: "admin",
   response: z.object({ items: z.array(ChannelConfigView) }),
@@ -88,6 +90,7 @@ export const listBaseRules = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/base-rules",
   summary: "List the base rules custom rules can clone",
+  description: "The catalog shipped with Quarry: a fixed set, not a paged list.",
   tags,
   access: "admin",
   response: z.object({ items: z.array(BaseRuleView) }),
@@ -169,9 +172,11 @@ export const listRules = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/custom-rules",
   summary: "List custom rules with their next runs",
+  description: "By key.",
   tags,
   access: "admin",
-  response: z.object({ items: z.array(RuleView), total: z.number().int() }),
+  query: pageQuery,
+  response: pageOf(RuleView),
 });
 
 export const getRule = defineEndpoint({
@@ -248,9 +253,11 @@ export const listGroupSubscriptions = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/group-subscriptions",
   summary: "List email-group subscriptions",
+  description: "Oldest first.",
   tags,
   access: "admin",
-  response: z.object({ items: z.array(GroupSubscriptionView) }),
+  query: pageQuery,
+  response: pageOf(GroupSubscriptionView),
 });
 
 export const deleteGroupSubscription = defineEndpoint({
@@ -312,9 +319,11 @@ export const listUnsubscribes = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/unsubscribes",
   summary: "List unsubscribes",
+  description: "Oldest first.",
   tags,
   access: "admin",
-  response: z.object({ items: z.array(UnsubscribeView) }),
+  query: pageQuery,
+  response: pageOf(UnsubscribeView),
 });
 
 export const deleteUnsubscribe = defineEndpoint({
@@ -403,19 +412,15 @@ export const DeliveryView = z
   })
   .meta({ id: "Delivery" });
 
-const Paging = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  page_size: z.coerce.number().int().min(1).max(200).default(50),
-});
-
 export const listDeadLetters = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/dead-letters",
   summary: "List permanently failed deliveries",
+  description: "Most recently failed first.",
   tags,
   access: "admin",
-  query: Paging,
-  response: z.object({ items: z.array(DeliveryView), total: z.number().int(), page: z.number().int(), page_size: z.number().int() }),
+  query: pageQuery,
+  response: pageOf(DeliveryView),
 });
 
 export const requeueDeadLetter = defineEndpoint({
@@ -474,10 +479,11 @@ export const listInbox = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/inbox",
   summary: "The caller's in-app notifications",
+  description: "Newest first; `unread` counts every unread item, across pages.",
   tags,
   access: "user",
-  query: z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) }),
-  response: z.object({ items: z.array(InboxItemView), unread: z.number().int() }),
+  query: pageQuery,
+  response: pageOf(InboxItemView).extend({ unread: z.number().int() }),
 });
 
 export const markInboxRead = defineEndpoint({

@@ -28,7 +28,7 @@ export const listBaseRules = defineOperation(contract.listBaseRules, async () =>
 
 export const createRule = defineOperation(contract.createRule, ({ principal, body }) => rules.createRule(principal, body, systemClock.now()));
 
-export const listRules = defineOperation(contract.listRules, ({ principal }) => rules.listRules(principal, systemClock.now()));
+export const listRules = defineOperation(contract.listRules, ({ principal, query }) => rules.listRules(principal, query, systemClock.now()));
 
 export const getRule = defineOperation(contract.getRule, ({ principal, params }) => rules.getRule(principal, params.id, systemClock.now()));
 
@@ -40,13 +40,13 @@ export const triggerRule = defineOperation(contract.triggerRule, async ({ princi
 
 export const createGroupSubscription = defineOperation(contract.createGroupSubscription, ({ principal, body }) => groups.createGroupSubscription(principal, body, systemClock.now()));
 
-export const listGroupSubscriptions = defineOperation(contract.listGroupSubscriptions, ({ principal }) => groups.listGroupSubscriptions(principal));
+export const listGroupSubscriptions = defineOperation(contract.listGroupSubscriptions, ({ principal, query }) => groups.listGroupSubscriptions(principal, query));
 
 export const deleteGroupSubscription = defineOperation(contract.deleteGroupSubscription, ({ principal, params }) => groups.deleteGroupSubscription(principal, params.id));
 
 export const createUnsubscribe = defineOperation(contract.createUnsubscribe, ({ principal, body }) => unsubscribes.createUnsubscribe(principal, body, systemClock.now()));
 
-export const listUnsubscribes = defineOperation(contract.listUnsubscribes, ({ principal }) => unsubscribes.listUnsubscribes(principal));
+export const listUnsubscribes = defineOperation(contract.listUnsubscribes, ({ principal, query }) => unsubscribes.listUnsubscribes(principal, query));
 
 export const deleteUnsubscribe = defineOperation(contract.deleteUnsubscribe, ({ principal, params }) => unsubscribes.deleteUnsubscribe(principal, params.id));
 
@@ -66,6 +66,6 @@ export const deliveryHealth = defineOperation(contract.deliveryHealth, ({ princi
 
 /* ---------- inbox ---------- */
 
-export const listInbox = defineOperation(contract.listInbox, ({ principal, query }) => inbox.listInbox(principal, query.limit));
+export const listInbox = defineOperation(contract.listInbox, ({ principal, query }) => inbox.listInbox(principal, query));
 
 export const markInboxRead = defineOperation(contract.markInboxRead, ({ principal, params }) => inbox.markInboxRead(principal, params.id, systemClock.now()));

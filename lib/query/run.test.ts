@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
+import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
 import { QueryError } from "./errors";
 import { runWidgetQuery } from "./run";
 
@@ -65,32 +66,7 @@ describe("runWidgetQuery on the sample dashboard", () => {
   });
 });
 
-const custom = (query: string, extra = "") =>
-  parse(`version: "1.0"
-kind: dashboard
-metadata: { id: d, name: D }
-spec:
-  tabs: [{ id: t, name: T, widgets: [w, pick] }]
----
-version: "1.0"
-kind: widget
-metadata: { id: pick, name: Pick }
-spec:
-  component: filter
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-  display: { filter: { control: select } }
-  bindings: [{ target: w, field: channel, operator: eq }]
----
-version: "1.0"
-kind: widget
-metadata: { id: w, name: W }
-spec:
-  component: table
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-  data:
-    kind: sql
-    query: ${JSON.stringify(query)}
-${extra}`);
+const custom = (query: string, widgetSpec = "") => sqlWidgetDashboard(query, { filter: true, widgetSpec });
 
 describe("user SQL runs read-only", () => {
   it("runs a read query and filters its rows in SQL", async () => {

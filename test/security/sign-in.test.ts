@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { POST as nextAuthPost } from "@/app/api/auth/[...nextauth]/route";
-import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/api/client-address";
+import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
 import { authOptions } from "@/lib/auth/session";
 import { SIGN_IN_LIMITS, signInRetryAfter } from "@/lib/auth/throttle";
 import { DEMO_PASSWORD } from "@/lib/db/seed";

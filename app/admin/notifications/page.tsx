@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { invoke } from "@/lib/api/operation";
+import { PAGE_LIMIT_MAX } from "@/lib/pagination";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import {
   deliveryHealth,
@@ -18,6 +19,9 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Notifications" };
 
 const HEALTH_HOURS = 72;
+/** The admin page reads the first page of each list, the largest allowed: the forms offer every rule and group in it. */
+const LIST_PAGE = { limit: PAGE_LIMIT_MAX, offset: 0 };
+const DEAD_LETTER_PAGE = { limit: 50, offset: 0 };
 
 export default async function NotificationsAdminPage() {
   const principal = await currentPagePrincipal();
@@ -36,13 +40,13 @@ export default async function NotificationsAdminPage() {
   // Each answer has the shape its endpoint sends over HTTP: the page hands it to the client's swr cache as is.
   const [channels, rules, baseRules, groups, unsubscribes, quietHours, health, deadLetters] = await Promise.all([
     invoke(listChannelConfigs, principal),
-    invoke(listRules, principal),
+    invoke(listRules, principal, { query: LIST_PAGE }),
     invoke(listBaseRules, principal),
-    invoke(listGroupSubscriptions, principal),
-    invoke(listUnsubscribes, principal),
+    invoke(listGroupSubscriptions, principal, { query: LIST_PAGE }),
+    invoke(listUnsubscribes, principal, { query: LIST_PAGE }),
     invoke(getQuietHours, principal),
     invoke(deliveryHealth, principal, { query: { hours: HEALTH_HOURS, limit: 50 } }),
-    invoke(listDeadLetters, principal, { query: { page: 1, page_size: 50 } }),
+    invoke(listDeadLetters, principal, { query: DEAD_LETTER_PAGE }),
   ]);
   return (
     <div className="page">
@@ -57,7 +61,9 @@ export default async function NotificationsAdminPage() {
         quietHours={quietHours}
         health={health}
         healthHours={HEALTH_HOURS}
+        listPage={LIST_PAGE}
         deadLetters={deadLetters}
+        deadLetterPage={DEAD_LETTER_PAGE}
       />
     </div>
   );

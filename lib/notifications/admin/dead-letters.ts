@@ -2,19 +2,24 @@ import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant } from "@/lib/db/tenant";
+import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { notFound, conflict } from "@/lib/errors";
 import { deliveryView, ruleKeys } from "@/lib/notifications/admin/delivery-health";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 
-export async function listDeadLetters(principal: Principal, paging: { page: number; page_size: number }) {
+export async function listDeadLetters(principal: Principal, page: PageQuery) {
   return withTenant(principal, async (tx) => {
     const [keys, total, rows] = await Promise.all([
       ruleKeys(tx),
       tx.notificationDelivery.count({ where: { status: "dead" } }),
-      tx.notificationDelivery.findMany({ where: { status: "dead" }, orderBy: [{ updatedAt: "desc" }, { id: "asc" }], skip: (paging.page - 1) * paging.page_size, take: paging.page_size }),
+      tx.notificationDelivery.findMany({ where: { status: "dead" }, orderBy: [{ updatedAt: "desc" }, { id: "asc" }], ...pageWindow(page) }),
     ]);
-    return { items: rows.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")), total, page: paging.page, page_size: paging.page_size };
+    return pageBody(
+      rows.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")),
+      total,
+      page,
+    );
   });
 }
 

@@ -1,6 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
+import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { notFound, conflict, unprocessable } from "@/lib/errors";
 import type { CreateGroupSubscriptionBody } from "@/lib/notifications/contract";
 import { newId } from "@/lib/ids";
@@ -27,14 +28,19 @@ export async function createGroupSubscription(principal: Principal, body: Create
   });
 }
 
-export async function listGroupSubscriptions(principal: Principal) {
+export async function listGroupSubscriptions(principal: Principal, page: PageQuery) {
   return withTenant(principal, async (tx) => {
-    const [rows, rules] = await Promise.all([
-      tx.notificationGroupSubscription.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] }),
+    const [rows, total, rules] = await Promise.all([
+      tx.notificationGroupSubscription.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }], ...pageWindow(page) }),
+      tx.notificationGroupSubscription.count(),
       tx.notificationRule.findMany({ select: { id: true, key: true } }),
     ]);
     const keys = new Map(rules.map((r) => [r.id, r.key]));
-    return { items: rows.map((r) => ({ id: r.id, rule_id: r.ruleId, rule_key: keys.get(r.ruleId) ?? "", group_name: r.groupName, members: r.members, created_at: r.createdAt })) };
+    return pageBody(
+      rows.map((r) => ({ id: r.id, rule_id: r.ruleId, rule_key: keys.get(r.ruleId) ?? "", group_name: r.groupName, members: r.members, created_at: r.createdAt })),
+      total,
+      page,
+    );
   });
 }
 

@@ -228,11 +228,13 @@ describe("dead letters, delivery health and inbox", () => {
       });
       return "ndl_dead";
     });
-    const list = await call(deadLetters.GET, "GET", `${U}/dead-letters?page=1&page_size=10`, { token: admin });
+    const list = await call(deadLetters.GET, "GET", `${U}/dead-letters?limit=10&offset=0`, { token: admin });
     expect(list.status).toBe(200);
-    expect(list.json).toMatchObject({ total: 1, page: 1, page_size: 10 });
+    expect(list.json).toMatchObject({ total: 1, limit: 10, offset: 0 });
     expect(list.json.items[0]).toMatchObject({ id: deadId, last_error: "HTTP 503", rule_key: "sales.gap.base" });
-    const badPage = await call(deadLetters.GET, "GET", `${U}/dead-letters?page=0`, { token: admin });
+    const pastTheEnd = await call(deadLetters.GET, "GET", `${U}/dead-letters?offset=1`, { token: admin });
+    expect(pastTheEnd.json).toMatchObject({ items: [], total: 1, limit: 50, offset: 1 });
+    const badPage = await call(deadLetters.GET, "GET", `${U}/dead-letters?limit=0`, { token: admin });
     expect(badPage.status).toBe(422);
 
     const foreign = await call(requeue.POST, "POST", `${U}/dead-letters/${deadId}/requeue`, { token: globex, params: { id: deadId } });
@@ -256,7 +258,7 @@ describe("dead letters, delivery health and inbox", () => {
       tx.notificationInboxItem.create({ data: { id: "nib_1", orgId: "org_acme", userId: "usr_acme_analyst", deliveryId: "ndl_dead", title: "T", body: "B", severity: "info", createdAt: new Date() } }),
     );
     const mine = await call(inbox.GET, "GET", "http://localhost:3000/api/v1/notifications/inbox", { token: analyst });
-    expect(mine.json).toMatchObject({ unread: 1, items: [{ id: "nib_1", read_at: null }] });
+    expect(mine.json).toMatchObject({ unread: 1, total: 1, limit: 50, offset: 0, items: [{ id: "nib_1", read_at: null }] });
     const adminView = await call(inbox.GET, "GET", "http://localhost:3000/api/v1/notifications/inbox", { token: admin });
     expect(adminView.json.items.map((i: { id: string }) => i.id)).not.toContain("nib_1");
     const foreign = await call(inboxRead.POST, "POST", "http://localhost:3000/api/v1/notifications/inbox/nib_1/read", { token: globex, params: { id: "nib_1" } });

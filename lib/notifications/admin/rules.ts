@@ -2,6 +2,7 @@ import "server-only";
 import type { z } from "zod";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import type { NotificationRule } from "@/lib/db/generated/client";
 import { type ValidationItem, notFound, conflict, unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/pipeline/catalog";
@@ -93,16 +94,20 @@ export async function createRule(principal: Principal, body: CreateRuleBody, now
   return ruleView(rule, now);
 }
 
-export async function listRules(principal: Principal, now: Date) {
-  const [rules, counts] = await withTenant(principal, (tx) =>
+export async function listRules(principal: Principal, page: PageQuery, now: Date) {
+  const [rules, total, counts] = await withTenant(principal, (tx) =>
     Promise.all([
-      tx.notificationRule.findMany({ orderBy: { key: "asc" } }),
+      tx.notificationRule.findMany({ orderBy: [{ key: "asc" }, { id: "asc" }], ...pageWindow(page) }),
+      tx.notificationRule.count(),
       tx.notificationGroupSubscription.groupBy({ by: ["ruleId"], _count: true }),
     ]),
   );
   const byRule = new Map(counts.map((c) => [c.ruleId, c._count]));
-  const items = rules.map((r) => ruleView(r, now, byRule.get(r.id) ?? 0));
-  return { items, total: items.length };
+  return pageBody(
+    rules.map((r) => ruleView(r, now, byRule.get(r.id) ?? 0)),
+    total,
+    page,
+  );
 }
 
 export async function getRule(principal: Principal, id: string, now: Date) {

@@ -1,6 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import type { NotificationUnsubscribe } from "@/lib/db/generated/client";
 import { type ValidationItem, notFound, conflict, unprocessable } from "@/lib/errors";
 import type { CreateUnsubscribeBody } from "@/lib/notifications/contract";
@@ -49,11 +50,15 @@ export async function createUnsubscribe(principal: Principal, body: CreateUnsubs
   });
 }
 
-export async function listUnsubscribes(principal: Principal) {
+export async function listUnsubscribes(principal: Principal, page: PageQuery) {
   return withTenant(principal, async (tx) => {
-    const rows = await tx.notificationUnsubscribe.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    const [rows, total] = await Promise.all([tx.notificationUnsubscribe.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }], ...pageWindow(page) }), tx.notificationUnsubscribe.count()]);
     const n = await names(tx);
-    return { items: rows.map((r) => view(r, n)) };
+    return pageBody(
+      rows.map((r) => view(r, n)),
+      total,
+      page,
+    );
   });
 }
 

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compileFormula, compileFormulaSource } from "./compile";
 import { FormulaError, type FormulaNode, parseFormula } from "./parse";
+import { formulaTree } from "@/test/support/formula-arbitrary";
 import { applyFormulaSteps, planFormulaMetrics } from "./plan";
 
 const FIELDS = new Set(["revenue", "cost", "orders", "name", "flag"]);
@@ -159,27 +160,16 @@ describe("formula planning", () => {
 // ---------------------------------------------------------------- properties
 
 const fieldName = fc.constantFrom(...FIELDS);
-const tree: fc.Arbitrary<FormulaNode> = fc.letrec<{ node: FormulaNode }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: "small", withCrossShrink: true },
-    fc.oneof(
-      fc.integer({ min: 0, max: 1000 }).map((value): FormulaNode => ({ type: "literal", value, at: 0 })),
-      fc.constantFrom<FormulaNode>({ type: "literal", value: true, at: 0 }, { type: "literal", value: null, at: 0 }, { type: "literal", value: "a'b", at: 0 }),
-      fieldName.map((name): FormulaNode => ({ type: "field", name, at: 0 })),
-    ),
-    fc.record({ type: fc.constant("unary" as const), op: fc.constantFrom("-" as const, "not" as const), operand: tie("node"), at: fc.constant(0) }),
-    fc.record({
-      type: fc.constant("binary" as const),
-      op: fc.constantFrom("+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", ">=", "and", "or"),
-      left: tie("node"),
-      right: tie("node"),
-      at: fc.constant(0),
-    }) as fc.Arbitrary<FormulaNode>,
-    fc.record({ type: fc.constant("conditional" as const), test: tie("node"), then: tie("node"), otherwise: tie("node"), at: fc.constant(0) }),
-    fc.record({ type: fc.constant("call" as const), name: fc.constant("abs" as const), args: tie("node").map((arg) => [arg]), at: fc.constant(0) }),
-    fc.record({ type: fc.constant("call" as const), name: fc.constantFrom("min" as const, "max" as const), args: fc.array(tie("node"), { minLength: 1, maxLength: 3 }), at: fc.constant(0) }),
+const tree = formulaTree({
+  leaf: fc.oneof(
+    fc.integer({ min: 0, max: 1000 }).map((value): FormulaNode => ({ type: "literal", value, at: 0 })),
+    fc.constantFrom<FormulaNode>({ type: "literal", value: true, at: 0 }, { type: "literal", value: null, at: 0 }, { type: "literal", value: "a'b", at: 0 }),
+    fieldName.map((name): FormulaNode => ({ type: "field", name, at: 0 })),
   ),
-})).node;
+  // What print() writes must parse back to the same tree: no unary plus, no float/int/len/round.
+  unary: ["-", "not"],
+  calls: ["abs"],
+});
 
 /** Fully parenthesized text of a tree: parsing it must give the same tree back. */
 function print(node: FormulaNode): string {

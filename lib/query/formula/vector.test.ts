@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type FormulaRow, type FormulaValue, compileFormula, compileFormulaSource } from "./compile";
 import type { FormulaNode } from "./parse";
+import { formulaTree } from "@/test/support/formula-arbitrary";
 import { applyFormulaSteps, planFormulaMetrics } from "./plan";
 import { CHUNK_ROWS, compileFormulaSourceVector, compileNodeVector, evaluateFormulaRows } from "./vector";
 
@@ -108,28 +109,16 @@ describe("column evaluator: everything else", () => {
   const anyCell = fc.oneof(numericCell, fc.string({ maxLength: 3 }), fc.boolean(), fc.object({ maxDepth: 0 }));
   const anyRows = fc.array(fc.record({ a: anyCell, b: anyCell, c: anyCell, s: anyCell, flag: anyCell }, { requiredKeys: [] }), { minLength: 1, maxLength: CHUNK_ROWS + 50 });
   const field = fc.constantFrom(...FIELDS).map((name): FormulaNode => ({ type: "field", name, at: 0 }));
-  const tree: fc.Arbitrary<FormulaNode> = fc.letrec<{ node: FormulaNode }>((tie) => ({
-    node: fc.oneof(
-      { depthSize: "small", withCrossShrink: true },
-      fc.oneof(
-        field,
-        field,
-        fc.oneof(fc.integer({ min: -3, max: 1000 }), fc.constantFrom(0.5, 1e999, true, false, null, "x", "")).map((value): FormulaNode => ({ type: "literal", value, at: 0 })),
-      ),
-      fc.record({ type: fc.constant("unary" as const), op: fc.constantFrom("-" as const, "+" as const, "not" as const), operand: tie("node"), at: fc.constant(0) }),
-      fc.record({
-        type: fc.constant("binary" as const),
-        op: fc.constantFrom("+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", ">=", "and", "or"),
-        left: tie("node"),
-        right: tie("node"),
-        at: fc.constant(0),
-      }) as fc.Arbitrary<FormulaNode>,
-      fc.record({ type: fc.constant("conditional" as const), test: tie("node"), then: tie("node"), otherwise: tie("node"), at: fc.constant(0) }),
-      fc.record({ type: fc.constant("call" as const), name: fc.constantFrom("abs" as const, "float" as const, "int" as const, "len" as const, "round" as const), args: tie("node").map((arg) => [arg]), at: fc.constant(0) }),
-      fc.record({ type: fc.constant("call" as const), name: fc.constant("round" as const), args: fc.tuple(tie("node"), fc.integer({ min: -3, max: 3 }).map((value): FormulaNode => ({ type: "literal", value, at: 0 }))).map((args) => [...args]), at: fc.constant(0) }),
-      fc.record({ type: fc.constant("call" as const), name: fc.constantFrom("min" as const, "max" as const), args: fc.array(tie("node"), { minLength: 1, maxLength: 3 }), at: fc.constant(0) }),
+  const tree = formulaTree({
+    leaf: fc.oneof(
+      field,
+      field,
+      fc.oneof(fc.integer({ min: -3, max: 1000 }), fc.constantFrom(0.5, 1e999, true, false, null, "x", "")).map((value): FormulaNode => ({ type: "literal", value, at: 0 })),
     ),
-  })).node;
+    unary: ["-", "+", "not"],
+    calls: ["abs", "float", "int", "len", "round"],
+    roundWithDigits: true,
+  });
   const known = (name: string) => FIELDS.has(name);
 
   it("any formula over numeric columns gives the row interpreter's cells", () => {

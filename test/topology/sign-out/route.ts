@@ -3,7 +3,7 @@
 // request's session in the database; next-auth then only clears the browser's cookie, and it needs
 // Next.js's request scope, which the replica harness (test/replica.ts) does not provide.
 import type { NextRequest } from "next/server";
-import { signInGate } from "@/lib/auth/sign-in-gate";
+import { signInGate } from "@/lib/api/sign-in-gate";
 
 export async function POST(req: NextRequest): Promise<Response> {
   return (await signInGate(req, ["signout"])) ?? new Response(null, { status: 204 });

@@ -1,6 +1,6 @@
 import NextAuth from "next-auth";
 import { authOptions } from "@/lib/auth/session";
-import { signInGate } from "@/lib/auth/sign-in-gate";
+import { signInGate } from "@/lib/api/sign-in-gate";
 
 type NextAuthRouteContext = { params: Promise<{ nextauth: string[] }> };
 

@@ -1,13 +1,13 @@
 import "server-only";
 import { NextRequest, NextResponse } from "next/server";
-import { callerAddress } from "@/lib/api/caller";
-import { domainErrorResponse } from "@/lib/api/errors";
-import { assertSameOrigin } from "@/lib/api/same-origin";
+import { sessionClaimsOf } from "@/lib/auth/session";
+import { revokeSession } from "@/lib/auth/session-revocation";
+import { THROTTLED_ERROR, signInRetryAfter } from "@/lib/auth/throttle";
 import { DomainError } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { sessionClaimsOf } from "./session";
-import { revokeSession } from "./session-revocation";
-import { THROTTLED_ERROR, signInRetryAfter } from "./throttle";
+import { callerAddress } from "@/lib/security/caller";
+import { domainErrorResponse } from "./errors";
+import { assertSameOrigin } from "./same-origin";
 
 /**
  * Runs in front of next-auth's own routes: every POST must come from this site

@@ -1,7 +1,7 @@
 import { config } from "@/lib/config";
 import { clientAddress } from "./client-address";
 
-/** The caller's network address (lib/api/client-address.ts); "unknown" (one shared bucket) when the socket is not known. */
+/** The caller's network address (lib/security/client-address.ts); "unknown" (one shared bucket) when the socket is not known. */
 export function callerAddress(req: Request): string {
   return callerAddressFromHeaders(req.headers);
 }

@@ -1,0 +1,207 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { call, tokenFor } from "@/test/helpers";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { ENDPOINTS } from "@/lib/api/registry";
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from "@/lib/pagination";
+import * as locations from "@/app/api/v1/locations/route";
+import * as dashboards from "@/app/api/v1/custom-dashboards/route";
+import * as embeds from "@/app/api/v1/custom-dashboards/[id]/embeds/route";
+import * as documents from "@/app/api/v1/documents/route";
+import * as rules from "@/app/api/v1/notifications/admin/custom-rules/route";
+import * as groups from "@/app/api/v1/notifications/admin/group-subscriptions/route";
+import * as unsubscribes from "@/app/api/v1/notifications/admin/unsubscribes/route";
+import * as deadLetters from "@/app/api/v1/notifications/admin/dead-letters/route";
+import * as inbox from "@/app/api/v1/notifications/inbox/route";
+
+/*
+ * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
+ * pages follow one stable order, `total` counts every row the caller may see, and nothing of another
+ * organization (or, for locations, outside the caller's scope) shows in `items` or `total`.
+ */
+
+type Org = "acme" | "globex";
+const ORG_ID: Record<Org, string> = { acme: "org_acme", globex: "org_globex" };
+const ROWS = 5;
+
+/** Small fixed sets, answered whole (docs/conventions.md, "Lists"). */
+const FIXED_SETS = ["GET /api/v1/notifications/admin/channel-configs", "GET /api/v1/notifications/admin/base-rules"];
+
+type Handler = Parameters<typeof call>[0];
+interface List {
+  name: string;
+  handler: Handler;
+  /** Path parameters per organization (embeds: that organization's dashboard). */
+  params?: (org: Org) => Record<string, string>;
+  /** Adds `n` rows for `org`. */
+  seed?: (tx: TenantTx, org: Org, n: number) => Promise<unknown>;
+}
+
+const stamp = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i));
+const id = (prefix: string, org: Org, i: number | string) => `${prefix}_page_${org}_${i}`;
+
+async function ruleAndRun(tx: TenantTx, org: Org) {
+  const ruleId = id("nrl", org, 0);
+  if (await tx.notificationRule.findUnique({ where: { id: ruleId } })) return { ruleId, runId: id("nrn", org, 0) };
+  await tx.notificationRule.create({
+    data: { id: ruleId, orgId: ORG_ID[org], key: `paging.rule.${org}`, name: "Paging", baseRuleKey: "sales.gap_to_target", severity: "info", defaultChannels: ["in_app"], cadenceCron: "0 * * * *" },
+  });
+  await tx.notificationRuleRun.create({ data: { id: id("nrn", org, 0), orgId: ORG_ID[org], ruleId, scheduledFor: stamp(0), trigger: "manual", status: "fired" } });
+  return { ruleId, runId: id("nrn", org, 0) };
+}
+
+async function deliveries(tx: TenantTx, org: Org, n: number, prefix: string) {
+  const { ruleId, runId } = await ruleAndRun(tx, org);
+  for (let i = 0; i < n; i++) {
+    await tx.notificationDelivery.create({
+      data: {
+        id: id(prefix, org, i), orgId: ORG_ID[org], runId, ruleId, channel: "in_app", recipient: `${prefix}-${i}`, status: "dead", reason: "failed", subject: "S", body: "B",
+        severity: "info", dedupeKey: `${prefix}-${i}`, attempts: 6, maxAttempts: 6, createdAt: stamp(i), updatedAt: stamp(i % 2), // equal timestamps: the id breaks ties
+      },
+    });
+  }
+}
+
+const LISTS: List[] = [
+  { name: "locations", handler: locations.GET },
+  {
+    name: "dashboards",
+    handler: dashboards.GET,
+    seed: async (tx, org, n) => {
+      for (let i = 0; i < n; i++) {
+        await tx.dashboard.create({ data: { id: id("dsh", org, i), orgId: ORG_ID[org], name: `Paging ${i}`, slug: `paging-${i}`, draftYaml: "kind: Dashboard", createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin`, updatedAt: stamp(i % 2) } });
+      }
+    },
+  },
+  {
+    name: "embeds",
+    handler: embeds.GET,
+    params: (org) => ({ id: id("dsh", org, "embeds") }),
+    seed: async (tx, org, n) => {
+      const dashboardId = id("dsh", org, "embeds");
+      await tx.dashboard.create({ data: { id: dashboardId, orgId: ORG_ID[org], name: "Embedded", slug: "paging-embeds", draftYaml: "kind: Dashboard", publishedVersion: 1, createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin` } });
+      for (let i = 0; i < n; i++) {
+        await tx.dashboardEmbed.create({ data: { id: id("emb", org, i), orgId: ORG_ID[org], dashboardId, version: 1, allowedOrigins: [], expiresAt: new Date(Date.now() + 3_600_000), createdBy: `usr_${org}_admin`, createdAt: stamp(i % 2) } });
+      }
+    },
+  },
+  {
+    name: "documents",
+    handler: documents.GET,
+    seed: async (tx, org, n) => {
+      for (let i = 0; i < n; i++) {
+        await tx.document.create({ data: { id: id("doc", org, i), orgId: ORG_ID[org], title: `Paging ${i}`, filename: `p${i}.txt`, contentType: "text/plain", extension: "txt", createdBy: `usr_${org}_admin`, createdAt: stamp(i % 2) } });
+      }
+    },
+  },
+  {
+    name: "custom rules",
+    handler: rules.GET,
+    seed: async (tx, org, n) => {
+      for (let i = 0; i < n; i++) {
+        await tx.notificationRule.create({ data: { id: id("nrl", org, i + 1), orgId: ORG_ID[org], key: `paging.rule${i}.x`, name: "Paging", baseRuleKey: "sales.gap_to_target", severity: "info", defaultChannels: ["in_app"], cadenceCron: "0 * * * *" } });
+      }
+    },
+  },
+  {
+    name: "group subscriptions",
+    handler: groups.GET,
+    seed: async (tx, org, n) => {
+      const { ruleId } = await ruleAndRun(tx, org);
+      for (let i = 0; i < n; i++) {
+        await tx.notificationGroupSubscription.create({ data: { id: id("ngs", org, i), orgId: ORG_ID[org], ruleId, groupName: `group ${i}`, members: ["a@example.com"], createdAt: stamp(i % 2) } });
+      }
+    },
+  },
+  {
+    name: "unsubscribes",
+    handler: unsubscribes.GET,
+    seed: async (tx, org, n) => {
+      for (let i = 0; i < n; i++) await tx.notificationUnsubscribe.create({ data: { id: id("nun", org, i), orgId: ORG_ID[org], address: `gone${i}@example.com`, createdAt: stamp(i % 2) } });
+    },
+  },
+  { name: "dead letters", handler: deadLetters.GET, seed: (tx, org, n) => deliveries(tx, org, n, "ndl") },
+  {
+    name: "inbox",
+    handler: inbox.GET,
+    seed: async (tx, org, n) => {
+      await deliveries(tx, org, n, "ndi");
+      for (let i = 0; i < n; i++) {
+        await tx.notificationInboxItem.create({ data: { id: id("nib", org, i), orgId: ORG_ID[org], userId: `usr_${org}_admin`, deliveryId: id("ndi", org, i), title: "T", body: "B", severity: "info", createdAt: stamp(i % 2) } });
+      }
+    },
+  },
+];
+
+const tokens = {} as Record<Org, string>;
+
+beforeAll(async () => {
+  [tokens.acme, tokens.globex] = await Promise.all([tokenFor("acme"), tokenFor("globex")]);
+  for (const org of ["acme", "globex"] as const) {
+    await withTenant({ orgId: ORG_ID[org] }, async (tx) => {
+      for (const list of LISTS) await list.seed?.(tx, org, org === "acme" ? ROWS : 2);
+    });
+  }
+});
+
+const get = (list: List, org: Org, query: string) => call(list.handler, "GET", `${list.handler.endpoint!.path.replace("{id}", list.params?.(org).id ?? "")}${query}`, { token: tokens[org], params: list.params?.(org) });
+const ids = (items: Record<string, unknown>[]) => items.map((item) => String(item.id ?? item.embed_id));
+
+describe("one pagination shape for every list", () => {
+  it("every GET answering `items` is paged, except the declared fixed sets", () => {
+    const shapeOf = (schema: unknown) => (schema instanceof z.ZodObject ? Object.keys(schema.shape) : []);
+    const lists = ENDPOINTS.filter((e) => e.method === "get" && shapeOf(e.response).includes("items"));
+    const paged = lists.filter((e) => !FIXED_SETS.includes(`GET ${e.path}`));
+    expect(lists.length - paged.length).toBe(FIXED_SETS.length);
+    for (const endpoint of paged) {
+      expect(endpoint.query?.parse({}), endpoint.path).toMatchObject({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
+      expect(shapeOf(endpoint.response), endpoint.path).toEqual(expect.arrayContaining(["items", "total", "limit", "offset"]));
+    }
+    expect(paged.map((e) => e.path).sort()).toEqual(LISTS.map((l) => l.handler.endpoint!.path).sort());
+  });
+
+  describe.each(LISTS)("$name", (list) => {
+    it.each(["limit=0", `limit=${PAGE_LIMIT_MAX + 1}`, "limit=-3", "offset=-1", "limit=ten", "offset=x", "limit=2.5"])("refuses %s with a 422 detail list", async (query) => {
+      const res = await get(list, "acme", `?${query}`);
+      expect(res.status).toBe(422);
+      expect(Array.isArray(res.json.detail)).toBe(true);
+      expect(res.json.detail[0]).toMatchObject({ loc: ["query", query.split("=")[0]] });
+    });
+
+    it("pages through every row in one stable order, with the total of them all", async () => {
+      const all = await get(list, "acme", `?limit=${PAGE_LIMIT_MAX}`);
+      expect(all.status).toBe(200);
+      expect(all.json).toMatchObject({ limit: PAGE_LIMIT_MAX, offset: 0, total: all.json.items.length });
+      expect(all.json.total).toBeGreaterThanOrEqual(ROWS);
+      const pages: string[] = [];
+      for (let offset = 0; offset < all.json.total; offset += 2) {
+        const page = await get(list, "acme", `?limit=2&offset=${offset}`);
+        expect(page.json).toMatchObject({ total: all.json.total, limit: 2, offset });
+        expect(page.json.items.length).toBe(Math.min(2, all.json.total - offset));
+        pages.push(...ids(page.json.items));
+      }
+      expect(pages).toEqual(ids(all.json.items));
+      expect((await get(list, "acme", `?offset=${all.json.total}`)).json).toMatchObject({ items: [], total: all.json.total });
+      expect((await get(list, "acme", "")).json).toMatchObject({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
+    });
+
+    it("shows another organization nothing of acme's, in items or total", async () => {
+      const acme = await get(list, "acme", `?limit=${PAGE_LIMIT_MAX}`);
+      const globex = await get(list, "globex", `?limit=${PAGE_LIMIT_MAX}`);
+      expect(globex.status).toBe(200);
+      expect(globex.json.total).toBe(globex.json.items.length);
+      expect(ids(globex.json.items).filter((x) => ids(acme.json.items).includes(x))).toEqual([]);
+      expect(ids(globex.json.items).every((x) => !x.includes("_acme_"))).toBe(true);
+      expect(ids(acme.json.items).every((x) => !x.includes("_globex_"))).toBe(true);
+    });
+  });
+
+  it("counts and lists only the locations in a scoped caller's scope", async () => {
+    const scope = ["loc_acme_nyc", "loc_acme_bos"];
+    const token = await tokenFor("acme", "general_manager", { locationIds: scope });
+    const first = await call(locations.GET, "GET", "/api/v1/locations?limit=1", { token });
+    const second = await call(locations.GET, "GET", "/api/v1/locations?limit=1&offset=1", { token });
+    expect(first.json.total).toBe(2);
+    expect([...first.json.items, ...second.json.items].map((l: { id: string }) => l.id).sort()).toEqual([...scope].sort());
+  });
+});
