@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { listLocations } from "@/lib/locations/operations";
 import { PageNote } from "@/components/page-note";
 

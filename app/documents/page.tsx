@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { getEmbeddingConfig, getUploadConstraints, listDocuments } from "@/lib/documents/operations";
 import { DocumentsClient } from "@/components/documents/documents-client";

@@ -3,7 +3,7 @@ import { config } from "@/lib/config";
 import { checkHealth, checkReadiness } from "@/lib/db/health";
 import * as contract from "./contract";
 import { buildOpenApi } from "./openapi";
-import { defineOperation } from "./operation";
+import { defineOperation } from "@/lib/operation";
 
 export const healthCheck = defineOperation(contract.healthCheck, () => checkHealth());
 

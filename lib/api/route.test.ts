@@ -6,7 +6,7 @@ import { issueLocalToken } from "@/lib/auth/local-issuer";
 import type { Role } from "@/lib/auth/roles";
 import { tokenFor, call } from "@/test/helpers";
 import { defineEndpoint, type Endpoint } from "./endpoint";
-import { defineOperation, type OperationContext } from "./operation";
+import { defineOperation, type OperationContext } from "@/lib/operation";
 import { route as serve } from "./route";
 
 /** These tests declare an endpoint and its behaviour together: one operation per route. */

@@ -5,14 +5,14 @@ import { config } from "@/lib/config";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { principalFromSessionRequest } from "@/lib/auth/session";
 import type { Principal } from "@/lib/auth/roles";
-import { DomainError, Invalid, TooLarge, UnsupportedType, tooManyRequests, unauthorized } from "@/lib/errors";
+import { DomainError, Invalid, TooLarge, UnsupportedType, unauthorized } from "@/lib/errors";
 import { log } from "@/lib/log";
+import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "@/lib/operation";
 import { callerAddress } from "@/lib/security/caller";
 import type { Endpoint, SharedRateLimit } from "./endpoint";
 import { domainErrorResponse } from "./errors";
-import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "./operation";
+import { enforceLimit } from "@/lib/security/rate-limit";
 import { assertSameOrigin } from "./same-origin";
-import { checkRateLimit } from "./rate-limit";
 
 type RouteContext = { params: Promise<Record<string, string | string[]>> };
 
@@ -91,12 +91,6 @@ async function enforceSharedLimits(endpoint: Endpoint, request: Parameters<Share
     const key = rule.key(request);
     if (key !== null) await enforceLimit(`${rule.name} ${key}`, rule);
   }
-}
-
-/** Counts one request against `key`; 429 with Retry-After past the limit. */
-export async function enforceLimit(key: string, rate: { limit: number; windowSeconds: number }): Promise<void> {
-  const verdict = await checkRateLimit(key, rate.limit, rate.windowSeconds);
-  if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 }
 
 function searchParamsObject(params: URLSearchParams): Record<string, string | string[]> {

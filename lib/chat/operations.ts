@@ -1,5 +1,5 @@
 import "server-only";
-import { defineOperation } from "@/lib/api/operation";
+import { defineOperation } from "@/lib/operation";
 import { answerChat } from "./answer";
 import * as contract from "./contract";
 

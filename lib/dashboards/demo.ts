@@ -1,5 +1,5 @@
 import "server-only";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { DEMO_ORGS } from "@/lib/db/seed";

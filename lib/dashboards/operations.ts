@@ -1,6 +1,6 @@
 import "server-only";
-import { defineOperation } from "@/lib/api/operation";
-import { enforceLimit } from "@/lib/api/route";
+import { defineOperation } from "@/lib/operation";
+import { enforceLimit } from "@/lib/security/rate-limit";
 import * as contract from "./contract";
 import * as embeds from "./embeds";
 import * as query from "./query";

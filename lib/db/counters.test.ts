@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkRateLimit, resetRateLimits } from "@/lib/api/rate-limit";
+import { checkRateLimit, resetRateLimits } from "@/lib/security/rate-limit";
 import { SIGN_IN_LIMITS, clearSignInFailures, recordSignInFailure, resetSignInThrottle, signInRetryAfter } from "@/lib/auth/throttle";
 import { getDb } from "@/lib/db/client";
 import { countHit, forgetCount, forgetCounts, readCounts } from "./counters";

@@ -3,7 +3,7 @@ import { getDb } from "@/lib/db/client";
 
 /*
  * Fixed-window counters shared by every replica (table quarry_counters, migration 0021): the request
- * rate limits (lib/api/rate-limit.ts) and the failed sign-ins (lib/auth/throttle.ts) count here. A
+ * rate limits (lib/security/rate-limit.ts) and the failed sign-ins (lib/auth/throttle.ts) count here. A
  * window starts at its first hit and lasts `windowSeconds`; a window that has ended counts as none.
  * The clock is the database's unless the caller passes `at`, so replicas with skewed clocks agree.
  */

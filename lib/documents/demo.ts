@@ -2,7 +2,7 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { DEMO_ORGS } from "@/lib/db/seed";

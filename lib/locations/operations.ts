@@ -1,5 +1,5 @@
 import "server-only";
-import { defineOperation } from "@/lib/api/operation";
+import { defineOperation } from "@/lib/operation";
 import * as contract from "./contract";
 import * as locations from "./locations";
 

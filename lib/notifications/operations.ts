@@ -1,5 +1,5 @@
 import "server-only";
-import { defineOperation } from "@/lib/api/operation";
+import { defineOperation } from "@/lib/operation";
 import { testChannel as sendTestMessage } from "./admin/channel-test";
 import * as channels from "./admin/channels";
 import * as deadLetters from "./admin/dead-letters";

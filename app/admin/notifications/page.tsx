@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { PAGE_LIMIT_MAX } from "@/lib/pagination";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import {

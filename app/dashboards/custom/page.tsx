@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { listDashboards } from "@/lib/dashboards/operations";
 import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardList } from "@/components/dashboards/dashboard-list";

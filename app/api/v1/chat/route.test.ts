@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { call, tokenFor } from "@/test/helpers";
-import { resetRateLimits } from "@/lib/api/rate-limit";
+import { resetRateLimits } from "@/lib/security/rate-limit";
 import { CHAT_RATE_LIMIT, ChatEvent } from "@/lib/chat/contract";
 import { PASSAGES_LABEL } from "@/lib/chat/prompt";
 import { startChatServer } from "@/test/support/chat-server";

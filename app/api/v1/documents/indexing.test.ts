@@ -2,7 +2,7 @@ import PDFDocument from "pdfkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { TimedOut } from "@/lib/errors";
 import { call, tokenFor } from "@/test/helpers";
-import { resetRateLimits } from "@/lib/api/rate-limit";
+import { resetRateLimits } from "@/lib/security/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
 import { indexDocument } from "@/lib/documents/index-document";

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { resetRateLimits } from "@/lib/api/rate-limit";
+import { resetRateLimits } from "@/lib/security/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS, loadEmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders, embeddingProvidersSingleton } from "@/lib/embeddings";
 import { FAST_BACKOFF, loopbackPerTest, sendJson } from "@/test/support/embedding-server";

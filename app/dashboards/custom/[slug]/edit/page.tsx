@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { invoke } from "@/lib/api/operation";
+import { invoke } from "@/lib/operation";
 import { getDashboard } from "@/lib/dashboards/operations";
 import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { allows, type Principal } from "@/lib/auth/roles";
 import { Invalid, forbidden, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { toJsonValue } from "@/lib/json";
-import type { Endpoint } from "./endpoint";
+import type { Endpoint } from "@/lib/api/endpoint";
 
 // [T] keeps the check from distributing over `undefined` (an endpoint without that part).
 type Out<T> = [T] extends [z.ZodType] ? z.output<T> : undefined;

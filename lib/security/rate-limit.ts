@@ -1,6 +1,13 @@
 import "server-only";
 import { getDb } from "@/lib/db/client";
 import { countHit, forgetCounts } from "@/lib/db/counters";
+import { tooManyRequests } from "@/lib/errors";
+
+/** Counts one request against `key`; a RateLimited error (429 with Retry-After) past the limit. */
+export async function enforceLimit(key: string, rate: { limit: number; windowSeconds: number }): Promise<void> {
+  const verdict = await checkRateLimit(key, rate.limit, rate.windowSeconds);
+  if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
+}
 
 export type RateLimitVerdict = { ok: true } | { ok: false; retryAfter: number };
 
