@@ -14,6 +14,7 @@ import { getDb } from "@/lib/db/client";
 import { withRawTransaction } from "@/lib/db/bulk";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter } from "@/lib/documents/chunk-copy";
 import { vectorLiteral } from "@/lib/documents/vector-indexes";
+import { embeddedTsvectorWorker } from "@/lib/documents/tsvector-calculator";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 
 const RUNS = 3;
@@ -68,13 +69,21 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
     declaredType: "application/octet-stream",
     declaredLength: bytes.length,
   });
+  // A server keeps its calculator warm between documents; its start is reported, not timed with a run.
+  const db = await getDb();
+  if (db.kind === "pglite") {
+    const started = performance.now();
+    await embeddedTsvectorWorker().warm();
+    console.log(`  tsvector calculator (embedded) started in ${((performance.now() - started) / 1000).toFixed(1)} s (the first start in a data folder also writes its start-up dump)`);
+  }
   const runs: { totalMs: number; timings: IndexTimings }[] = [];
   for (let r = 0; r < RUNS; r++) {
-    const timings: IndexTimings = { readMs: 0, extractMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, words: 0, chunks: 0 };
+    const timings: IndexTimings = { readMs: 0, extractMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 };
     const started = performance.now();
     await indexDocument(principal, record.id, { timings });
     runs.push({ totalMs: performance.now() - started, timings });
   }
+  console.log(`  runs: ${runs.map((r) => `${(r.totalMs / 1000).toFixed(2)} s (tsvector of ${r.timings.tsvSupplied}/${r.timings.chunks} chunks from the calculator)`).join(", ")}`);
   const run = runs.find((r) => r.totalMs === median(runs.map((x) => x.totalMs)))!;
 
   // Baseline: the embedder alone on the same chunk texts.
@@ -91,7 +100,6 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
 
   // Baseline for the store step: a bare binary COPY of the same rows into document_chunks (as the owner, one
   // transaction, same indexes), and the previous store, a multi-row INSERT with vectors as text, 64 per statement.
-  const db = await getDb();
   const chunks = chunkDocument(extracted);
   const rows = chunks.map((c, i) => ({
     orgId: principal.orgId, documentId: record.id, generation: 0, ordinal: c.ordinal, text: c.text, wordStart: c.wordStart, wordEnd: c.wordEnd,
@@ -119,7 +127,7 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
         params.push(...values);
         return `(${values.map((_, i) => `$${at + i + 1}${i === values.length - 1 ? "::vector" : ""}`).join(", ")})`;
       });
-      await withRawTransaction(db, (tx) => tx.exec(`INSERT INTO document_chunks (${CHUNK_COPY_COLUMNS.join(", ")}) VALUES ${tuples.join(", ")}`, params));
+      await withRawTransaction(db, (tx) => tx.exec(`INSERT INTO document_chunks (${CHUNK_COPY_COLUMNS.filter((c) => c !== "tsv").join(", ")}) VALUES ${tuples.join(", ")}`, params));
     }
     textMs.push(performance.now() - started);
     await db.system.query("DELETE FROM document_chunks WHERE document_id = $1 AND generation >= 10000", [record.id]);

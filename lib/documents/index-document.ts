@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
+import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder, type Embedder } from "@/lib/embeddings";
 import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, conflict } from "@/lib/errors";
@@ -15,6 +16,7 @@ import type { DocumentType } from "./file-types";
 import { toDocumentRecord } from "./record";
 import { vectorLiteral } from "./vector-indexes";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
+import { tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 
 /** Upper bound on one indexing run; the provider's own timeouts and retries fit well inside. */
 export const INDEX_TIMEOUT_MS = 10 * 60_000;
@@ -38,6 +40,8 @@ export interface IndexTimings {
   storeMs: number;
   words: number;
   chunks: number;
+  /** Chunks whose tsvector came from the calculator (the rest: computed by the database as they were stored). */
+  tsvSupplied: number;
 }
 
 export interface IndexOptions {
@@ -166,6 +170,7 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
   await updateProgress(principal, job, 0, chunks.length);
   const batches: DocumentChunk[][] = [];
   for (let i = 0; i < chunks.length; i += INDEX_BATCH_CHUNKS) batches.push(chunks.slice(i, i + INDEX_BATCH_CHUNKS));
+  const tsvectors = new TsvectorSchedule(tsvectorCalculator(await getDb()), batches, signal);
 
   const embed = async (batch: DocumentChunk[]) => {
     const started = performance.now();
@@ -187,10 +192,39 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
       // Stored below first; if storing fails this rejection must not go unhandled.
       pending.catch(() => undefined);
     }
+    const tsv = await tsvectors.take(i);
     const started = performance.now();
-    await storeBatch(principal, job, embedder, batches[i], vectors, done + batches[i].length);
-    if (timings) timings.storeMs += performance.now() - started;
+    await storeBatch(principal, job, embedder, batches[i], vectors, tsv, done + batches[i].length);
+    if (timings) {
+      timings.storeMs += performance.now() - started;
+      if (tsv) timings.tsvSupplied += tsv.length;
+    }
     done += batches[i].length;
+  }
+}
+
+/**
+ * The calculator's side of the pipeline: it computes the tsvectors of batch 0, 1, 2, … one after
+ * another from the start, so batch n+1's are computed (on the other engine) while batch n is
+ * stored. The store waits for a batch's tsvectors rather than have the database compute them too:
+ * the calculator runs the same code at the same speed, so waiting never costs more than computing
+ * would. A calculator that is unavailable (starting, failed, too slow: null) leaves the batches
+ * not yet computed to the database's trigger (migration 0020).
+ */
+class TsvectorSchedule {
+  private readonly results: Promise<Uint8Array[] | null>[];
+
+  constructor(calculator: TsvectorCalculator, batches: DocumentChunk[][], signal: AbortSignal) {
+    let previous: Promise<Uint8Array[] | null> = Promise.resolve([]);
+    this.results = batches.map((batch) => {
+      previous = previous.then((done) => (done === null || signal.aborted ? null : calculator.compute(batch.map((c) => c.text))));
+      return previous;
+    });
+  }
+
+  /** Batch `i`'s tsvectors, or null when the database is to compute them. */
+  take(i: number): Promise<Uint8Array[] | null> {
+    return this.results[i];
   }
 }
 
@@ -199,55 +233,81 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
  * raw connection: COPY into a temporary table, then, as the tenant role, one INSERT … SELECT that
  * the row-level security policies check, so tenancy is still enforced by the database.
  */
-async function storeBatch(principal: Principal, job: Job, embedder: Embedder, batch: DocumentChunk[], vectors: number[][], doneAfter: number) {
+async function storeBatch(
+  principal: Principal,
+  job: Job,
+  embedder: Embedder,
+  batch: DocumentChunk[],
+  vectors: number[][],
+  tsv: Uint8Array[] | null,
+  doneAfter: number,
+) {
   const rows: ChunkCopyRow[] = batch.map((c, i) => ({
     orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
     wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
-    model: embedder.model, embedding: vectors[i],
+    model: embedder.model, embedding: vectors[i], tsv: tsv?.[i] ?? null,
   }));
-  let copied = false;
+  let copied: object | undefined;
   await withTenantBulk(
     principal,
     async (staging) => {
       if (!staging.copyBinary) return;
       const writer = new ChunkCopyWriter();
       for (const row of rows) writer.add(row);
-      await staging.exec(CHUNK_STAGING_TABLE);
-      await staging.copyBinary(`chunk_staging (${CHUNK_COPY_COLUMNS.join(", ")})`, writer.finish());
-      copied = true;
+      if (!stagingSessions.has(staging.session)) await staging.exec(CHUNK_STAGING_TABLE);
+      await staging.copyBinary(`chunk_copy_staging (${CHUNK_COPY_COLUMNS.join(", ")})`, writer.finish());
+      copied = staging.session;
     },
     async (tx) => {
-      // The job still owns the document (not deleted, not taken over after its lease): otherwise stop here.
-      const owned = await tx.exec("UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3", [doneAfter, job.documentId, job.id]);
+      const columns = CHUNK_COPY_COLUMNS.join(", ");
+      // One statement: the progress, on condition the job still owns the document (not deleted, not
+      // taken over after its lease), then the rows, which row-level security checks one by one.
+      const [{ owned }] = copied
+        ? await tx.query<{ owned: number }>(
+            `WITH progress AS (UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3 RETURNING 1),
+              moved AS (INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging WHERE EXISTS (SELECT FROM progress))
+            SELECT count(*)::int AS owned FROM progress`,
+            [doneAfter, job.documentId, job.id],
+          )
+        : [{ owned: await tx.exec("UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3", [doneAfter, job.documentId, job.id]) }];
       if (owned === 0) {
         const exists = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1", [job.documentId]);
         throw new JobLostError(exists[0].n === 0);
       }
-      // Row-level security checks each row's org_id here.
-      const columns = CHUNK_COPY_COLUMNS.join(", ");
-      if (copied) await tx.exec(`INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_staging`);
-      else await insertAsText(tx, rows);
+      if (!copied) await insertAsText(tx, rows);
     },
   );
+  // Created (if it was) in a transaction that has now committed: the session keeps the table.
+  if (copied) stagingSessions.add(copied);
 }
 
-/** Where COPY is unavailable: one INSERT of the batch, vectors in pgvector's text form (the `pgvector` package). */
+/** Sessions that hold chunk_copy_staging (each connection creates and grants it once). */
+const stagingSessions = new WeakSet<object>();
+
+/**
+ * Where COPY is unavailable: one INSERT of the batch, vectors in pgvector's text form (the `pgvector`
+ * package); the database computes the tsvectors (trigger, migration 0020).
+ */
 export async function insertAsText(tx: BulkTx, rows: ChunkCopyRow[]) {
   const params: unknown[] = [];
+  const columns = CHUNK_COPY_COLUMNS.filter((c) => c !== "tsv");
   const tuples = rows.map((r) => {
     const values = [r.orgId, r.documentId, r.generation, r.ordinal, r.text, r.wordStart, r.wordEnd, r.pageStart, r.pageEnd, r.rowStart, r.rowEnd, r.model, r.embedding.length, vectorLiteral(Array.from(r.embedding))];
     const at = params.length;
     params.push(...values);
     return `(${values.map((_, i) => `$${at + i + 1}${i === values.length - 1 ? "::vector" : ""}`).join(", ")})`;
   });
-  await tx.exec(`INSERT INTO document_chunks (${CHUNK_COPY_COLUMNS.join(", ")}) VALUES ${tuples.join(", ")}`, params);
+  await tx.exec(`INSERT INTO document_chunks (${columns.join(", ")}) VALUES ${tuples.join(", ")}`, params);
 }
 
-/** Per connection, emptied at each commit; the tenant role only reads it, to move the rows. */
-export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_staging (
+/**
+ * Per session, emptied at each commit; the tenant role only reads it, to move the rows. Created
+ * once per session (a GRANT on every batch was a catalog write each time).
+ */
+export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_copy_staging (
   org_id text, document_id text, generation int, ordinal int, text text, word_start int, word_end int,
-  page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector) ON COMMIT DELETE ROWS;
-  GRANT SELECT ON chunk_staging TO quarry_app`;
+  page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector, tsv tsvector) ON COMMIT DELETE ROWS;
+  GRANT SELECT ON chunk_copy_staging TO quarry_app`;
 
 async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
   await withTenant(principal, async (tx) => {
