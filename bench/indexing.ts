@@ -1,4 +1,4 @@
-// npm run bench -- indexing [txt words, default 200000] [pdf pages, default 100]: end-to-end indexing
+// npm run bench -- indexing [txt words, default 200000] [pdf pages, default 100; 0: none]: end-to-end indexing
 // throughput with the local embedder (read the stored file, extract, chunk, embed, store the
 // chunks in batches, swap the generation in), in words/s, with the share of each stage; beside the
 // baseline of embedding the same chunk texts alone (the work no indexer can skip).
@@ -220,7 +220,8 @@ export default async function bench(args: string[]): Promise<void> {
         console.log(`\nindexing bench: ${embedder.provider} embedder ${embedder.model} (${embedder.dims} dims), ${db.kind === "pglite" ? "PGlite" : "PostgreSQL"}, 500-word chunks with 50 overlap`);
         try {
           await measure(principal, "prose.txt", Buffer.from(prose(words), "utf8"));
-          await measure(principal, "manual.pdf", await pdfOf(pages, 400));
+          // 0 pages skips the PDF (a PDF without pages has no text, which indexing rightly refuses).
+          if (pages > 0) await measure(principal, "manual.pdf", await pdfOf(pages, 400));
         } finally {
           // On a PostgreSQL server the bench's organization goes again (cascades to documents and chunks).
           if (db.kind === "postgres") await db.system.query("DELETE FROM organizations WHERE id = $1", [org]);
