@@ -6,9 +6,9 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
 import { createDocumentFor } from "./documents";
-import { CHUNK_STAGING_TABLE, indexDocument, insertAsText, type IndexTimings } from "./index-document";
+import { CHUNK_STAGING_TABLE, INDEX_BATCH_CHUNKS, indexDocument, insertAsText, type IndexTimings } from "./index-document";
 import { searchDocuments } from "./search";
-import { embeddedTsvectorWorker, tsvectorCalculator } from "./tsvector-calculator";
+import { embeddedTsvectorWorker, tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 import { uploadDocumentFile } from "./upload";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
@@ -111,5 +111,29 @@ describe("the tsvector calculator", () => {
     expect(matching[0].n).toBeGreaterThan(0);
     const hybrid = await searchDocuments(admin, { query: "quokka-friendly", mode: "hybrid", top_k: 3, document_ids: [record.id] });
     expect(hybrid.results[0].text).toContain("quokka-friendly");
+  });
+
+  it("a calculator that is unavailable, or gives up midway, leaves the rest to the trigger: indexing succeeds, every tsvector the database's own", async () => {
+    const real = tsvectorCalculator(await getDb());
+    let calls = 0;
+    // Answers the first batch it is given (the last of the document), then is unavailable.
+    const givingUp: TsvectorCalculator = { compute: (texts) => (++calls === 1 ? real.compute(texts) : Promise.resolve(null)) };
+    const unavailable: TsvectorCalculator = { compute: async () => null };
+    const filler = ["harbour", "cranes", "lift", "containers", "onto", "ships", "before", "dawn"];
+    const bytes = Buffer.from(Array.from({ length: 160_000 }, (_, i) => filler[(i * 5) % filler.length]).join(" "));
+    for (const [name, calculator, supplied] of [["gives-up.txt", givingUp, true], ["unavailable.txt", unavailable, false]] as const) {
+      const record = await createDocumentFor(admin, { filename: name, description: "", tags: [] });
+      await uploadDocumentFile(admin, record.id, { body: Readable.toWeb(Readable.from([bytes])) as ReadableStream<Uint8Array>, declaredType: "text/plain", declaredLength: bytes.length });
+      const timings: IndexTimings = { readMs: 0, extractMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 };
+      const indexed = await indexDocument(admin, record.id, { timings, tsvectorCalculator: calculator });
+      expect(indexed.status).toBe("indexed");
+      // Several batches, of which the calculator supplied at most the one it answered.
+      expect(timings.chunks).toBeGreaterThan(2 * INDEX_BATCH_CHUNKS);
+      expect(timings.tsvSupplied > 0).toBe(supplied);
+      expect(timings.tsvSupplied).toBeLessThan(timings.chunks);
+      const stored = await compared(record.id, 1);
+      expect(stored).toHaveLength(indexed.chunk_count);
+      expect(stored.filter((r) => !r.equal || r.stored === null)).toEqual([]);
+    }
   });
 });
