@@ -129,7 +129,7 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
   const copyAllMs: number[] = [];
   const copyComputingMs: number[] = [];
   const textMs: number[] = [];
-  // The calculator takes batches from the end (index-document.ts, TsvectorSchedule): the store received the last `supplied` chunks' tsvectors.
+  // The calculator takes units of chunks from the end (index-document.ts, TsvectorSchedule): the store received the last `supplied` chunks' tsvectors.
   const supplied = run.timings.tsvSupplied;
   const bareCopy = async (generation: number, withTsv: number) => {
     const writer = new ChunkCopyWriter();

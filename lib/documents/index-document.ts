@@ -185,7 +185,7 @@ async function embedAndStore(
   await updateProgress(principal, job, 0, chunks.length);
   const batches: DocumentChunk[][] = [];
   for (let i = 0; i < chunks.length; i += INDEX_BATCH_CHUNKS) batches.push(chunks.slice(i, i + INDEX_BATCH_CHUNKS));
-  const tsvectors = new TsvectorSchedule(calculator, batches, signal);
+  const tsvectors = new TsvectorSchedule(calculator, chunks, signal);
 
   const embed = async (batch: DocumentChunk[]) => {
     const started = performance.now();
@@ -207,54 +207,62 @@ async function embedAndStore(
       // Stored below first; if storing fails this rejection must not go unhandled.
       pending.catch(() => undefined);
     }
-    const tsv = await tsvectors.take(i);
+    const tsv = await tsvectors.take(i * INDEX_BATCH_CHUNKS, batches[i].length);
     const started = performance.now();
     await storeBatch(principal, job, embedder, batches[i], vectors, tsv, done + batches[i].length);
     if (timings) {
       timings.storeMs += performance.now() - started;
-      if (tsv) timings.tsvSupplied += tsv.length;
+      timings.tsvSupplied += tsv.filter((v) => v !== null).length;
     }
     done += batches[i].length;
   }
 }
 
+/** Chunks per calculator job: finer than a store batch, so the two sides meet close to the balance point. */
+const TSVECTOR_UNIT_CHUNKS = 32;
+
 /**
- * Which batches' tsvectors the calculator computes, off the database's write path. It takes batches
- * from the last one backwards while the store goes forwards, each batch claimed by one side only:
- * a batch the store reaches first is stored without tsvectors (the database's trigger computes
- * them, migration 0020), one the calculator holds is waited for. The calculator runs the same code
- * at about the same speed as the database, and storing a batch without that work takes the
- * database about half as long (docs/search.md), so both engines stay busy until they meet, with
- * nothing to wait for at the start: the text-search work splits itself by their speeds. A
- * calculator that is starting, failed or slow (null) simply leaves more to the database.
+ * Which chunks' tsvectors the calculator computes, off the database's write path. It takes units of
+ * TSVECTOR_UNIT_CHUNKS from the end of the document backwards while the store goes forwards, each
+ * unit claimed by one side only: the units of a batch the store reaches first are stored without
+ * tsvectors (the database's trigger computes them, migration 0020), one the calculator holds is
+ * waited for. The calculator runs the same code at about the same speed as the database, and storing
+ * a chunk without that work takes the database about a third as long (docs/search.md), so both
+ * engines stay busy until they meet, with nothing to wait for at the start: the text-search work
+ * splits itself by their speeds. A calculator that is starting, failed or slow (null) simply leaves
+ * more to the database.
  */
 class TsvectorSchedule {
+  private readonly units: DocumentChunk[][] = [];
   private readonly results: Promise<Uint8Array[] | null>[] = [];
-  /** The next batch the store takes; the highest batch the calculator has not claimed. */
+  /** The first unit the store has not claimed; the last unit the calculator has not claimed. */
   private storeNext = 0;
   private calculatorNext: number;
 
-  constructor(
-    private readonly calculator: TsvectorCalculator | null,
-    private readonly batches: DocumentChunk[][],
-    private readonly signal: AbortSignal,
-  ) {
-    this.calculatorNext = batches.length - 1;
-    if (calculator) void this.run(calculator);
+  constructor(calculator: TsvectorCalculator | null, chunks: DocumentChunk[], signal: AbortSignal) {
+    for (let i = 0; i < chunks.length; i += TSVECTOR_UNIT_CHUNKS) this.units.push(chunks.slice(i, i + TSVECTOR_UNIT_CHUNKS));
+    this.calculatorNext = this.units.length - 1;
+    if (calculator) void this.run(calculator, signal);
   }
 
-  /** Batch `i`'s tsvectors, or null when the database is to compute them; called for 0, 1, 2, … in order. */
-  take(i: number): Promise<Uint8Array[] | null> {
-    this.storeNext = i + 1;
-    return this.results[i] ?? Promise.resolve(null);
+  /**
+   * The tsvectors of chunks `from` to `from + count - 1` (a store batch, whole units; batches are
+   * taken in order), each null where the database is to compute it.
+   */
+  async take(from: number, count: number): Promise<(Uint8Array | null)[]> {
+    const first = from / TSVECTOR_UNIT_CHUNKS;
+    const end = Math.ceil((from + count) / TSVECTOR_UNIT_CHUNKS);
+    this.storeNext = end;
+    const parts = await Promise.all(this.units.slice(first, end).map(async (unit, i) => (await this.results[first + i]) ?? unit.map(() => null)));
+    return parts.flat();
   }
 
-  private async run(calculator: TsvectorCalculator): Promise<void> {
-    while (this.calculatorNext >= this.storeNext && !this.signal.aborted) {
-      const i = this.calculatorNext--;
-      this.results[i] = calculator.compute(this.batches[i].map((c) => c.text));
-      // Unavailable (starting, failed) or too slow: the database computes the batches left.
-      if ((await this.results[i]) === null) return;
+  private async run(calculator: TsvectorCalculator, signal: AbortSignal): Promise<void> {
+    while (this.calculatorNext >= this.storeNext && !signal.aborted) {
+      const u = this.calculatorNext--;
+      this.results[u] = calculator.compute(this.units[u].map((c) => c.text));
+      // Unavailable (starting, failed) or too slow: the database computes the units left.
+      if ((await this.results[u]) === null) return;
     }
   }
 }
@@ -270,13 +278,13 @@ async function storeBatch(
   embedder: Embedder,
   batch: DocumentChunk[],
   vectors: number[][],
-  tsv: Uint8Array[] | null,
+  tsv: (Uint8Array | null)[],
   doneAfter: number,
 ) {
   const rows: ChunkCopyRow[] = batch.map((c, i) => ({
     orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
     wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
-    model: embedder.model, embedding: vectors[i], tsv: tsv?.[i] ?? null,
+    model: embedder.model, embedding: vectors[i], tsv: tsv[i],
   }));
   let copied: object | undefined;
   await withTenantBulk(
