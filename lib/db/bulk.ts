@@ -21,6 +21,11 @@ export interface BulkTx {
    * optional for callers that fall back to INSERT).
    */
   copyBinary?: (target: string, data: Uint8Array) => Promise<void>;
+  /**
+   * The same object for every transaction on one database session (connection): set-up a session
+   * keeps, such as a temporary table, need be done once per session (after its transaction commits).
+   */
+  session: object;
 }
 
 export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) => Promise<void>, work: (tx: BulkTx) => Promise<T>): Promise<T> {
@@ -43,6 +48,7 @@ export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => 
   const engine = db.engine;
   const client = await db.pool.connect();
   const tx: BulkTx = {
+    session: client,
     exec: async (sql, params) => (await client.query(sql, params)).rowCount ?? 0,
     query: async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
     copyBinary: async (target, data) => {

@@ -24,9 +24,9 @@ async function copyAndMove(rows: ChunkCopyRow[]) {
     admin,
     async (staging) => {
       await staging.exec(CHUNK_STAGING_TABLE);
-      await staging.copyBinary!(`chunk_staging (${columns})`, data);
+      await staging.copyBinary!(`chunk_copy_staging (${columns})`, data);
     },
-    (tx) => tx.exec(`INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_staging`),
+    (tx) => tx.exec(`INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging`),
   );
 }
 

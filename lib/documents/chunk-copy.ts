@@ -21,6 +21,7 @@ export const CHUNK_COPY_COLUMNS = [
   "model",
   "dims",
   "embedding",
+  "tsv",
 ] as const;
 
 /** One row of document_chunks: a chunk of one generation of a document, with its embedding. */
@@ -30,6 +31,12 @@ export interface ChunkCopyRow extends DocumentChunk {
   generation: number;
   model: string;
   embedding: ArrayLike<number>;
+  /**
+   * The binary form (`tsvectorsend`) of `to_tsvector('english', text)` as the database computes it
+   * (tsvector-calculator.ts), spliced into the row as is; null or absent: the database's trigger
+   * computes it on insert (migration 0020).
+   */
+  tsv?: Uint8Array | null;
 }
 
 const SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
@@ -74,6 +81,7 @@ export class ChunkCopyWriter {
     at += 8;
     for (let i = 0; i < dims; i++, at += 4) b.writeFloatBE(row.embedding[i], at);
     this.length = at;
+    this.bytes(row.tsv ?? null);
     this.rows++;
   }
 
@@ -107,6 +115,16 @@ export class ChunkCopyWriter {
     this.buffer.writeInt32BE(4, this.length);
     this.buffer.writeInt32BE(value, this.length + 4);
     this.length += 8;
+  }
+
+  /** A field already in its binary form; null is length -1. */
+  private bytes(value: Uint8Array | null): void {
+    this.reserve(4 + (value?.length ?? 0));
+    this.buffer.writeInt32BE(value ? value.length : -1, this.length);
+    this.length += 4;
+    if (!value) return;
+    this.buffer.set(value, this.length);
+    this.length += value.length;
   }
 
   private text(value: string): void {

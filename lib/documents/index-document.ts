@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
+import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder, type Embedder } from "@/lib/embeddings";
 import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, conflict } from "@/lib/errors";
@@ -15,13 +16,18 @@ import type { DocumentType } from "./file-types";
 import { toDocumentRecord } from "./record";
 import { vectorLiteral } from "./vector-indexes";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
+import { tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 
 /** Upper bound on one indexing run; the provider's own timeouts and retries fit well inside. */
 export const INDEX_TIMEOUT_MS = 10 * 60_000;
 /** A job older than this no longer blocks a new one (its process died without cleaning up). */
 const JOB_LEASE_MS = INDEX_TIMEOUT_MS + 60_000;
-/** Chunks embedded and stored per step: one short transaction each, so other requests interleave (PGlite is one connection). */
-export const INDEX_BATCH_CHUNKS = 64;
+/**
+ * Chunks embedded and stored per step: one short transaction each, so other requests interleave (PGlite is one
+ * connection). 128 since the tsvectors are computed off the write path: a batch takes the database about as long as
+ * 64 did before, and the fixed cost of a batch (staging COPY, tenant entry, commit) is paid half as often.
+ */
+export const INDEX_BATCH_CHUNKS = 128;
 /** Whether an indexing run that started at `startedAt` still owns its document. */
 export function indexJobRunning(startedAt: Date | null): boolean {
   return startedAt !== null && Date.now() - startedAt.getTime() < JOB_LEASE_MS;
@@ -38,6 +44,8 @@ export interface IndexTimings {
   storeMs: number;
   words: number;
   chunks: number;
+  /** Chunks whose tsvector came from the calculator (the rest: computed by the database as they were stored). */
+  tsvSupplied: number;
 }
 
 export interface IndexOptions {
@@ -46,6 +54,8 @@ export interface IndexOptions {
   timings?: IndexTimings;
   /** Overrides INDEX_TIMEOUT_MS (tests). */
   timeoutMs?: number;
+  /** Overrides the engine's tsvector calculator; null: the database computes every tsvector (benches' baseline, tests). */
+  tsvectorCalculator?: TsvectorCalculator | null;
 }
 
 interface Job {
@@ -88,7 +98,8 @@ export async function indexDocument(principal: Principal, documentId: string, op
       timings.chunks += chunks.length;
     }
 
-    await embedAndStore(principal, job, embedder, chunks, controller.signal, timings);
+    const calculator = options.tsvectorCalculator === undefined ? tsvectorCalculator(await getDb()) : options.tsvectorCalculator;
+    await embedAndStore(principal, job, embedder, chunks, calculator, controller.signal, timings);
     // A run past its time limit never swaps in, even when its last batch beat the timer.
     controller.signal.throwIfAborted();
     return await swapIn(principal, job, embedder, chunks.length);
@@ -162,10 +173,19 @@ async function readObject(key: string, signal: AbortSignal): Promise<Uint8Array>
  * latency overlaps the database work), each batch in its own transaction
  * that also advances the progress counter.
  */
-async function embedAndStore(principal: Principal, job: Job, embedder: Embedder, chunks: DocumentChunk[], signal: AbortSignal, timings?: IndexTimings) {
+async function embedAndStore(
+  principal: Principal,
+  job: Job,
+  embedder: Embedder,
+  chunks: DocumentChunk[],
+  calculator: TsvectorCalculator | null,
+  signal: AbortSignal,
+  timings?: IndexTimings,
+) {
   await updateProgress(principal, job, 0, chunks.length);
   const batches: DocumentChunk[][] = [];
   for (let i = 0; i < chunks.length; i += INDEX_BATCH_CHUNKS) batches.push(chunks.slice(i, i + INDEX_BATCH_CHUNKS));
+  const tsvectors = new TsvectorSchedule(calculator, chunks, signal);
 
   const embed = async (batch: DocumentChunk[]) => {
     const started = performance.now();
@@ -187,10 +207,63 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
       // Stored below first; if storing fails this rejection must not go unhandled.
       pending.catch(() => undefined);
     }
+    const tsv = await tsvectors.take(i * INDEX_BATCH_CHUNKS, batches[i].length);
     const started = performance.now();
-    await storeBatch(principal, job, embedder, batches[i], vectors, done + batches[i].length);
-    if (timings) timings.storeMs += performance.now() - started;
+    await storeBatch(principal, job, embedder, batches[i], vectors, tsv, done + batches[i].length);
+    if (timings) {
+      timings.storeMs += performance.now() - started;
+      timings.tsvSupplied += tsv.filter((v) => v !== null).length;
+    }
     done += batches[i].length;
+  }
+}
+
+/** Chunks per calculator job: finer than a store batch, so the two sides meet close to the balance point. */
+const TSVECTOR_UNIT_CHUNKS = 32;
+
+/**
+ * Which chunks' tsvectors the calculator computes, off the database's write path. It takes units of
+ * TSVECTOR_UNIT_CHUNKS from the end of the document backwards while the store goes forwards, each
+ * unit claimed by one side only: the units of a batch the store reaches first are stored without
+ * tsvectors (the database's trigger computes them, migration 0020), one the calculator holds is
+ * waited for. The calculator runs the same code at about the same speed as the database, and storing
+ * a chunk without that work takes the database about a third as long (docs/search.md), so both
+ * engines stay busy until they meet, with nothing to wait for at the start: the text-search work
+ * splits itself by their speeds. A calculator that is starting, failed or slow (null) simply leaves
+ * more to the database.
+ */
+class TsvectorSchedule {
+  private readonly units: DocumentChunk[][] = [];
+  private readonly results: Promise<Uint8Array[] | null>[] = [];
+  /** The first unit the store has not claimed; the last unit the calculator has not claimed. */
+  private storeNext = 0;
+  private calculatorNext: number;
+
+  constructor(calculator: TsvectorCalculator | null, chunks: DocumentChunk[], signal: AbortSignal) {
+    for (let i = 0; i < chunks.length; i += TSVECTOR_UNIT_CHUNKS) this.units.push(chunks.slice(i, i + TSVECTOR_UNIT_CHUNKS));
+    this.calculatorNext = this.units.length - 1;
+    if (calculator) void this.run(calculator, signal);
+  }
+
+  /**
+   * The tsvectors of chunks `from` to `from + count - 1` (a store batch, whole units; batches are
+   * taken in order), each null where the database is to compute it.
+   */
+  async take(from: number, count: number): Promise<(Uint8Array | null)[]> {
+    const first = from / TSVECTOR_UNIT_CHUNKS;
+    const end = Math.ceil((from + count) / TSVECTOR_UNIT_CHUNKS);
+    this.storeNext = end;
+    const parts = await Promise.all(this.units.slice(first, end).map(async (unit, i) => (await this.results[first + i]) ?? unit.map(() => null)));
+    return parts.flat();
+  }
+
+  private async run(calculator: TsvectorCalculator, signal: AbortSignal): Promise<void> {
+    while (this.calculatorNext >= this.storeNext && !signal.aborted) {
+      const u = this.calculatorNext--;
+      this.results[u] = calculator.compute(this.units[u].map((c) => c.text));
+      // Unavailable (starting, failed) or too slow: the database computes the units left.
+      if ((await this.results[u]) === null) return;
+    }
   }
 }
 
@@ -199,55 +272,81 @@ async function embedAndStore(principal: Principal, job: Job, embedder: Embedder,
  * raw connection: COPY into a temporary table, then, as the tenant role, one INSERT … SELECT that
  * the row-level security policies check, so tenancy is still enforced by the database.
  */
-async function storeBatch(principal: Principal, job: Job, embedder: Embedder, batch: DocumentChunk[], vectors: number[][], doneAfter: number) {
+async function storeBatch(
+  principal: Principal,
+  job: Job,
+  embedder: Embedder,
+  batch: DocumentChunk[],
+  vectors: number[][],
+  tsv: (Uint8Array | null)[],
+  doneAfter: number,
+) {
   const rows: ChunkCopyRow[] = batch.map((c, i) => ({
     orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
     wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
-    model: embedder.model, embedding: vectors[i],
+    model: embedder.model, embedding: vectors[i], tsv: tsv[i],
   }));
-  let copied = false;
+  let copied: object | undefined;
   await withTenantBulk(
     principal,
     async (staging) => {
       if (!staging.copyBinary) return;
       const writer = new ChunkCopyWriter();
       for (const row of rows) writer.add(row);
-      await staging.exec(CHUNK_STAGING_TABLE);
-      await staging.copyBinary(`chunk_staging (${CHUNK_COPY_COLUMNS.join(", ")})`, writer.finish());
-      copied = true;
+      if (!stagingSessions.has(staging.session)) await staging.exec(CHUNK_STAGING_TABLE);
+      await staging.copyBinary(`chunk_copy_staging (${CHUNK_COPY_COLUMNS.join(", ")})`, writer.finish());
+      copied = staging.session;
     },
     async (tx) => {
-      // The job still owns the document (not deleted, not taken over after its lease): otherwise stop here.
-      const owned = await tx.exec("UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3", [doneAfter, job.documentId, job.id]);
+      const columns = CHUNK_COPY_COLUMNS.join(", ");
+      // One statement: the progress, on condition the job still owns the document (not deleted, not
+      // taken over after its lease), then the rows, which row-level security checks one by one.
+      const [{ owned }] = copied
+        ? await tx.query<{ owned: number }>(
+            `WITH progress AS (UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3 RETURNING 1),
+              moved AS (INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging WHERE EXISTS (SELECT FROM progress))
+            SELECT count(*)::int AS owned FROM progress`,
+            [doneAfter, job.documentId, job.id],
+          )
+        : [{ owned: await tx.exec("UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3", [doneAfter, job.documentId, job.id]) }];
       if (owned === 0) {
         const exists = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1", [job.documentId]);
         throw new JobLostError(exists[0].n === 0);
       }
-      // Row-level security checks each row's org_id here.
-      const columns = CHUNK_COPY_COLUMNS.join(", ");
-      if (copied) await tx.exec(`INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_staging`);
-      else await insertAsText(tx, rows);
+      if (!copied) await insertAsText(tx, rows);
     },
   );
+  // Created (if it was) in a transaction that has now committed: the session keeps the table.
+  if (copied) stagingSessions.add(copied);
 }
 
-/** Where COPY is unavailable: one INSERT of the batch, vectors in pgvector's text form (the `pgvector` package). */
+/** Sessions that hold chunk_copy_staging (each connection creates and grants it once). */
+const stagingSessions = new WeakSet<object>();
+
+/**
+ * Where COPY is unavailable: one INSERT of the batch, vectors in pgvector's text form (the `pgvector`
+ * package); the database computes the tsvectors (trigger, migration 0020).
+ */
 export async function insertAsText(tx: BulkTx, rows: ChunkCopyRow[]) {
   const params: unknown[] = [];
+  const columns = CHUNK_COPY_COLUMNS.filter((c) => c !== "tsv");
   const tuples = rows.map((r) => {
     const values = [r.orgId, r.documentId, r.generation, r.ordinal, r.text, r.wordStart, r.wordEnd, r.pageStart, r.pageEnd, r.rowStart, r.rowEnd, r.model, r.embedding.length, vectorLiteral(Array.from(r.embedding))];
     const at = params.length;
     params.push(...values);
     return `(${values.map((_, i) => `$${at + i + 1}${i === values.length - 1 ? "::vector" : ""}`).join(", ")})`;
   });
-  await tx.exec(`INSERT INTO document_chunks (${CHUNK_COPY_COLUMNS.join(", ")}) VALUES ${tuples.join(", ")}`, params);
+  await tx.exec(`INSERT INTO document_chunks (${columns.join(", ")}) VALUES ${tuples.join(", ")}`, params);
 }
 
-/** Per connection, emptied at each commit; the tenant role only reads it, to move the rows. */
-export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_staging (
+/**
+ * Per session, emptied at each commit; the tenant role only reads it, to move the rows. Created
+ * once per session (a GRANT on every batch was a catalog write each time).
+ */
+export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_copy_staging (
   org_id text, document_id text, generation int, ordinal int, text text, word_start int, word_end int,
-  page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector) ON COMMIT DELETE ROWS;
-  GRANT SELECT ON chunk_staging TO quarry_app`;
+  page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector, tsv tsvector) ON COMMIT DELETE ROWS;
+  GRANT SELECT ON chunk_copy_staging TO quarry_app`;
 
 async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
   await withTenant(principal, async (tx) => {

@@ -5,7 +5,7 @@ import { call, tokenFor } from "@/test/helpers";
 import { resetRateLimits } from "@/lib/security/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
-import { indexDocument } from "@/lib/documents/index-document";
+import { INDEX_BATCH_CHUNKS, indexDocument } from "@/lib/documents/index-document";
 import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL, embeddingProvidersSingleton } from "@/lib/embeddings";
 import { sendJson, startLoopback, type LoopbackServer } from "@/test/support/embedding-server";
 import * as collection from "./route";
@@ -334,27 +334,27 @@ describe("indexing and search", () => {
   });
 
   it("re-indexes atomically: a provider failing mid-index leaves the previous index searchable and intact", async () => {
-    // Over 64 chunks, so the new generation is stored in several batches.
-    const words = 33_000;
+    // Over one batch of chunks, so the new generation is stored in several batches.
+    const words = 66_000;
     const text = `Lighthouse keepers log the passing ships every night. ${filler(words, 7)}`;
     const id = await createAndUpload("log.txt", Buffer.from(text));
     const first = await index(id);
     expect(first.status, first.text).toBe(200);
     const chunkCount = first.json.chunk_count as number;
-    expect(chunkCount).toBeGreaterThan(64);
+    expect(chunkCount).toBeGreaterThan(INDEX_BATCH_CHUNKS);
 
     switchToTinyProvider();
     const { reached, release } = holdSecondBatch();
     const running = index(id, admin, TINY_MODEL);
     await reached;
     // The first batch is stored while the second one is being embedded.
-    await waitFor(async () => (await record(id)).json.index_progress_done === 64);
+    await waitFor(async () => (await record(id)).json.index_progress_done === INDEX_BATCH_CHUNKS);
 
     // Mid-run: the first batch of the new generation is stored, yet nothing of it is visible.
     const during = (await record(id)).json;
     expect(during).toMatchObject({ status: "indexing", index_generation: 1, index_model: LOCAL_EMBEDDING_MODEL, index_progress_total: chunkCount });
-    expect(during.index_progress_done).toBe(64);
-    expect(await chunkGenerations("org_acme", id)).toEqual({ 1: chunkCount, 2: 64 });
+    expect(during.index_progress_done).toBe(INDEX_BATCH_CHUNKS);
+    expect(await chunkGenerations("org_acme", id)).toEqual({ 1: chunkCount, 2: INDEX_BATCH_CHUNKS });
     const oldHits = await find({ query: "lighthouse keepers passing ships", document_ids: [id], top_k: 1 });
     expect(oldHits.json.results[0].text).toContain("Lighthouse keepers");
     expect((await find({ query: "lighthouse keepers", model: TINY_MODEL })).json.results).toEqual([]);
@@ -395,7 +395,7 @@ describe("indexing and search", () => {
   }, 120_000);
 
   it("a file uploaded while indexing runs: the status stays indexing, and the fresh index is marked stale", async () => {
-    const id = await createAndUpload("ledger.txt", Buffer.from(`Ferry timetable for the winter season. ${filler(33_000, 11)}`));
+    const id = await createAndUpload("ledger.txt", Buffer.from(`Ferry timetable for the winter season. ${filler(66_000, 11)}`));
     switchToTinyProvider();
     heldBatchesSucceed = true;
     const { reached, release } = holdSecondBatch();
