@@ -5,7 +5,7 @@ import { withTenantBulk } from "@/lib/db/bulk";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
-import { createDocumentFor } from "./documents";
+import { createDocument } from "./documents";
 import { CHUNK_STAGING_TABLE, INDEX_BATCH_CHUNKS, indexDocument, insertAsText, type IndexTimings } from "./index-document";
 import { searchDocuments } from "./search";
 import { embeddedTsvectorWorker, tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
@@ -53,7 +53,7 @@ describe("the tsvector calculator", () => {
     const tsv = await tsvectorCalculator(db).compute(VARIED);
     expect(tsv).not.toBeNull();
     expect(tsv).toHaveLength(VARIED.length);
-    const doc = await createDocumentFor(admin, { filename: "varied.txt", description: "", tags: [] });
+    const doc = await createDocument(admin, { filename: "varied.txt", description: "", tags: [] });
     const writer = new ChunkCopyWriter();
     for (const row of rows(doc.id, 1, VARIED, tsv)) writer.add(row);
     const columns = CHUNK_COPY_COLUMNS.join(", ");
@@ -75,7 +75,7 @@ describe("the tsvector calculator", () => {
   });
 
   it("a row written without a tsvector gets the database's own from the trigger, and a changed text gets a new one", async () => {
-    const doc = await createDocumentFor(admin, { filename: "trigger.txt", description: "", tags: [] });
+    const doc = await createDocument(admin, { filename: "trigger.txt", description: "", tags: [] });
     await withTenantBulk(admin, async () => undefined, (tx) => insertAsText(tx, rows(doc.id, 1, VARIED, null)));
     for (const row of await compared(doc.id, 1)) expect(row.equal).toBe(true);
     await withTenant(admin, (tx) => tx.$executeRaw`UPDATE document_chunks SET text = 'penguins swimming' WHERE document_id = ${doc.id} AND ordinal = 0`);
@@ -89,7 +89,7 @@ describe("the tsvector calculator", () => {
     words[66_000] = "quokka-friendly";
     words[66_001] = "Zürich";
     const bytes = Buffer.from(words.join(" "));
-    const record = await createDocumentFor(admin, { filename: "calculated.txt", description: "", tags: [] });
+    const record = await createDocument(admin, { filename: "calculated.txt", description: "", tags: [] });
     await uploadDocumentFile(admin, record.id, {
       body: Readable.toWeb(Readable.from([bytes])) as ReadableStream<Uint8Array>,
       declaredType: "text/plain",
@@ -122,7 +122,7 @@ describe("the tsvector calculator", () => {
     const filler = ["harbour", "cranes", "lift", "containers", "onto", "ships", "before", "dawn"];
     const bytes = Buffer.from(Array.from({ length: 160_000 }, (_, i) => filler[(i * 5) % filler.length]).join(" "));
     for (const [name, calculator, supplied] of [["gives-up.txt", givingUp, true], ["unavailable.txt", unavailable, false]] as const) {
-      const record = await createDocumentFor(admin, { filename: name, description: "", tags: [] });
+      const record = await createDocument(admin, { filename: name, description: "", tags: [] });
       await uploadDocumentFile(admin, record.id, { body: Readable.toWeb(Readable.from([bytes])) as ReadableStream<Uint8Array>, declaredType: "text/plain", declaredLength: bytes.length });
       const timings: IndexTimings = { readMs: 0, extractMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 };
       const indexed = await indexDocument(admin, record.id, { timings, tsvectorCalculator: calculator });
