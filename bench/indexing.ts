@@ -120,7 +120,7 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
   let started = performance.now();
   const tsv: Uint8Array[] = [];
   for (let from = 0; from < rows.length; from += INDEX_BATCH_CHUNKS) {
-    const batch = await calculator.compute(rows.slice(from, from + INDEX_BATCH_CHUNKS).map((r) => r.text));
+    const batch = await calculator?.compute(rows.slice(from, from + INDEX_BATCH_CHUNKS).map((r) => r.text));
     if (!batch) throw new Error("the tsvector calculator is not available");
     tsv.push(...batch);
   }

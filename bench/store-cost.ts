@@ -34,7 +34,7 @@ export default async function bench(args: string[]): Promise<void> {
         const computeAll = async () => {
           const out: Uint8Array[] = [];
           for (let from = 0; from < texts.length; from += 128) {
-            const batch = await calculator.compute(texts.slice(from, from + 128));
+            const batch = await calculator?.compute(texts.slice(from, from + 128));
             if (!batch) throw new Error("the tsvector calculator is not available");
             out.push(...batch);
           }

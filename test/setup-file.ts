@@ -30,6 +30,9 @@ process.env.QUARRY_SECRET = "test-secret-test-secret-test-secret-0123456789";
 // Embedded: one engine process per test file; the analytics copy (a second engine) only where a
 // test asks for it (test/faults, lib/db/privileges.test.ts), to keep the suite's time and memory.
 process.env.QUARRY_EMBEDDED_ANALYTICS = "false";
+// Likewise the embedded tsvector calculator (an in-memory PGlite whose first start in a data folder
+// runs initdb): the database computes tsvectors, except in the tests of the calculator itself.
+process.env.QUARRY_EMBEDDED_TSVECTOR_WORKER = "false";
 configSingleton.set(undefined);
 appSecretSingleton.set(undefined);
 issuerKeySingleton.set(undefined);

@@ -46,6 +46,7 @@ const Env = z.object({
   QUARRY_STAGING_URL: z.string().url().optional(),
   QUARRY_SEED_DEMO: z.enum(["true", "false"]).default("true"),
   QUARRY_EMBEDDED_ANALYTICS: z.enum(["true", "false"]).default("true"),
+  QUARRY_EMBEDDED_TSVECTOR_WORKER: z.enum(["true", "false"]).default("true"),
   AUTH_ISSUER: z.string().optional(),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_AUDIENCE: z.string().optional(),
@@ -87,7 +88,12 @@ export function loadConfig(env: Record<string, string | undefined>) {
     stagingUrl: e.QUARRY_STAGING_URL ?? null,
     database: e.DATABASE_URL
       ? ({ kind: "postgres", url: e.DATABASE_URL, readerUrl: e.QUARRY_READER_DATABASE_URL ?? null, poolSize: e.QUARRY_DB_POOL_SIZE } as const)
-      : ({ kind: "pglite", dir: path.join(dataDir, "pglite"), analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true" } as const),
+      : ({
+          kind: "pglite",
+          dir: path.join(dataDir, "pglite"),
+          analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true",
+          tsvectorWorker: e.QUARRY_EMBEDDED_TSVECTOR_WORKER === "true",
+        } as const),
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

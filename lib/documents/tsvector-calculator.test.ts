@@ -1,7 +1,8 @@
 import { Readable } from "node:stream";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenantBulk } from "@/lib/db/bulk";
+import { configSingleton } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
@@ -44,13 +45,16 @@ async function compared(documentId: string, generation: number) {
 
 describe("the tsvector calculator", () => {
   beforeAll(async () => {
+    // test/setup-file.ts turns the embedded calculator off for the rest of the suite.
+    process.env.QUARRY_EMBEDDED_TSVECTOR_WORKER = "true";
+    configSingleton.set(undefined);
     const db = await getDb();
     if (db.kind === "pglite") await embeddedTsvectorWorker().warm();
   }, 180_000);
 
   it("computes, for varied text, exactly what the database computes; spliced into the binary COPY it is stored as is", async () => {
     const db = await getDb();
-    const tsv = await tsvectorCalculator(db).compute(VARIED);
+    const tsv = (await tsvectorCalculator(db)?.compute(VARIED)) ?? null;
     expect(tsv).not.toBeNull();
     expect(tsv).toHaveLength(VARIED.length);
     const doc = await createDocument(admin, { filename: "varied.txt", description: "", tags: [] });
@@ -115,6 +119,7 @@ describe("the tsvector calculator", () => {
 
   it("a calculator that is unavailable, or gives up midway, leaves the rest to the trigger: indexing succeeds, every tsvector the database's own", async () => {
     const real = tsvectorCalculator(await getDb());
+    if (!real) throw new Error("the tsvector calculator is turned off");
     let calls = 0;
     // Answers the first batch it is given (the last of the document), then is unavailable.
     const givingUp: TsvectorCalculator = { compute: (texts) => (++calls === 1 ? real.compute(texts) : Promise.resolve(null)) };
@@ -134,6 +139,21 @@ describe("the tsvector calculator", () => {
       const stored = await compared(record.id, 1);
       expect(stored).toHaveLength(indexed.chunk_count);
       expect(stored.filter((r) => !r.equal || r.stored === null)).toEqual([]);
+    }
+  });
+});
+
+describe("QUARRY_EMBEDDED_TSVECTOR_WORKER", () => {
+  it("false leaves the embedded engine without a calculator (the database computes every tsvector); a server keeps its second backend", async () => {
+    const db = await getDb();
+    vi.stubEnv("QUARRY_EMBEDDED_TSVECTOR_WORKER", "false");
+    configSingleton.set(undefined);
+    try {
+      if (db.kind === "pglite") expect(tsvectorCalculator(db)).toBeNull();
+      else expect(tsvectorCalculator(db)).not.toBeNull();
+    } finally {
+      vi.unstubAllEnvs();
+      configSingleton.set(undefined);
     }
   });
 });

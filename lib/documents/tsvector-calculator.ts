@@ -34,9 +34,11 @@ export interface TsvectorCalculator {
 /**
  * PostgreSQL: a second backend from the pool (the server has cores to spare while another backend
  * stores). Embedded: an in-memory PGlite in a worker thread (tsvector-worker.mjs), started on first
- * use and kept while documents keep coming; until it is up, compute() answers null.
+ * use and kept while documents keep coming; until it is up, compute() answers null. Null when the
+ * embedded worker is turned off (QUARRY_EMBEDDED_TSVECTOR_WORKER=false: small machines keep its
+ * memory and the database computes every tsvector).
  */
-export function tsvectorCalculator(db: Database): TsvectorCalculator {
+export function tsvectorCalculator(db: Database): TsvectorCalculator | null {
   if (db.kind === "postgres") {
     return {
       compute: (texts) =>
@@ -52,7 +54,8 @@ export function tsvectorCalculator(db: Database): TsvectorCalculator {
         ),
     };
   }
-  return embeddedCalculator.get();
+  const database = config().database;
+  return database.kind === "pglite" && !database.tsvectorWorker ? null : embeddedCalculator.get();
 }
 
 /** `work`'s answer, or null once TSVECTOR_BATCH_LIMIT_MS have passed (then `onLate` runs). */
