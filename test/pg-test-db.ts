@@ -43,11 +43,27 @@ export function quoteIdent(name: string): string {
 
 export async function createDatabase(name: string, template: string): Promise<void> {
   await withMaintenance(async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await dropWith(client, name);
     await client.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
   });
 }
 
 export async function dropDatabase(name: string): Promise<void> {
-  await withMaintenance((client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+  await withMaintenance((client) => dropWith(client, name));
+}
+
+/**
+ * DROP … WITH (FORCE) ends the database's sessions, but on PostgreSQL 15 a non-superuser's FORCE is
+ * refused (42501) while an autovacuum worker is in the database (it has no role the caller belongs to),
+ * as after a test stored a few thousand chunks. A plain DROP cancels autovacuum workers itself, so
+ * then: end our own sessions and drop plainly (it waits up to 5 s for them to go).
+ */
+async function dropWith(client: pg.Client, name: string): Promise<void> {
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "42501") throw error;
+    await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()", [name]);
+    await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)}`);
+  }
 }
