@@ -28,25 +28,32 @@ const JOB_LEASE_MS = INDEX_TIMEOUT_MS + 60_000;
  * 64 did before, and the fixed cost of a batch (staging COPY, tenant entry, commit) is paid half as often.
  */
 export const INDEX_BATCH_CHUNKS = 128;
+/** Batches a PostgreSQL server stores at the same time, each on its own backend (see embedAndStore). */
+const SERVER_STORES_AT_ONCE = 2;
 /** Whether an indexing run that started at `startedAt` still owns its document. */
 export function indexJobRunning(startedAt: Date | null): boolean {
   return startedAt !== null && Date.now() - startedAt.getTime() < JOB_LEASE_MS;
 }
 
-/** Where indexing spent its time; filled in when passed (benchmarks). */
+/**
+ * Where an indexing run spent its wall time, phase by phase (filled in when passed: benchmarks).
+ * What is left of the run's time went to claiming the job, the progress counter and the swap.
+ */
 export interface IndexTimings {
   readMs: number;
   /** Extraction and chunking: both run in the extraction worker, one round trip. */
   extractMs: number;
-  /** Chunking apart from extraction; stays 0 since chunking moved into the worker (extractMs holds it). */
-  chunkMs: number;
-  embedMs: number;
+  /** Embedding the first batch, before anything can be stored. */
+  firstEmbedMs: number;
+  /** From the first batch's store to the last one's commit; the later batches are embedded meanwhile. */
   storeMs: number;
   words: number;
   chunks: number;
   /** Chunks whose tsvector came from the calculator (the rest: computed by the database as they were stored). */
   tsvSupplied: number;
 }
+
+export const emptyIndexTimings = (): IndexTimings => ({ readMs: 0, extractMs: 0, firstEmbedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 });
 
 export interface IndexOptions {
   /** Embedding model; the active one when null or omitted. */
@@ -98,8 +105,9 @@ export async function indexDocument(principal: Principal, documentId: string, op
       timings.chunks += chunks.length;
     }
 
-    const calculator = options.tsvectorCalculator === undefined ? tsvectorCalculator(await getDb()) : options.tsvectorCalculator;
-    await embedAndStore(principal, job, embedder, chunks, calculator, controller.signal, timings);
+    const db = await getDb();
+    const calculator = options.tsvectorCalculator === undefined ? tsvectorCalculator(db) : options.tsvectorCalculator;
+    await embedAndStore(principal, job, embedder, chunks, calculator, db.kind === "postgres" ? SERVER_STORES_AT_ONCE : 1, controller.signal, timings);
     // A run past its time limit never swaps in, even when its last batch beat the timer.
     controller.signal.throwIfAborted();
     return await swapIn(principal, job, embedder, chunks.length);
@@ -169,9 +177,12 @@ async function readObject(key: string, signal: AbortSignal): Promise<Uint8Array>
 }
 
 /**
- * Embeds batch n+1 while batch n is being stored (a remote provider's
- * latency overlaps the database work), each batch in its own transaction
- * that also advances the progress counter.
+ * Embeds batch n+1 while batch n is being stored (a remote provider's latency, or the local
+ * embedder's slices, overlap the database work), each batch in its own transaction that also
+ * advances the progress counter. Up to `storesAtOnce` batches are stored at the same time, each on
+ * its own connection: a PostgreSQL server stores them on as many backends (cores); the embedded
+ * engine is one connection, so 1 there. Every store has ended, committed or rolled back, before
+ * this returns or throws, so a failed run's clean-up never races a store still in flight.
  */
 async function embedAndStore(
   principal: Principal,
@@ -179,6 +190,7 @@ async function embedAndStore(
   embedder: Embedder,
   chunks: DocumentChunk[],
   calculator: TsvectorCalculator | null,
+  storesAtOnce: number,
   signal: AbortSignal,
   timings?: IndexTimings,
 ) {
@@ -188,33 +200,50 @@ async function embedAndStore(
   const tsvectors = new TsvectorSchedule(calculator, chunks, signal);
 
   const embed = async (batch: DocumentChunk[]) => {
-    const started = performance.now();
     const vectors = await embedder.embedDocuments(batch.map((c) => c.text), { signal });
-    if (timings) timings.embedMs += performance.now() - started;
     if (vectors.length !== batch.length || vectors.some((v) => v.length !== embedder.dims)) {
       throw new UpstreamFailed(`embedding provider ${embedder.provider} returned ${vectors.length} vectors for ${batch.length} texts or a wrong dimension (expected ${embedder.dims})`);
     }
     return vectors;
   };
 
-  let pending = embed(batches[0]);
-  let done = 0;
-  for (let i = 0; i < batches.length; i++) {
-    const vectors = await pending;
-    signal.throwIfAborted();
-    if (i + 1 < batches.length) {
-      pending = embed(batches[i + 1]);
-      // Stored below first; if storing fails this rejection must not go unhandled.
-      pending.catch(() => undefined);
-    }
-    const tsv = await tsvectors.take(i * INDEX_BATCH_CHUNKS, batches[i].length);
+  const inFlight = new Set<Promise<void>>();
+  const failures: unknown[] = [];
+  let storeStarted = 0;
+  try {
     const started = performance.now();
-    await storeBatch(principal, job, embedder, batches[i], vectors, tsv, done + batches[i].length);
-    if (timings) {
-      timings.storeMs += performance.now() - started;
-      timings.tsvSupplied += tsv.filter((v) => v !== null).length;
+    let pending = embed(batches[0]);
+    for (let i = 0; i < batches.length; i++) {
+      const vectors = await pending;
+      if (i === 0 && timings) timings.firstEmbedMs += performance.now() - started;
+      if (failures.length > 0) throw failures[0];
+      signal.throwIfAborted();
+      if (i + 1 < batches.length) {
+        pending = embed(batches[i + 1]);
+        // Awaited in the next round; if a store fails first this rejection must not go unhandled.
+        pending.catch(() => undefined);
+      }
+      while (inFlight.size >= storesAtOnce) await Promise.race(inFlight);
+      if (failures.length > 0) throw failures[0];
+      // Claimed only now that the batch can be stored: until then the calculator may still take its units.
+      const tsv = await tsvectors.take(i * INDEX_BATCH_CHUNKS, batches[i].length);
+      if (i === 0) storeStarted = performance.now();
+      // Never rejects (a failure is kept for the loop to throw); settles once it has left inFlight.
+      const store: Promise<void> = storeBatch(principal, job, embedder, batches[i], vectors, tsv)
+        .then(
+          () => {
+            if (timings) timings.tsvSupplied += tsv.filter((v) => v !== null).length;
+          },
+          (error: unknown) => void failures.push(error),
+        )
+        .then(() => void inFlight.delete(store));
+      inFlight.add(store);
     }
-    done += batches[i].length;
+    await Promise.all(inFlight);
+    if (failures.length > 0) throw failures[0];
+    if (timings) timings.storeMs += performance.now() - storeStarted;
+  } finally {
+    await Promise.all(inFlight);
   }
 }
 
@@ -272,15 +301,7 @@ class TsvectorSchedule {
  * raw connection: COPY into a temporary table, then, as the tenant role, one INSERT … SELECT that
  * the row-level security policies check, so tenancy is still enforced by the database.
  */
-async function storeBatch(
-  principal: Principal,
-  job: Job,
-  embedder: Embedder,
-  batch: DocumentChunk[],
-  vectors: number[][],
-  tsv: (Uint8Array | null)[],
-  doneAfter: number,
-) {
+async function storeBatch(principal: Principal, job: Job, embedder: Embedder, batch: DocumentChunk[], vectors: number[][], tsv: (Uint8Array | null)[]) {
   const rows: ChunkCopyRow[] = batch.map((c, i) => ({
     orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
     wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
@@ -299,21 +320,28 @@ async function storeBatch(
     },
     async (tx) => {
       const columns = CHUNK_COPY_COLUMNS.join(", ");
-      // One statement: the progress, on condition the job still owns the document (not deleted, not
-      // taken over after its lease), then the rows, which row-level security checks one by one.
-      const [{ owned }] = copied
-        ? await tx.query<{ owned: number }>(
-            `WITH progress AS (UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3 RETURNING 1),
-              moved AS (INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging WHERE EXISTS (SELECT FROM progress))
-            SELECT count(*)::int AS owned FROM progress`,
-            [doneAfter, job.documentId, job.id],
-          )
-        : [{ owned: await tx.exec("UPDATE documents SET index_progress_done = $1, updated_at = now() WHERE id = $2 AND index_job_id = $3", [doneAfter, job.documentId, job.id]) }];
+      // The rows first, on condition the job still owns the document (a read: it takes no lock), which
+      // row-level security checks one by one; the progress last, so the document's row is locked only
+      // for the commit and batches stored at the same time on other connections do not queue behind it.
+      // The update decides: if the job lost the document meanwhile (deleted, or taken over after its
+      // lease), nothing of this batch commits.
+      if (copied) {
+        await tx.exec(
+          `INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging
+            WHERE EXISTS (SELECT FROM documents WHERE id = $1 AND index_job_id = $2)`,
+          [job.documentId, job.id],
+        );
+      } else {
+        await insertAsText(tx, rows);
+      }
+      const owned = await tx.exec(
+        "UPDATE documents SET index_progress_done = index_progress_done + $1, updated_at = now() WHERE id = $2 AND index_job_id = $3",
+        [rows.length, job.documentId, job.id],
+      );
       if (owned === 0) {
         const exists = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1", [job.documentId]);
         throw new JobLostError(exists[0].n === 0);
       }
-      if (!copied) await insertAsText(tx, rows);
     },
   );
   // Created (if it was) in a transaction that has now committed: the session keeps the table.

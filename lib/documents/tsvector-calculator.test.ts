@@ -7,7 +7,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
 import { createDocument } from "./documents";
-import { CHUNK_STAGING_TABLE, INDEX_BATCH_CHUNKS, indexDocument, insertAsText, type IndexTimings } from "./index-document";
+import { CHUNK_STAGING_TABLE, INDEX_BATCH_CHUNKS, emptyIndexTimings, indexDocument, insertAsText } from "./index-document";
 import { searchDocuments } from "./search";
 import { embeddedTsvectorWorker, tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 import { uploadDocumentFile } from "./upload";
@@ -99,7 +99,7 @@ describe("the tsvector calculator", () => {
       declaredType: "text/plain",
       declaredLength: bytes.length,
     });
-    const timings: IndexTimings = { readMs: 0, extractMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 };
+    const timings = emptyIndexTimings();
     const indexed = await indexDocument(admin, record.id, { timings });
     expect(indexed.status).toBe("indexed");
     // The calculator took at least the last batch (it starts from the end).
@@ -129,7 +129,7 @@ describe("the tsvector calculator", () => {
     for (const [name, calculator, supplied] of [["gives-up.txt", givingUp, true], ["unavailable.txt", unavailable, false]] as const) {
       const record = await createDocument(admin, { filename: name, description: "", tags: [] });
       await uploadDocumentFile(admin, record.id, { body: Readable.toWeb(Readable.from([bytes])) as ReadableStream<Uint8Array>, declaredType: "text/plain", declaredLength: bytes.length });
-      const timings: IndexTimings = { readMs: 0, extractMs: 0, chunkMs: 0, embedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 };
+      const timings = emptyIndexTimings();
       const indexed = await indexDocument(admin, record.id, { timings, tsvectorCalculator: calculator });
       expect(indexed.status).toBe("indexed");
       // Several batches, of which the calculator supplied at most the one it answered.

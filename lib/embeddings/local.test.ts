@@ -92,13 +92,19 @@ describe("local embedder (quarry-local-hash-v1)", () => {
 
   it("embeds documents in order with progress and honours an aborted signal", async () => {
     expect([localEmbedder.provider, localEmbedder.model, localEmbedder.dims]).toEqual(["local", LOCAL_EMBEDDING_MODEL, 384]);
-    const texts = Array.from({ length: 600 }, (_, i) => `chunk number ${i}`);
+    // 500-word chunks, as the indexer embeds them: long enough that the batch is computed in several slices.
+    const texts = Array.from({ length: 200 }, (_, i) => `chunk number ${i} ${"lorem ipsum dolor sit amet ".repeat(100)}`);
     const progress: number[] = [];
+    let otherWorkRan = false;
+    setImmediate(() => (otherWorkRan = true));
     const vectors = await localEmbedder.embedDocuments(texts, { onProgress: (done, total) => progress.push(done / total) });
-    expect(vectors[599]).toEqual(localEmbedding("chunk number 599"));
+    expect(vectors[199]).toEqual(localEmbedding(texts[199]));
     expect(progress.at(-1)).toBe(1);
-    expect(progress.length).toBeGreaterThan(1);
-    expect(await localEmbedder.embedQuery("chunk number 7")).toEqual(vectors[7]);
+    // It yields between slices: the event loop ran other work before the batch was done (without a
+    // yield, the await above resumes in a microtask, before any setImmediate callback).
+    expect(progress.length).toBeGreaterThan(2);
+    expect(otherWorkRan).toBe(true);
+    expect(await localEmbedder.embedQuery(texts[7])).toEqual(vectors[7]);
     const controller = new AbortController();
     controller.abort(new Error("cancelled"));
     await expect(localEmbedder.embedDocuments(texts, { signal: controller.signal })).rejects.toThrow("cancelled");
