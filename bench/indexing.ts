@@ -15,6 +15,7 @@ import { withRawTransaction } from "@/lib/db/bulk";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter } from "@/lib/documents/chunk-copy";
 import { vectorLiteral } from "@/lib/documents/vector-indexes";
 import { embeddedTsvectorWorker, tsvectorCalculator } from "@/lib/documents/tsvector-calculator";
+import { cores, cpuSeconds } from "./lib/cpu";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 
 const RUNS = 3;
@@ -79,12 +80,15 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
     console.log(`  tsvector calculator (embedded) started in ${((performance.now() - started) / 1000).toFixed(1)} s (the first start in a data folder also writes its start-up dump)`);
   }
   const index = async (calculator?: null) => {
-    const runs: { totalMs: number; timings: IndexTimings }[] = [];
+    const runs: { totalMs: number; cpuS: number | null; timings: IndexTimings }[] = [];
     for (let r = 0; r < RUNS; r++) {
       const timings = emptyIndexTimings();
+      const cpuBefore = cpuSeconds(db.kind === "postgres");
       const started = performance.now();
       await indexDocument(principal, record.id, { timings, tsvectorCalculator: calculator });
-      runs.push({ totalMs: performance.now() - started, timings });
+      const totalMs = performance.now() - started;
+      const cpuAfter = cpuSeconds(db.kind === "postgres");
+      runs.push({ totalMs, cpuS: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore, timings });
     }
     return runs;
   };
@@ -182,6 +186,14 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
     `  same, database computes every tsvector: ${(databaseRun.totalMs / 1000).toFixed(2)} s, ${databaseEndToEnd} chunks/s; ` +
       `with the calculator ${(endToEnd / databaseEndToEnd).toFixed(2)}x of it`,
   );
+  if (run.cpuS !== null) {
+    const bound = rate(t.chunks, (1000 * run.cpuS) / cores());
+    console.log(
+      `  CPU of the run      : ${run.cpuS.toFixed(2)} s (this process with its threads and engine${db.kind === "postgres" ? ", and the PostgreSQL server's processes on this machine" : ""}), ` +
+        `${(run.cpuS / (run.totalMs / 1000)).toFixed(2)} of ${cores()} cores busy on average; with all ${cores()} busy the same work would take ${((1000 * run.cpuS) / cores()).toFixed(0)} ms, ` +
+        `${bound} chunks/s: the run reached ${((100 * endToEnd) / bound).toFixed(0)}% of that bound`,
+    );
+  }
   console.log(`  baseline (embed only): ${(median(baselineMs) / 1000).toFixed(2)} s, ${Math.round(embedOnly).toLocaleString("en")} words/s`);
   const storeRate = rate(t.chunks, t.storeMs);
   const copyRate = rate(t.chunks, median(copyMs));
@@ -189,7 +201,7 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
   const copyAllRate = rate(t.chunks, median(copyAllMs));
   const textRate = rate(t.chunks, median(textMs));
   console.log(
-    `  store step          : ${storeRate} chunks/s (binary COPY into a temporary table, INSERT … SELECT under RLS, in batches of ${INDEX_BATCH_CHUNKS}; ` +
+    `  store step          : ${storeRate} chunks/s (binary COPY into a temporary table, INSERT … SELECT under RLS, in batches of ${INDEX_BATCH_CHUNKS}${db.kind === "postgres" ? ", two at once" : ""}; ` +
       `tsvectors of ${t.tsvSupplied}/${t.chunks} chunks supplied, the rest computed by the database)`,
   );
   console.log(
