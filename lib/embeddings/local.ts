@@ -51,34 +51,104 @@ export function foldText(text: string): string {
   return text.normalize("NFKD").replace(COMBINING_MARK, "").toLowerCase();
 }
 
-/** Counts of hashed features (step 3); keys are finalised 32-bit hashes, words and trigrams kept apart by seed and weight sign. */
-function countFeatures(folded: string, words: Map<number, number>, trigrams: Map<number, number>): void {
-  for (const match of folded.matchAll(TOKEN)) {
-    const token = match[0];
-    let wordHash = WORD_SEED;
-    for (let i = 0; i < token.length; i++) wordHash = fnvStep(wordHash, token.charCodeAt(i));
-    const word = finalise(wordHash);
-    words.set(word, (words.get(word) ?? 0) + 1);
+/**
+ * Counts of hashed features keyed by their finalised 32-bit hash, visited in the order they were
+ * first seen (the order they are added to the vector, so the float sums are always the same). An
+ * open-addressing table over typed arrays, reused from text to text: a Map per text cost about as
+ * much as the hashing itself.
+ */
+class FeatureCounts {
+  private keys = new Uint32Array(1024);
+  /** 0 marks a free slot: every feature present has been counted at least once. */
+  private counts = new Uint32Array(1024);
+  /** Slots in first-seen order. */
+  private order = new Int32Array(512);
+  size = 0;
 
-    // Trigrams of "^token$" without building the padded string.
-    const padded = token.length + 2;
-    for (let start = 0; start + 3 <= padded; start++) {
-      let h = TRIGRAM_SEED;
-      for (let k = start; k < start + 3; k++) {
-        const code = k === 0 ? BOUNDARY_START : k === padded - 1 ? BOUNDARY_END : token.charCodeAt(k - 1);
-        h = fnvStep(h, code);
-      }
-      const trigram = finalise(h);
-      trigrams.set(trigram, (trigrams.get(trigram) ?? 0) + 1);
+  add(hash: number): void {
+    const mask = this.keys.length - 1;
+    let slot = hash & mask;
+    while (this.counts[slot] !== 0 && this.keys[slot] !== hash) slot = (slot + 1) & mask;
+    if (this.counts[slot] !== 0) {
+      this.counts[slot]++;
+      return;
+    }
+    this.keys[slot] = hash;
+    this.counts[slot] = 1;
+    this.order[this.size++] = slot;
+    if (this.size === this.order.length) this.grow();
+  }
+
+  forEach(visit: (hash: number, count: number) => void): void {
+    for (let i = 0; i < this.size; i++) visit(this.keys[this.order[i]], this.counts[this.order[i]]);
+  }
+
+  clear(): void {
+    for (let i = 0; i < this.size; i++) this.counts[this.order[i]] = 0;
+    this.size = 0;
+  }
+
+  /** Doubles the table (kept at most half full), keeping the first-seen order. */
+  private grow(): void {
+    const { keys, counts, order, size } = this;
+    this.keys = new Uint32Array(keys.length * 2);
+    this.counts = new Uint32Array(keys.length * 2);
+    this.order = new Int32Array(order.length * 2);
+    this.size = 0;
+    const mask = this.keys.length - 1;
+    for (let i = 0; i < size; i++) {
+      let slot = keys[order[i]] & mask;
+      while (this.counts[slot] !== 0) slot = (slot + 1) & mask;
+      this.keys[slot] = keys[order[i]];
+      this.counts[slot] = counts[order[i]];
+      this.order[this.size++] = slot;
     }
   }
 }
 
-function addFeatures(vector: Float64Array, features: Map<number, number>, weight: number): void {
-  for (const [hash, count] of features) {
+/** One table each for words and trigrams, reused by every call (localEmbedding runs to its end without yielding). */
+const wordCounts = new FeatureCounts();
+const trigramCounts = new FeatureCounts();
+
+/** Counts the word and the trigrams of "^token$" (step 3) for the token at text[start, end), without building strings. */
+function countToken(text: string, start: number, end: number): void {
+  let wordHash = WORD_SEED;
+  for (let i = start; i < end; i++) wordHash = fnvStep(wordHash, text.charCodeAt(i));
+  wordCounts.add(finalise(wordHash));
+  const padded = end - start + 2;
+  for (let first = 0; first + 3 <= padded; first++) {
+    let h = TRIGRAM_SEED;
+    for (let k = first; k < first + 3; k++) {
+      const code = k === 0 ? BOUNDARY_START : k === padded - 1 ? BOUNDARY_END : text.charCodeAt(start + k - 1);
+      h = fnvStep(h, code);
+    }
+    trigramCounts.add(finalise(h));
+  }
+}
+
+/** Tokens of folded text (step 2): in ASCII text, runs of [a-z0-9] (what \p{L}\p{N} matches there, after lower-casing), read in place. */
+function countFeatures(folded: string, ascii: boolean): void {
+  if (!ascii) {
+    for (const match of folded.matchAll(TOKEN)) countToken(match[0], 0, match[0].length);
+    return;
+  }
+  let start = -1;
+  for (let i = 0; i <= folded.length; i++) {
+    const c = i < folded.length ? folded.charCodeAt(i) : 0;
+    const wordChar = (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+    if (wordChar && start < 0) start = i;
+    else if (!wordChar && start >= 0) {
+      countToken(folded, start, i);
+      start = -1;
+    }
+  }
+}
+
+function addFeatures(vector: Float64Array, features: FeatureCounts, weight: number): void {
+  features.forEach((hash, count) => {
     const value = weight * (1 + Math.log(count));
     vector[hash % LOCAL_EMBEDDING_DIMS] += hash & 0x80000000 ? -value : value;
-  }
+  });
 }
 
 const EMPTY_FEATURE = (() => {
@@ -89,13 +159,13 @@ const EMPTY_FEATURE = (() => {
 
 /** The local embedding of one text: 384 numbers, unit length. Deterministic across runs and machines. */
 export function localEmbedding(text: string): number[] {
-  const words = new Map<number, number>();
-  const trigrams = new Map<number, number>();
-  countFeatures(foldText(text), words, trigrams);
+  wordCounts.clear();
+  trigramCounts.clear();
+  countFeatures(foldText(text), ASCII_ONLY.test(text));
   const vector = new Float64Array(LOCAL_EMBEDDING_DIMS);
-  if (words.size === 0) words.set(EMPTY_FEATURE, 1);
-  addFeatures(vector, words, WORD_WEIGHT);
-  addFeatures(vector, trigrams, TRIGRAM_WEIGHT);
+  if (wordCounts.size === 0) wordCounts.add(EMPTY_FEATURE);
+  addFeatures(vector, wordCounts, WORD_WEIGHT);
+  addFeatures(vector, trigramCounts, TRIGRAM_WEIGHT);
   let norm = 0;
   for (const v of vector) norm += v * v;
   norm = Math.sqrt(norm);
