@@ -10,16 +10,22 @@ import { indexDocument } from "@/lib/documents/index-document";
 const [documentId] = process.argv.slice(2);
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
 
-await getDb();
+const db = await getDb();
 const embedder = getEmbedder();
 const embed = embedder.embedDocuments.bind(embedder);
-let calls = 0;
 embedder.embedDocuments = async (texts, options) => {
-  // Batch n + 1 is embedded while batch n is stored: the third call starts after batch 1 was committed.
-  if (++calls === 3) process.stdout.write("progress\n");
   await new Promise((resolve) => setTimeout(resolve, 300));
   return embed(texts, options);
 };
+// The claim resets the progress to 0 and only a batch's own transaction raises it: progress above 0
+// while this run holds the job means a batch of the new generation is committed.
+const reportFirstBatch = async () => {
+  const committed = async () =>
+    (await db.system.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1 AND index_job_id IS NOT NULL AND index_progress_done > 0", [documentId]))[0].n > 0;
+  while (!(await committed())) await new Promise((resolve) => setTimeout(resolve, 20));
+  process.stdout.write("progress\n");
+};
+void reportFirstBatch();
 await indexDocument(admin, documentId);
 process.stdout.write("done\n");
 await closeDb();
