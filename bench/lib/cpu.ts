@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import os from "node:os";
 
+/** USER_HZ, the unit of /proc/<pid>/stat times: 100 on Linux. */
 const TICKS_PER_SECOND = 100;
 
 /** utime + stime of one /proc/<pid>/stat, in seconds, and its parent's pid and command name. */
