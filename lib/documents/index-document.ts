@@ -239,12 +239,11 @@ async function embedAndStore(
         .then(() => void inFlight.delete(store));
       inFlight.add(store);
     }
-    await Promise.all(inFlight);
-    if (failures.length > 0) throw failures[0];
-    if (timings) timings.storeMs += performance.now() - storeStarted;
   } finally {
     await Promise.all(inFlight);
   }
+  if (failures.length > 0) throw failures[0];
+  if (timings) timings.storeMs += performance.now() - storeStarted;
 }
 
 /** Chunks per calculator job: finer than a store batch, so the two sides meet close to the balance point. */

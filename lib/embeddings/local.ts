@@ -46,8 +46,12 @@ function finalise(hash: number): number {
 
 /** Lower-case, accent-folded form of a text (step 1). */
 export function foldText(text: string): string {
+  return fold(text, ASCII_ONLY.test(text));
+}
+
+function fold(text: string, ascii: boolean): string {
   // ASCII has nothing to decompose; skipping NFKD roughly halves the time on English text.
-  if (ASCII_ONLY.test(text)) return text.toLowerCase();
+  if (ascii) return text.toLowerCase();
   return text.normalize("NFKD").replace(COMBINING_MARK, "").toLowerCase();
 }
 
@@ -161,7 +165,8 @@ const EMPTY_FEATURE = (() => {
 export function localEmbedding(text: string): number[] {
   wordCounts.clear();
   trigramCounts.clear();
-  countFeatures(foldText(text), ASCII_ONLY.test(text));
+  const ascii = ASCII_ONLY.test(text);
+  countFeatures(fold(text, ascii), ascii);
   const vector = new Float64Array(LOCAL_EMBEDDING_DIMS);
   if (wordCounts.size === 0) wordCounts.add(EMPTY_FEATURE);
   addFeatures(vector, wordCounts, WORD_WEIGHT);
