@@ -27,25 +27,25 @@ export async function checkRateLimit(key: string, limit: number, windowSeconds: 
   return count.hits <= limit ? { ok: true } : { ok: false, retryAfter: Math.max(1, count.secondsLeft) };
 }
 
-const windows = new Map<string, { start: number; count: number }>();
+/** Each window keeps its own end, so pruning for one limit never resets a longer window of another. */
+const windows = new Map<string, { endsAt: number; count: number }>();
 
 function checkInMemory(key: string, limit: number, windowSeconds: number, now: number): RateLimitVerdict {
-  const windowMs = windowSeconds * 1000;
   const current = windows.get(key);
-  if (!current || now - current.start >= windowMs) {
-    windows.set(key, { start: now, count: 1 });
-    if (windows.size > 50_000) pruneExpired(now, windowMs);
+  if (!current || now >= current.endsAt) {
+    windows.set(key, { endsAt: now + windowSeconds * 1000, count: 1 });
+    if (windows.size > 50_000) pruneEnded(now);
     return { ok: true };
   }
   if (current.count < limit) {
     current.count += 1;
     return { ok: true };
   }
-  return { ok: false, retryAfter: Math.max(1, Math.ceil((current.start + windowMs - now) / 1000)) };
+  return { ok: false, retryAfter: Math.max(1, Math.ceil((current.endsAt - now) / 1000)) };
 }
 
-function pruneExpired(now: number, windowMs: number) {
-  for (const [key, value] of windows) if (now - value.start >= windowMs) windows.delete(key);
+function pruneEnded(now: number) {
+  for (const [key, value] of windows) if (now >= value.endsAt) windows.delete(key);
 }
 
 /** Forgets every counter (tests). */
