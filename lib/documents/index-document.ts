@@ -16,6 +16,7 @@ import type { DocumentType } from "./file-types";
 import { toDocumentRecord } from "./record";
 import { vectorLiteral } from "./vector-indexes";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
+import { StoreSchedule, type ScheduledBatch } from "./store-schedule";
 import { tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 
 /** Upper bound on one indexing run; the provider's own timeouts and retries fit well inside. */
@@ -23,9 +24,10 @@ export const INDEX_TIMEOUT_MS = 10 * 60_000;
 /** A job older than this no longer blocks a new one (its process died without cleaning up). */
 const JOB_LEASE_MS = INDEX_TIMEOUT_MS + 60_000;
 /**
- * Chunks embedded and stored per step: one short transaction each, so other requests interleave (PGlite is one
- * connection). 128 since the tsvectors are computed off the write path: a batch takes the database about as long as
- * 64 did before, and the fixed cost of a batch (staging COPY, tenant entry, commit) is paid half as often.
+ * Chunks per embedding call, and at most per store step: one short transaction each, so other requests interleave
+ * (PGlite is one connection). 128 since the tsvectors are computed off the write path: a batch takes the database
+ * about as long as 64 did before, and the fixed cost of a batch (staging COPY, tenant entry, progress, commit: 7.5 ms
+ * in PGlite, measured) is paid half as often. Steps that follow the tsvector calculator are often smaller (StoreSchedule).
  */
 export const INDEX_BATCH_CHUNKS = 128;
 /** Batches a PostgreSQL server stores at the same time, each on its own backend (see embedAndStore). */
@@ -43,17 +45,19 @@ export interface IndexTimings {
   readMs: number;
   /** Extraction and chunking: both run in the extraction worker, one round trip. */
   extractMs: number;
-  /** Embedding the first batch, before anything can be stored. */
+  /** Until the first batch could be stored: embedding it, and the progress counter's start. */
   firstEmbedMs: number;
   /** From the first batch's store to the last one's commit; the later batches are embedded meanwhile. */
   storeMs: number;
+  /** Of storeMs, the time with a store transaction in flight (the rest: waiting for the calculator or the embedding). */
+  storeBusyMs: number;
   words: number;
   chunks: number;
   /** Chunks whose tsvector came from the calculator (the rest: computed by the database as they were stored). */
   tsvSupplied: number;
 }
 
-export const emptyIndexTimings = (): IndexTimings => ({ readMs: 0, extractMs: 0, firstEmbedMs: 0, storeMs: 0, words: 0, chunks: 0, tsvSupplied: 0 });
+export const emptyIndexTimings = (): IndexTimings => ({ readMs: 0, extractMs: 0, firstEmbedMs: 0, storeMs: 0, storeBusyMs: 0, words: 0, chunks: 0, tsvSupplied: 0 });
 
 export interface IndexOptions {
   /** Embedding model; the active one when null or omitted. */
@@ -177,12 +181,13 @@ async function readObject(key: string, signal: AbortSignal): Promise<Uint8Array>
 }
 
 /**
- * Embeds batch n+1 while batch n is being stored (a remote provider's latency, or the local
- * embedder's slices, overlap the database work), each batch in its own transaction that also
- * advances the progress counter. Up to `storesAtOnce` batches are stored at the same time, each on
- * its own connection: a PostgreSQL server stores them on as many backends (cores); the embedded
- * engine is one connection, so 1 there. Every store has ended, committed or rolled back, before
- * this returns or throws, so a failed run's clean-up never races a store still in flight.
+ * Stores the chunks in batches, each in its own transaction that also advances the progress
+ * counter, as StoreSchedule chooses them: embedding runs ahead of the store (a remote provider's
+ * latency, or the local embedder's slices, overlap the database work) and the tsvector calculator
+ * beside it. Up to `storesAtOnce` batches are stored at the same time, each on its own connection:
+ * a PostgreSQL server stores them on as many backends (cores); the embedded engine is one
+ * connection, so 1 there. Every store has ended, committed or rolled back, before this returns or
+ * throws, so a failed run's clean-up never races a store still in flight.
  */
 async function embedAndStore(
   principal: Principal,
@@ -194,49 +199,50 @@ async function embedAndStore(
   signal: AbortSignal,
   timings?: IndexTimings,
 ) {
+  const started = performance.now();
+  const schedule = new StoreSchedule(chunks, {
+    batchChunks: INDEX_BATCH_CHUNKS,
+    calculator,
+    signal,
+    embed: async (texts) => {
+      const vectors = await embedder.embedDocuments(texts, { signal });
+      if (vectors.length !== texts.length || vectors.some((v) => v.length !== embedder.dims)) {
+        throw new UpstreamFailed(`embedding provider ${embedder.provider} returned ${vectors.length} vectors for ${texts.length} texts or a wrong dimension (expected ${embedder.dims})`);
+      }
+      return vectors;
+    },
+  });
+  // While the first batch is being embedded.
   await updateProgress(principal, job, 0, chunks.length);
-  const batches: DocumentChunk[][] = [];
-  for (let i = 0; i < chunks.length; i += INDEX_BATCH_CHUNKS) batches.push(chunks.slice(i, i + INDEX_BATCH_CHUNKS));
-  const tsvectors = new TsvectorSchedule(calculator, chunks, signal);
-
-  const embed = async (batch: DocumentChunk[]) => {
-    const vectors = await embedder.embedDocuments(batch.map((c) => c.text), { signal });
-    if (vectors.length !== batch.length || vectors.some((v) => v.length !== embedder.dims)) {
-      throw new UpstreamFailed(`embedding provider ${embedder.provider} returned ${vectors.length} vectors for ${batch.length} texts or a wrong dimension (expected ${embedder.dims})`);
-    }
-    return vectors;
-  };
 
   const inFlight = new Set<Promise<void>>();
   const failures: unknown[] = [];
   let storeStarted = 0;
+  let busySince = 0;
   try {
-    const started = performance.now();
-    let pending = embed(batches[0]);
-    for (let i = 0; i < batches.length; i++) {
-      const vectors = await pending;
-      if (i === 0 && timings) timings.firstEmbedMs += performance.now() - started;
-      if (failures.length > 0) throw failures[0];
-      signal.throwIfAborted();
-      if (i + 1 < batches.length) {
-        pending = embed(batches[i + 1]);
-        // Awaited in the next round; if a store fails first this rejection must not go unhandled.
-        pending.catch(() => undefined);
-      }
+    for (;;) {
       while (inFlight.size >= storesAtOnce) await Promise.race(inFlight);
       if (failures.length > 0) throw failures[0];
-      // Claimed only now that the batch can be stored: until then the calculator may still take its units.
-      const tsv = await tsvectors.take(i * INDEX_BATCH_CHUNKS, batches[i].length);
-      if (i === 0) storeStarted = performance.now();
+      const batch = await schedule.next();
+      if (failures.length > 0) throw failures[0];
+      if (!batch) break;
+      if (storeStarted === 0) {
+        storeStarted = performance.now();
+        if (timings) timings.firstEmbedMs += storeStarted - started;
+      }
+      if (inFlight.size === 0) busySince = performance.now();
       // Never rejects (a failure is kept for the loop to throw); settles once it has left inFlight.
-      const store: Promise<void> = storeBatch(principal, job, embedder, batches[i], vectors, tsv)
+      const store: Promise<void> = storeBatch(principal, job, embedder, batch)
         .then(
           () => {
-            if (timings) timings.tsvSupplied += tsv.filter((v) => v !== null).length;
+            if (timings) timings.tsvSupplied += batch.tsv.filter((v) => v !== null).length;
           },
           (error: unknown) => void failures.push(error),
         )
-        .then(() => void inFlight.delete(store));
+        .then(() => {
+          inFlight.delete(store);
+          if (inFlight.size === 0 && timings) timings.storeBusyMs += performance.now() - busySince;
+        });
       inFlight.add(store);
     }
   } finally {
@@ -246,62 +252,13 @@ async function embedAndStore(
   if (timings) timings.storeMs += performance.now() - storeStarted;
 }
 
-/** Chunks per calculator job: finer than a store batch, so the two sides meet close to the balance point. */
-const TSVECTOR_UNIT_CHUNKS = 32;
-
-/**
- * Which chunks' tsvectors the calculator computes, off the database's write path. It takes units of
- * TSVECTOR_UNIT_CHUNKS from the end of the document backwards while the store goes forwards, each
- * unit claimed by one side only: the units of a batch the store reaches first are stored without
- * tsvectors (the database's trigger computes them, migration 0020), one the calculator holds is
- * waited for. The calculator runs the same code at about the same speed as the database, and storing
- * a chunk without that work takes the database about a third as long (docs/search.md), so both
- * engines stay busy until they meet, with nothing to wait for at the start: the text-search work
- * splits itself by their speeds. A calculator that is starting, failed or slow (null) simply leaves
- * more to the database.
- */
-class TsvectorSchedule {
-  private readonly units: DocumentChunk[][] = [];
-  private readonly results: Promise<Uint8Array[] | null>[] = [];
-  /** The first unit the store has not claimed; the last unit the calculator has not claimed. */
-  private storeNext = 0;
-  private calculatorNext: number;
-
-  constructor(calculator: TsvectorCalculator | null, chunks: DocumentChunk[], signal: AbortSignal) {
-    for (let i = 0; i < chunks.length; i += TSVECTOR_UNIT_CHUNKS) this.units.push(chunks.slice(i, i + TSVECTOR_UNIT_CHUNKS));
-    this.calculatorNext = this.units.length - 1;
-    if (calculator) void this.run(calculator, signal);
-  }
-
-  /**
-   * The tsvectors of chunks `from` to `from + count - 1` (a store batch, whole units; batches are
-   * taken in order), each null where the database is to compute it.
-   */
-  async take(from: number, count: number): Promise<(Uint8Array | null)[]> {
-    const first = from / TSVECTOR_UNIT_CHUNKS;
-    const end = Math.ceil((from + count) / TSVECTOR_UNIT_CHUNKS);
-    this.storeNext = end;
-    const parts = await Promise.all(this.units.slice(first, end).map(async (unit, i) => (await this.results[first + i]) ?? unit.map(() => null)));
-    return parts.flat();
-  }
-
-  private async run(calculator: TsvectorCalculator, signal: AbortSignal): Promise<void> {
-    while (this.calculatorNext >= this.storeNext && !signal.aborted) {
-      const u = this.calculatorNext--;
-      this.results[u] = calculator.compute(this.units[u].map((c) => c.text));
-      // Unavailable (starting, failed) or too slow: the database computes the units left.
-      if ((await this.results[u]) === null) return;
-    }
-  }
-}
-
 /**
  * Writes one batch with binary COPY (no vector printed or parsed as text) in one transaction on a
  * raw connection: COPY into a temporary table, then, as the tenant role, one INSERT … SELECT that
  * the row-level security policies check, so tenancy is still enforced by the database.
  */
-async function storeBatch(principal: Principal, job: Job, embedder: Embedder, batch: DocumentChunk[], vectors: number[][], tsv: (Uint8Array | null)[]) {
-  const rows: ChunkCopyRow[] = batch.map((c, i) => ({
+async function storeBatch(principal: Principal, job: Job, embedder: Embedder, { chunks, vectors, tsv }: ScheduledBatch) {
+  const rows: ChunkCopyRow[] = chunks.map((c, i) => ({
     orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
     wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
     model: embedder.model, embedding: vectors[i], tsv: tsv[i],

@@ -102,7 +102,7 @@ describe("the tsvector calculator", () => {
     const timings = emptyIndexTimings();
     const indexed = await indexDocument(admin, record.id, { timings });
     expect(indexed.status).toBe("indexed");
-    // The calculator took at least the last batch (it starts from the end).
+    // The calculator computed at least one unit (it takes them from the front while the store follows).
     expect(timings.tsvSupplied).toBeGreaterThan(0);
     const stored = await compared(record.id, 1);
     expect(stored).toHaveLength(indexed.chunk_count);
@@ -121,7 +121,7 @@ describe("the tsvector calculator", () => {
     const real = tsvectorCalculator(await getDb());
     if (!real) throw new Error("the tsvector calculator is turned off");
     let calls = 0;
-    // Answers the first batch it is given (the last of the document), then is unavailable.
+    // Answers the first unit it is given (the document's first), then is unavailable.
     const givingUp: TsvectorCalculator = { compute: (texts) => (++calls === 1 ? real.compute(texts) : Promise.resolve(null)) };
     const unavailable: TsvectorCalculator = { compute: async () => null };
     const filler = ["harbour", "cranes", "lift", "containers", "onto", "ships", "before", "dawn"];
