@@ -93,7 +93,7 @@ export class StoreSchedule {
       if (this.calculatorRunning && open.length > 0) return this.take(open.slice(-1));
       // In order, and only whole batches while more are being embedded (fewer transactions).
       if (open.length >= this.batchUnits || (open.length > 0 && this.embeddedAll())) return this.take(open.slice(0, this.batchUnits));
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
+      await this.changed();
     }
   }
 
