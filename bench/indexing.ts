@@ -2,6 +2,7 @@
 // throughput with the local embedder (read the stored file, extract, chunk, embed, store the
 // chunks in batches, swap the generation in), in words/s, with the share of each stage; beside the
 // baseline of embedding the same chunk texts alone (the work no indexer can skip).
+import { randomUUID } from "node:crypto";
 import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
 import { chunkDocument } from "@/lib/documents/chunk";
@@ -124,8 +125,9 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
   const calculator = tsvectorCalculator(db);
   let started = performance.now();
   const tsv: Uint8Array[] = [];
+  const scope = randomUUID();
   for (let from = 0; from < rows.length; from += INDEX_BATCH_CHUNKS) {
-    const batch = await calculator?.compute(rows.slice(from, from + INDEX_BATCH_CHUNKS).map((r) => r.text));
+    const batch = await calculator?.compute(rows.slice(from, from + INDEX_BATCH_CHUNKS).map((r) => r.text), scope);
     if (!batch) throw new Error("the tsvector calculator is not available");
     tsv.push(...batch);
   }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { DocumentChunk } from "./chunk";
 import type { TsvectorCalculator } from "./tsvector-calculator";
 
@@ -61,6 +62,8 @@ export class StoreSchedule {
   /** The first unit not yet taken by the store (the front of the window of work in progress). */
   private front = 0;
   private taken = 0;
+  /** This run's texts to the calculator: it may remember their pieces within the run, never beyond. */
+  private readonly calculatorScope = randomUUID();
 
   constructor(
     chunks: DocumentChunk[],
@@ -159,7 +162,7 @@ export class StoreSchedule {
           await this.changed();
         } else {
           unit.state = "computing";
-          const tsv = await calculator.compute(unit.chunks.map((c) => c.text));
+          const tsv = await calculator.compute(unit.chunks.map((c) => c.text), this.calculatorScope);
           // Unavailable (starting, failed) or too slow: the database computes what is left.
           if (tsv === null) {
             unit.state = "open";

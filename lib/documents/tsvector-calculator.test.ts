@@ -54,7 +54,7 @@ describe("the tsvector calculator", () => {
 
   it("computes, for varied text, exactly what the database computes; spliced into the binary COPY it is stored as is", async () => {
     const db = await getDb();
-    const tsv = (await tsvectorCalculator(db)?.compute(VARIED)) ?? null;
+    const tsv = (await tsvectorCalculator(db)?.compute(VARIED, "varied")) ?? null;
     expect(tsv).not.toBeNull();
     expect(tsv).toHaveLength(VARIED.length);
     const doc = await createDocument(admin, { filename: "varied.txt", description: "", tags: [] });
@@ -122,7 +122,7 @@ describe("the tsvector calculator", () => {
     if (!real) throw new Error("the tsvector calculator is turned off");
     let calls = 0;
     // Answers the first unit it is given (the document's first), then is unavailable.
-    const givingUp: TsvectorCalculator = { compute: (texts) => (++calls === 1 ? real.compute(texts) : Promise.resolve(null)) };
+    const givingUp: TsvectorCalculator = { compute: (texts, scope) => (++calls === 1 ? real.compute(texts, scope) : Promise.resolve(null)) };
     const unavailable: TsvectorCalculator = { compute: async () => null };
     const filler = ["harbour", "cranes", "lift", "containers", "onto", "ships", "before", "dawn"];
     const bytes = Buffer.from(Array.from({ length: 160_000 }, (_, i) => filler[(i * 5) % filler.length]).join(" "));

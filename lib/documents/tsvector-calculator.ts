@@ -27,8 +27,10 @@ export interface TsvectorCalculator {
    * The tsvectors of `texts`, or null when the calculator cannot take work now (starting, failed):
    * the caller then lets the database compute them. Never rejects; answers null after
    * TSVECTOR_BATCH_LIMIT_MS too (an embedded worker that slow is stopped and started anew later).
+   * `scope` names the run the texts belong to: the embedded worker remembers the pieces of a scope's
+   * texts (tsvector-pieces.ts) for its later calls, never across scopes.
    */
-  compute(texts: string[]): Promise<Uint8Array[] | null>;
+  compute(texts: string[], scope: string): Promise<Uint8Array[] | null>;
 }
 
 /**
@@ -117,7 +119,7 @@ export class TsvectorWorker implements TsvectorCalculator {
     });
   }
 
-  compute(texts: string[]): Promise<Uint8Array[] | null> {
+  compute(texts: string[], scope: string): Promise<Uint8Array[] | null> {
     if (!this.ready || !this.worker) {
       if (!this.worker) this.start();
       return Promise.resolve(null);
@@ -128,7 +130,7 @@ export class TsvectorWorker implements TsvectorCalculator {
     if (this.pending.size === 0) worker.ref();
     const answer = new Promise<Uint8Array[] | null>((resolve) => {
       this.pending.set(id, resolve);
-      worker.postMessage({ id, texts });
+      worker.postMessage({ id, texts, scope });
     });
     return withinLimit(answer, () => {
       if (this.worker === worker) void this.stop();

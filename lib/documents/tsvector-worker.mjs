@@ -13,7 +13,12 @@
 // writes that dump (4 MB) to `templatePath` (workerData; in the data folder, named by PGlite's
 // version) and every later start loads it. A dump that cannot be read is made again.
 //
-// In:  {id, texts: string[]}
+// Texts are not computed one by one: tsvector-pieces.ts (loaded through tsx, as extract-worker.mjs
+// loads its TypeScript) computes each distinct whitespace-separated piece once and assembles the
+// texts' tsvectors from them, byte for byte what to_tsvector gives. What it remembers is kept per
+// scope (one indexing run), for the last few scopes only.
+//
+// In:  {id, texts: string[], scope: string}, answered one at a time in order
 // Out: {type: "ready", bootMs} once, then per job {id, tsv: Uint8Array[]} or {id, error}
 import fs from "node:fs";
 import path from "node:path";
@@ -43,16 +48,35 @@ async function open(templatePath) {
   return db;
 }
 
+/** Scopes whose pieces are remembered: an indexing run's jobs come in order, a few runs at a time at most. */
+const REMEMBERED_SCOPES = 4;
+
 const started = Date.now();
 try {
   const db = await open(workerData?.templatePath);
-  parentPort.on("message", async ({ id, texts }) => {
-    try {
-      const result = await db.query(TSVECTOR_SQL, [texts]);
-      parentPort.postMessage({ id, tsv: result.rows.map((row) => row.v) });
-    } catch (error) {
-      parentPort.postMessage({ id, error: String(error?.message ?? error) });
+  const { tsImport } = await import("tsx/esm/api");
+  const { PieceTsvectors } = await tsImport("./tsvector-pieces.ts", import.meta.url);
+  const engine = async (texts) => (await db.query(TSVECTOR_SQL, [texts])).rows.map((row) => row.v);
+  const scopes = new Map();
+  const piecesOf = (scope) => {
+    let pieces = scopes.get(scope);
+    if (!pieces) {
+      if (scopes.size >= REMEMBERED_SCOPES) scopes.delete(scopes.keys().next().value);
+      pieces = new PieceTsvectors();
+      scopes.set(scope, pieces);
     }
+    return pieces;
+  };
+  // One job at a time: a job's pieces must still be remembered when it assembles its texts.
+  let queue = Promise.resolve();
+  parentPort.on("message", ({ id, texts, scope }) => {
+    queue = queue.then(async () => {
+      try {
+        parentPort.postMessage({ id, tsv: await piecesOf(scope).tsvectors(texts, engine) });
+      } catch (error) {
+        parentPort.postMessage({ id, error: String(error?.message ?? error) });
+      }
+    });
   });
   parentPort.postMessage({ type: "ready", bootMs: Date.now() - started });
 } catch (error) {
