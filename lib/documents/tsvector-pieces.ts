@@ -93,7 +93,7 @@ export class PieceTsvectors {
   private lexemeIds = new Map<string, number>();
 
   constructor(
-    private readonly maxPieces = 200_000,
+    private readonly maxPieces = 50_000,
     private readonly maxNewShare = MAX_NEW_SHARE,
   ) {}
 

@@ -48,8 +48,11 @@ async function open(templatePath) {
   return db;
 }
 
-/** Scopes whose pieces are remembered: an indexing run's jobs come in order, a few runs at a time at most. */
-const REMEMBERED_SCOPES = 4;
+/**
+ * Scopes whose pieces are remembered: an indexing run's jobs come one after another, and two runs at once
+ * are rare; at most 50,000 pieces each (PieceTsvectors), about 17 MB (measured).
+ */
+const REMEMBERED_SCOPES = 2;
 
 const started = Date.now();
 try {
@@ -58,7 +61,7 @@ try {
   const { PieceTsvectors } = await tsImport("./tsvector-pieces.ts", import.meta.url);
   const engine = async (texts) => (await db.query(TSVECTOR_SQL, [texts])).rows.map((row) => row.v);
   const scopes = new Map();
-  const piecesOf = (scope) => {
+  const remembered = (scope) => {
     let pieces = scopes.get(scope);
     if (!pieces) {
       if (scopes.size >= REMEMBERED_SCOPES) scopes.delete(scopes.keys().next().value);
@@ -72,7 +75,7 @@ try {
   parentPort.on("message", ({ id, texts, scope }) => {
     queue = queue.then(async () => {
       try {
-        parentPort.postMessage({ id, tsv: await piecesOf(scope).tsvectors(texts, engine) });
+        parentPort.postMessage({ id, tsv: await remembered(scope).tsvectors(texts, engine) });
       } catch (error) {
         parentPort.postMessage({ id, error: String(error?.message ?? error) });
       }
