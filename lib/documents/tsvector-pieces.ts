@@ -21,6 +21,8 @@
  * `tsvectorsend`, which the binary COPY of the store takes as they are.
  */
 
+import { isAsciiSpace } from "./extract/words";
+
 /** Computes `tsvectorsend(to_tsvector('english', t))` of each text, in order (the engine's own). */
 export type EngineTsvectors = (texts: string[]) => Promise<Uint8Array[]>;
 
@@ -53,12 +55,12 @@ interface Lexeme {
 
 /** The text's whitespace-separated pieces, or null when it must be computed whole (see the file's comment). */
 export function piecesOf(text: string): string[] | null {
-  if (text.length > 0 && !isWhitespace(text.charCodeAt(0)) && !isAsciiAlphanumeric(text.charCodeAt(0))) return null;
+  if (text.length > 0 && !isAsciiSpace(text.charCodeAt(0)) && !isAsciiAlphanumeric(text.charCodeAt(0))) return null;
   if (text.includes("<")) return null;
   const pieces: string[] = [];
   let start = -1;
   for (let i = 0; i <= text.length; i++) {
-    if (i === text.length || isWhitespace(text.charCodeAt(i))) {
+    if (i === text.length || isAsciiSpace(text.charCodeAt(i))) {
       if (start >= 0) {
         if (i - start > MAX_PIECE_CHARS) return null;
         const piece = text.slice(start, i);
@@ -71,10 +73,6 @@ export function piecesOf(text: string): string[] | null {
     }
   }
   return pieces;
-}
-
-function isWhitespace(code: number): boolean {
-  return code === 32 || (code >= 9 && code <= 13);
 }
 
 function isAsciiAlphanumeric(code: number): boolean {

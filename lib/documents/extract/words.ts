@@ -47,7 +47,8 @@ function forEachAsciiWord(text: string, visit: (start: number, end: number) => v
   }
 }
 
-function isAsciiSpace(code: number): boolean {
+/** Whether a UTF-16 code unit is one of the six ASCII characters `\s` matches (tab, LF, VT, FF, CR, space). */
+export function isAsciiSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13);
 }
 
