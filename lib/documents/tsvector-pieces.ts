@@ -56,16 +56,15 @@ interface Lexeme {
 /** The text's whitespace-separated pieces, or null when it must be computed whole (see the file's comment). */
 export function piecesOf(text: string): string[] | null {
   if (text.length > 0 && !isAsciiSpace(text.charCodeAt(0)) && !isAsciiAlphanumeric(text.charCodeAt(0))) return null;
-  if (text.includes("<")) return null;
+  // The sentinel holds no whitespace, so any occurrence of it lies within one piece.
+  if (text.includes("<") || text.toLowerCase().includes(SENTINEL)) return null;
   const pieces: string[] = [];
   let start = -1;
   for (let i = 0; i <= text.length; i++) {
     if (i === text.length || isAsciiSpace(text.charCodeAt(i))) {
       if (start >= 0) {
         if (i - start > MAX_PIECE_CHARS) return null;
-        const piece = text.slice(start, i);
-        if (piece.toLowerCase().includes(SENTINEL)) return null;
-        pieces.push(piece);
+        pieces.push(text.slice(start, i));
         start = -1;
       }
     } else if (start < 0) {
