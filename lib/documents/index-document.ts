@@ -325,11 +325,14 @@ export async function insertAsText(tx: BulkTx, rows: ChunkCopyRow[]) {
 
 /**
  * Per session, emptied at each commit; the tenant role only reads it, to move the rows. Created
- * once per session (a GRANT on every batch was a catalog write each time).
+ * once per session (a GRANT on every batch was a catalog write each time). Text and tsvector
+ * uncompressed, as in document_chunks (migration 0022): a value compressed here would reach the
+ * chunk compressed, and the compression is the cost that migration removed.
  */
 export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_copy_staging (
   org_id text, document_id text, generation int, ordinal int, text text, word_start int, word_end int,
   page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector, tsv tsvector) ON COMMIT DELETE ROWS;
+  ALTER TABLE chunk_copy_staging ALTER COLUMN text SET STORAGE EXTERNAL, ALTER COLUMN tsv SET STORAGE EXTERNAL;
   GRANT SELECT ON chunk_copy_staging TO quarry_app`;
 
 async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
