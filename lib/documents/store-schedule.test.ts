@@ -71,10 +71,10 @@ describe("StoreSchedule", () => {
   it("while the calculator works on the front, the store takes one unit from the far end of what is embedded, then the calculator's", async () => {
     const { calculator, held, release } = heldCalculator();
     const schedule = new StoreSchedule(chunks(445), { batchChunks: BATCH, embed, calculator, signal: new AbortController().signal });
-    // Only the first embedding call (units 0-3) has answered; the calculator holds unit 0.
+    // The first embedding calls (unit 0, then units 1-3) have answered; the calculator holds unit 0.
     const first = await schedule.next();
     expect(held.map((j) => j.texts[0])).toEqual(["chunk 0"]);
-    expect(ordinals(first!)[0]).toBeGreaterThanOrEqual(UNIT_CHUNKS);
+    expect(ordinals(first!)[0]).toBe(3 * UNIT_CHUNKS);
     expect(first!.chunks).toHaveLength(UNIT_CHUNKS);
     expect(supplied(first!)).toBe(0);
     // Everything is embedded by now: the next raw unit is the document's last.
@@ -113,14 +113,26 @@ describe("StoreSchedule", () => {
       await tick();
       if (held.length > 0) release();
     }
-    expect(embedCalls.length).toBe(StoreSchedule.AHEAD_BATCHES);
+    const embedded = () => embedCalls.reduce((n, texts) => n + texts.length, 0);
+    expect(embedded()).toBe(StoreSchedule.AHEAD_BATCHES * BATCH);
     expect(held).toHaveLength(0);
     // Nothing was taken: the calculator stopped at the same edge.
     const batch = await schedule.next();
     expect(batch!.chunks).toHaveLength(BATCH);
     expect(supplied(batch!)).toBe(BATCH);
     for (let i = 0; i < 10; i++) await tick();
-    expect(embedCalls.length).toBe(StoreSchedule.AHEAD_BATCHES + 1);
+    expect(embedded()).toBe((StoreSchedule.AHEAD_BATCHES + 1) * BATCH);
+  });
+
+  it("embeds the first unit on its own, so the store can start before a whole batch is embedded", async () => {
+    embedCalls.length = 0;
+    const instant: TsvectorCalculator = { compute: async (texts) => texts.map((t) => new TextEncoder().encode(t)) };
+    const schedule = new StoreSchedule(chunks(445), { batchChunks: BATCH, embed, calculator: instant, signal: new AbortController().signal });
+    const first = await schedule.next();
+    expect(ordinals(first!)).toEqual(Array.from({ length: UNIT_CHUNKS }, (_, i) => i));
+    expect(supplied(first!)).toBe(UNIT_CHUNKS);
+    expectEveryChunkOnce([first!, ...(await drain(schedule))], 445);
+    expect(embedCalls.map((texts) => texts.length)).toEqual([UNIT_CHUNKS, BATCH - UNIT_CHUNKS, BATCH, BATCH, 445 - 3 * BATCH]);
   });
 
   it("rejects with the embedding's failure, and with the signal's reason once aborted", async () => {

@@ -49,9 +49,9 @@ interface Unit {
  *   is embedded, and the database computes its tsvectors; the two meet where their speeds put them;
  * - without a calculator (none, starting, failed) the store takes whole batches in order.
  *
- * Embedding runs ahead of the store in calls of a batch, in order, at most AHEAD_BATCHES batches
- * beyond the first unit not yet taken, and the calculator no further: the memory a run holds stays
- * bounded whatever the document's length.
+ * Embedding runs ahead of the store in calls of a batch (the first batch in two: one unit, then the
+ * rest), in order, at most AHEAD_BATCHES batches beyond the first unit not yet taken, and the
+ * calculator no further: the memory a run holds stays bounded whatever the document's length.
  */
 export class StoreSchedule {
   private readonly units: Unit[] = [];
@@ -129,13 +129,16 @@ export class StoreSchedule {
   private async embedAll(): Promise<void> {
     const { signal } = this.options;
     try {
-      for (let first = 0; first < this.units.length; first += this.batchUnits) {
+      // The first call embeds one unit, the second the rest of the first batch: the database, idle
+      // until then, can start storing as soon as one unit is embedded rather than a whole batch (a
+      // remote provider answers a short call sooner too).
+      for (let first = 0, size = 1; first < this.units.length; first += size, size = this.batchUnits - (first % this.batchUnits)) {
         while (first >= this.windowEnd()) {
           signal.throwIfAborted();
           await this.changed();
         }
         signal.throwIfAborted();
-        const units = this.units.slice(first, first + this.batchUnits);
+        const units = this.units.slice(first, first + size);
         const vectors = await this.options.embed(units.flatMap((u) => u.chunks.map((c) => c.text)), signal);
         let at = 0;
         for (const unit of units) {

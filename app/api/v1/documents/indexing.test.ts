@@ -113,19 +113,20 @@ const TINY_MODEL = "tiny-embed";
 const TINY_DIMS = 8;
 let provider: LoopbackServer;
 /**
- * How the server answers: "ok"; "hold-batches": the first batch of document
- * chunks is answered, later batches wait for `held` and then fail with 500, or
- * are answered when `heldBatchesSucceed` (single-text query embeddings are
- * always answered); "hang": nothing is answered.
+ * How the server answers: "ok"; "hold-batches": the calls that embed the first
+ * batch of document chunks (the indexer splits it in two) are answered, later
+ * calls wait for `held` and then fail with 500, or are answered when
+ * `heldBatchesSucceed` (single-text query embeddings are always answered);
+ * "hang": nothing is answered.
  */
 let behaviour: "ok" | "hold-batches" | "hang" = "ok";
 let heldBatchesSucceed = false;
-let batchesServed = 0;
+let chunksServed = 0;
 let held: Promise<void> = Promise.resolve();
 let onHold: () => void = () => undefined;
 
-/** Holds the loopback provider at the second batch: `reached` settles when it gets there, `release` lets it answer. */
-function holdSecondBatch(): { reached: Promise<void>; release: () => void } {
+/** Holds the loopback provider after the first batch: `reached` settles when it gets there, `release` lets it answer. */
+function holdAfterFirstBatch(): { reached: Promise<void>; release: () => void } {
   behaviour = "hold-batches";
   let release!: () => void;
   const reached = new Promise<void>((resolve) => (onHold = resolve));
@@ -139,8 +140,9 @@ beforeAll(async () => {
     expect(request.path).toBe("/v1/embeddings");
     expect(body.model).toBe(TINY_MODEL);
     if (behaviour === "hang") return;
-    if (body.input.length > 1) batchesServed += 1;
-    if (behaviour === "hold-batches" && body.input.length > 1 && batchesServed > 1) {
+    const served = chunksServed;
+    if (body.input.length > 1) chunksServed += body.input.length;
+    if (behaviour === "hold-batches" && body.input.length > 1 && served >= INDEX_BATCH_CHUNKS) {
       onHold();
       await held;
       if (!heldBatchesSucceed) {
@@ -155,7 +157,7 @@ beforeAll(async () => {
 afterAll(() => provider.close());
 
 function switchToTinyProvider(settings: { request_timeout_ms?: number } = {}) {
-  batchesServed = 0;
+  chunksServed = 0;
   switchEmbeddingSettings({
     ...LOCAL_EMBEDDING_SETTINGS,
     openai_compatible: { base_url: `${provider.url}/v1`, models: { [TINY_MODEL]: TINY_DIMS } },
@@ -344,7 +346,7 @@ describe("indexing and search", () => {
     expect(chunkCount).toBeGreaterThan(INDEX_BATCH_CHUNKS);
 
     switchToTinyProvider();
-    const { reached, release } = holdSecondBatch();
+    const { reached, release } = holdAfterFirstBatch();
     const running = index(id, admin, TINY_MODEL);
     await reached;
     // The first batch is stored while the second one is being embedded.
@@ -398,7 +400,7 @@ describe("indexing and search", () => {
     const id = await createAndUpload("ledger.txt", Buffer.from(`Ferry timetable for the winter season. ${filler(66_000, 11)}`));
     switchToTinyProvider();
     heldBatchesSucceed = true;
-    const { reached, release } = holdSecondBatch();
+    const { reached, release } = holdAfterFirstBatch();
     const running = index(id, admin, TINY_MODEL);
     await reached;
 
