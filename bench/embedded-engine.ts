@@ -158,6 +158,9 @@ export default async function bench(args: string[]): Promise<void> {
   process.env.QUARRY_SEED_DEMO = "true";
   delete process.env.DATABASE_URL;
   configSingleton.set(undefined);
+  // The engine process and its IPC channel do not keep a script alive (embedded-engine.ts): while one
+  // is killed and started again nothing else would, and the bench ended silently before its figures.
+  const keepAlive = setInterval(() => undefined, 60_000);
   try {
     await getDb();
     await closeDb();
@@ -172,6 +175,7 @@ export default async function bench(args: string[]): Promise<void> {
       );
     }
   } finally {
+    clearInterval(keepAlive);
     fs.rmSync(root, { recursive: true, force: true });
   }
 }
