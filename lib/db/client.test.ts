@@ -30,3 +30,26 @@ describe.skipIf(!onPostgres)("the PostgreSQL pool", () => {
     expect(await db.prisma.organization.count()).toBeGreaterThan(0);
   });
 });
+
+describe.skipIf(onPostgres)("the embedded engine", () => {
+  it("builds an HNSW index over loaded rows in its own memory, not in a parallel build's shared segment", async () => {
+    const { pool } = await getDb();
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      // A plain table: no build of a temporary one is ever parallel. Rolled back below.
+      await client.query("CREATE TABLE hnsw_build (v vector(3))");
+      await client.query("INSERT INTO hnsw_build SELECT ARRAY[g, g % 7, g % 13]::vector FROM generate_series(1, 200) g");
+      // Even a small table is worth parallel workers at this scan size; a parallel HNSW build asks for a
+      // shared segment of the whole maintenance_work_mem, which the engine cannot map (engine-process.mjs).
+      await client.query("SET LOCAL min_parallel_table_scan_size = 0");
+      await client.query("SET LOCAL maintenance_work_mem = '2000MB'");
+      await client.query("CREATE INDEX ON hnsw_build USING hnsw (v vector_l2_ops)");
+      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM (SELECT v FROM hnsw_build ORDER BY v <-> '[1,1,1]' LIMIT 5) nearest");
+      expect(rows[0].n).toBe(5);
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+  });
+});

@@ -26,7 +26,11 @@ async function open({ dataDir, socketPath }) {
   // PGlite does not create missing parent folders.
   fs.mkdirSync(dataDir, { recursive: true });
   fs.rmSync(socketPath, { force: true });
-  db = await PGlite.create({ dataDir, extensions: { vector } });
+  // No worker can launch in this single process, yet PGlite leaves max_parallel_maintenance_workers at 2, so
+  // an index build over loaded rows takes the parallel path with the leader alone: pgvector then puts the
+  // whole HNSW graph in a shared segment of maintenance_work_mem, which can fail to map ("Out of memory"),
+  // stays in the wasm heap for good, and built a 13 MB table's index 1.4x slower than private memory did.
+  db = await PGlite.create({ dataDir, extensions: { vector }, startParams: [...PGlite.defaultStartParams, "-c", "max_parallel_maintenance_workers=0"] });
   openedDir = dataDir;
   server = net.createServer((socket) => serve(socket));
   await new Promise((resolve, reject) => server.once("error", reject).listen(socketPath, resolve));
