@@ -32,6 +32,22 @@ describe.skipIf(!onPostgres)("the PostgreSQL pool", () => {
 });
 
 describe.skipIf(onPostgres)("the embedded engine", () => {
+  it("lets a new connection prepare a statement under a name its session already had from the previous one", async () => {
+    const { pool } = await getDb();
+    const statement = { name: "quarry_client_test", text: "SELECT $1::int + 1 AS n", values: [41] };
+    const first = await pool.connect();
+    expect((await first.query<{ n: number }>(statement)).rows[0].n).toBe(42);
+    // Released with an error: the pool ends this connection and opens another to the same session.
+    first.release(new Error("dropped by the test"));
+    const second = await pool.connect();
+    try {
+      expect(second).not.toBe(first);
+      expect((await second.query<{ n: number }>(statement)).rows[0].n).toBe(42);
+    } finally {
+      second.release();
+    }
+  });
+
   it("builds an HNSW index over loaded rows in its own memory, not in a parallel build's shared segment", async () => {
     const { pool } = await getDb();
     const client = await pool.connect();

@@ -38,6 +38,7 @@ async function open({ dataDir, socketPath }) {
 }
 
 const SSL_REQUEST = 80877103;
+const DEALLOCATE_ALL = simpleQuery("DEALLOCATE ALL");
 const GSS_REQUEST = 80877104;
 
 /**
@@ -104,6 +105,9 @@ function serve(socket) {
           break;
         }
         if (skipToSync && type !== "S") continue;
+        // The session outlives its connections, but a new client knows of no prepared statement: one
+        // the previous connection named would make the same name fail ("already exists").
+        if (type === "") db.execProtocolRawSync(DEALLOCATE_ALL);
         const extended = type !== "Q" && type !== "S" && type !== "";
         // A copy: the next call reuses PGlite's reply buffer.
         const reply = Buffer.from(db.execProtocolRawSync(new Uint8Array(message)));

@@ -101,7 +101,8 @@ export function searchChunks(tx: TenantTx, search: ChunkSearch): Promise<SearchH
 interface SearchSql {
   /** `SET LOCAL` statements, in order. */
   setLocal(statements: string[]): Promise<void>;
-  rows<T>(query: Prisma.Sql): Promise<T[]>;
+  /** `reusable`: the query's text is one of a small fixed set, worth preparing on the connection. */
+  rows<T>(query: Prisma.Sql, reusable: boolean): Promise<T[]>;
 }
 
 function prismaSearchSql(tx: TenantTx): SearchSql {
@@ -120,14 +121,20 @@ function rawSearchSql(tx: BulkTx): SearchSql {
     // Without parameters node-postgres uses the simple protocol, which takes several statements at once.
     setLocal: async (statements) => void (await tx.exec(statements.join("; "))),
     // Raw pg returns int8 as a string, Prisma as a bigint; toHit takes either.
-    rows: (query) => tx.query(query.text, query.values),
+    // Prepared, the search's query took 3.7-4.2 ms at 10k chunks instead of 5.1-6.0 on PostgreSQL
+    // (6.6-7.7 instead of 8.9-10.0 on PGlite): no parsing, rewriting for RLS or planning each time.
+    rows: (query, reusable) => (reusable ? tx.queryPrepared(query.text, query.values) : tx.query(query.text, query.values)),
   };
 }
 
 async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit[]> {
   const plan = vectorPlan(search.model, search.dims, search.strategy);
   // Hybrid fuses two candidate lists; deeper lists let either side promote a chunk the other ranks low.
-  const depth = search.mode === "hybrid" ? Math.min(200, Math.max(50, search.topK * 4)) : search.topK;
+  const depth = limitStep(search.mode === "hybrid" ? Math.min(200, Math.max(50, search.topK * 4)) : search.topK);
+  const topK = limitStep(search.topK);
+  const limit = (n: number) => Prisma.raw(String(n));
+  // Index searches over every document are the common case, and have few texts: prepare those.
+  const reusable = plan.strategy === "hnsw" && search.documentIds === null;
   if (plan.strategy === "hnsw") {
     const ef = Math.trunc(search.efSearch ?? Math.min(1000, Math.max(DEFAULT_EF_SEARCH, depth * 2)));
     // SET LOCAL: inside the tenant transaction, so the setting reaches this query and ends with it
@@ -153,7 +160,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
     FROM ${current.from}
     WHERE ${plan.modelFilter} ${documentFilter} ${current.filter}
     ORDER BY distance
-    LIMIT ${depth}`;
+    LIMIT ${limit(depth)}`;
 
   let rows: HitRow[];
   if (search.mode === "vector") {
@@ -162,7 +169,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
       SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
              c.row_start, c.row_end, c.word_start, c.word_end, 1 - h.distance AS score, 1 - h.distance AS similarity
       FROM hits h JOIN document_chunks c ON c.id = h.id JOIN documents d ON d.id = c.document_id
-      ORDER BY h.distance, c.id`);
+      ORDER BY h.distance, c.id`, reusable);
   } else {
     rows = await sql.rows<HitRow>(Prisma.sql`
       WITH vec AS MATERIALIZED (${vectorCandidates}),
@@ -172,7 +179,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
         FROM ${current.from} CROSS JOIN websearch_to_tsquery('english', ${search.queryText}) q
         WHERE ${plan.modelFilter} ${documentFilter} AND c.tsv @@ q ${current.filter}
         ORDER BY text_rank DESC, c.id
-        LIMIT ${depth}
+        LIMIT ${limit(depth)}
       ),
       kw_ranked AS (SELECT id, row_number() OVER (ORDER BY text_rank DESC, id) AS rank FROM kw),
       fused AS (
@@ -180,14 +187,26 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
         FROM (SELECT id, rank FROM vec_ranked UNION ALL SELECT id, rank FROM kw_ranked) ranks
         GROUP BY id
         ORDER BY score DESC, id
-        LIMIT ${search.topK}
+        LIMIT ${limit(topK)}
       )
       SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
              c.row_start, c.row_end, c.word_start, c.word_end, f.score, 1 - ${distance} AS similarity
       FROM fused f JOIN document_chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
-      ORDER BY f.score DESC, c.id`);
+      ORDER BY f.score DESC, c.id`, reusable);
   }
-  return rows.map(toHit);
+  return rows.slice(0, search.topK).map(toHit);
+}
+
+/**
+ * LIMITs are SQL literals, not parameters: with a parameter, a prepared statement's generic plan
+ * expects a tenth of the table and joins it by hash (22 ms instead of 3 at 10k chunks, measured), so
+ * PostgreSQL keeps planning each search. Rounded up to these steps, and the extra rows dropped, so a
+ * connection prepares at most a dozen texts per model; a longer list only finds nearer neighbours.
+ */
+const LIMIT_STEPS = [5, 10, 20, 50, 100, 200];
+
+function limitStep(n: number): number {
+  return LIMIT_STEPS.find((step) => step >= n) ?? n;
 }
 
 function toHit(row: HitRow): SearchHit {

@@ -53,6 +53,41 @@ describe("per-model vector indexes", () => {
     }
   });
 
+  it("prepares the index search once per connection, plans it no more, and each organization still sees only its own chunks", async () => {
+    const vector = Array.from({ length: 384 }, (_, k) => hashValue(734, k + 1));
+    const GLOBEX = { orgId: "org_globex" };
+    // The same vectors in another organization: a plan that carried one tenant's rows to the next would show here.
+    await withTenant(GLOBEX, async (tx) => {
+      await tx.$executeRaw`INSERT INTO documents (id, org_id, title, filename, content_type, extension, created_by, status, index_generation, index_model, index_dims, chunk_count)
+        VALUES ('doc_vector_index_globex', 'org_globex', 'Vectors', 'vectors.txt', 'text/plain', 'txt', 'usr_globex_admin', 'indexed', 1, ${LOCAL_EMBEDDING_MODEL}, 384, 50)`;
+      await tx.$executeRaw`INSERT INTO document_chunks (org_id, document_id, generation, ordinal, text, word_start, word_end, model, dims, embedding)
+        SELECT 'org_globex', 'doc_vector_index_globex', 1, g, 'chunk ' || g, g * 450, g * 450 + 500, ${LOCAL_EMBEDDING_MODEL}, 384,
+               array(SELECT ${HASH_SQL} FROM generate_series(1, 384) k)::vector
+        FROM generate_series(710, 759) g`;
+    });
+    try {
+      for (const mode of ["vector", "hybrid"] as const) {
+        const search: ChunkSearch = { vector, model: LOCAL_EMBEDDING_MODEL, dims: 384, topK: 3, documentIds: null, mode, queryText: "chunk 734" };
+        const expected = await withTenant(ACME, (tx) => searchChunks(tx, search));
+        // PostgreSQL plans a prepared statement afresh five times before it settles on a generic plan.
+        for (let i = 0; i < 8; i++) {
+          expect(await searchTenantChunks(ACME, search)).toEqual(expected);
+          const theirs = await searchTenantChunks(GLOBEX, search);
+          expect(theirs.map((hit) => [hit.document_id, hit.ordinal])[0]).toEqual(["doc_vector_index_globex", 734]);
+          expect(theirs.every((hit) => hit.document_id === "doc_vector_index_globex")).toBe(true);
+        }
+      }
+      // Searches one after another reuse the pool's most recently released connection, the one asked here.
+      const prepared = await (await getDb()).system.query<{ generic_plans: number }>(
+        "SELECT generic_plans::int AS generic_plans FROM pg_prepared_statements WHERE name LIKE 'quarry\\_%' AND statement LIKE '%document_chunks%'",
+      );
+      expect(prepared).toHaveLength(2);
+      for (const statement of prepared) expect(statement.generic_plans).toBeGreaterThan(0);
+    } finally {
+      await withTenant(GLOBEX, (tx) => tx.$executeRaw`DELETE FROM documents WHERE id = 'doc_vector_index_globex'`);
+    }
+  });
+
   beforeAll(async () => {
     // Enough rows of the local model that a sequential scan is not the cheap plan.
     await withTenant(ACME, async (tx) => {
