@@ -125,39 +125,60 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 
 interface Timed { p50: number; p95: number; results: string[][] }
 
+interface Run { ms: number; ids: string[] }
+
+function timed(runs: Run[]): Timed {
+  const ms = runs.map((r) => r.ms);
+  return { p50: percentile(ms, 50), p95: percentile(ms, 95), results: runs.map((r) => r.ids) };
+}
+
+/** One search as the API runs it. */
+async function searchOnce(q: Float64Array, strategy: "auto" | "exact", efSearch?: number): Promise<Run> {
+  const search: ChunkSearch = { vector: Array.from(q), queryText: "", model: LOCAL_EMBEDDING_MODEL, dims: DIMS, topK: TOP_K, documentIds: null, mode: "vector", strategy, efSearch };
+  const started = performance.now();
+  const hits = await searchTenantChunks({ orgId: ORG }, search);
+  return { ms: performance.now() - started, ids: hits.map((h) => h.chunk_id) };
+}
+
 async function timeSearches(queries: Float64Array[], strategy: "auto" | "exact", efSearch?: number): Promise<Timed> {
-  const ms: number[] = [];
-  const results: string[][] = [];
-  for (const q of queries) {
-    const search: ChunkSearch = { vector: Array.from(q), queryText: "", model: LOCAL_EMBEDDING_MODEL, dims: DIMS, topK: TOP_K, documentIds: null, mode: "vector", strategy, efSearch };
-    const started = performance.now();
-    const hits = await searchTenantChunks({ orgId: ORG }, search);
-    ms.push(performance.now() - started);
-    results.push(hits.map((h) => h.chunk_id));
-  }
-  return { p50: percentile(ms, 50), p95: percentile(ms, 95), results };
+  const runs: Run[] = [];
+  for (const q of queries) runs.push(await searchOnce(q, strategy, efSearch));
+  return timed(runs);
 }
 
 /** The same top-k through the HNSW index with bare SQL: owner, no RLS, no generation filter, no joins, one transaction per query. */
-async function timeBare(db: Database, queries: Float64Array[], efSearch: number): Promise<Timed> {
-  const ms: number[] = [];
-  const results: string[][] = [];
-  for (const q of queries) {
-    const literal = vectorLiteral(Array.from(q));
-    const started = performance.now();
-    const rows = await withRawTransaction(db, async (tx) => {
-      await tx.exec(`SET LOCAL hnsw.ef_search = ${efSearch}`);
-      // Through the index whatever the planner's estimate (at 10k rows and a large ef_search it prefers a scan).
-      await tx.exec("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off");
-      return tx.query<{ id: bigint | string }>(
-        `SELECT id FROM document_chunks WHERE model = '${LOCAL_EMBEDDING_MODEL}' ORDER BY embedding::vector(${DIMS}) <=> $1::vector(${DIMS}) LIMIT ${TOP_K}`,
-        [literal],
-      );
-    });
-    ms.push(performance.now() - started);
-    results.push(rows.map((r) => String(r.id)));
+async function bareOnce(db: Database, q: Float64Array, efSearch: number): Promise<Run> {
+  const literal = vectorLiteral(Array.from(q));
+  const started = performance.now();
+  const rows = await withRawTransaction(db, async (tx) => {
+    await tx.exec(`SET LOCAL hnsw.ef_search = ${efSearch}`);
+    // Through the index whatever the planner's estimate (at 10k rows and a large ef_search it prefers a scan).
+    await tx.exec("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off");
+    return tx.query<{ id: bigint | string }>(
+      `SELECT id FROM document_chunks WHERE model = '${LOCAL_EMBEDDING_MODEL}' ORDER BY embedding::vector(${DIMS}) <=> $1::vector(${DIMS}) LIMIT ${TOP_K}`,
+      [literal],
+    );
+  });
+  return { ms: performance.now() - started, ids: rows.map((r) => String(r.id)) };
+}
+
+/**
+ * Each query through bare SQL and through the API one right after the other, the order alternating:
+ * a stretch in which this shared machine slows down then weighs on both sides alike.
+ */
+async function timeBareAndApi(db: Database, queries: Float64Array[], efSearch: number, apiEf: number | undefined): Promise<{ bare: Timed; api: Timed }> {
+  const bare: Run[] = [];
+  const api: Run[] = [];
+  for (const [i, q] of queries.entries()) {
+    if (i % 2 === 0) {
+      bare.push(await bareOnce(db, q, efSearch));
+      api.push(await searchOnce(q, "auto", apiEf));
+    } else {
+      api.push(await searchOnce(q, "auto", apiEf));
+      bare.push(await bareOnce(db, q, efSearch));
+    }
   }
-  return { p50: percentile(ms, 50), p95: percentile(ms, 95), results };
+  return { bare: timed(bare), api: timed(api) };
 }
 
 function recall(approx: string[][], exact: string[][]): number {
@@ -197,8 +218,7 @@ async function benchEngine(db: Database, sizes: number[], queryCount: number, ef
       console.log(`\n${size} chunks: binary COPY ${(copyMs / 1000).toFixed(1)} s (${Math.round(size / (copyMs / 1000))} rows/s), HNSW build ${(buildMs / 1000).toFixed(1)} s`);
       console.log(`  exact scan, API SQL            ${fmt(exact)}  recall@10 1.000`);
       for (const ef of efs) {
-        const bare = await timeBare(db, queries, ef);
-        const api = await timeSearches(queries, "auto", ef === efs[0] ? undefined : ef);
+        const { bare, api } = await timeBareAndApi(db, queries, ef, ef === efs[0] ? undefined : ef);
         const label = ef === efs[0] ? `ef_search ${ef} (API default)` : `ef_search ${ef}`;
         console.log(`  ${label.padEnd(26)} bare ${fmt(bare)}  recall@10 ${recall(bare.results, exact.results).toFixed(3)}`);
         console.log(
