@@ -38,8 +38,8 @@ async function open({ dataDir, socketPath }) {
 }
 
 const SSL_REQUEST = 80877103;
-const DEALLOCATE_ALL = simpleQuery("DEALLOCATE ALL");
 const GSS_REQUEST = 80877104;
+const DEALLOCATE_ALL = simpleQuery("DEALLOCATE ALL");
 
 /**
  * One client connection: frontend messages go to PGlite in order, each group that arrived together

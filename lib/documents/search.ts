@@ -206,7 +206,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
 const LIMIT_STEPS = [5, 10, 20, 50, 100, 200];
 
 function limitStep(n: number): number {
-  return LIMIT_STEPS.find((step) => step >= n) ?? n;
+  return LIMIT_STEPS.find((step) => step >= n) ?? Math.ceil(n);
 }
 
 function toHit(row: HitRow): SearchHit {
