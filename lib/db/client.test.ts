@@ -48,6 +48,22 @@ describe.skipIf(onPostgres)("the embedded engine", () => {
     }
   });
 
+  it("leaves nothing of a connection dropped inside a transaction to the next connection", async () => {
+    const { pool } = await getDb();
+    const first = await pool.connect();
+    await first.query("BEGIN");
+    await first.query("SELECT set_config('quarry.left_open', 'yes', true)");
+    first.release(new Error("dropped by the test"));
+    const second = await pool.connect();
+    try {
+      // Whichever runs first, the old connection's close or the new one's start, rolls the transaction back.
+      const { rows } = await second.query<{ v: string }>("SELECT coalesce(current_setting('quarry.left_open', true), '') AS v");
+      expect(rows[0].v).toBe("");
+    } finally {
+      second.release();
+    }
+  });
+
   it("builds an HNSW index over loaded rows in its own memory, not in a parallel build's shared segment", async () => {
     const { pool } = await getDb();
     const client = await pool.connect();

@@ -39,7 +39,14 @@ async function open({ dataDir, socketPath }) {
 
 const SSL_REQUEST = 80877103;
 const GSS_REQUEST = 80877104;
-const DEALLOCATE_ALL = simpleQuery("DEALLOCATE ALL");
+/**
+ * What a new connection must not inherit from the session: the previous connection's open transaction
+ * and its prepared statements (a new client knows of none, and would fail to prepare one under a name
+ * the session still has: "already exists").
+ */
+const SESSION_RESET = simpleQuery("ROLLBACK; DEALLOCATE ALL");
+/** The connection the session's state belongs to: the latest to start (the supervisor keeps one at a time). */
+let currentSocket;
 
 /**
  * One client connection: frontend messages go to PGlite in order, each group that arrived together
@@ -62,8 +69,9 @@ function serve(socket) {
   socket.setNoDelay(true);
   socket.on("error", () => undefined);
   socket.on("close", () => {
-    // A connection that ends inside a transaction must not leave it open for the next one.
-    chain = chain.then(() => (db.isInTransaction() ? db.exec("ROLLBACK") : undefined)).catch(() => undefined);
+    // A connection that ends inside a transaction must not leave it open for the next one; once the
+    // next has started, the transaction in the session is that one's (its start rolled back ours).
+    chain = chain.then(() => (currentSocket === socket && db.isInTransaction() ? db.exec("ROLLBACK") : undefined)).catch(() => undefined);
   });
   socket.on("data", (data) => {
     buffer = Buffer.concat([buffer, data]);
@@ -105,9 +113,10 @@ function serve(socket) {
           break;
         }
         if (skipToSync && type !== "S") continue;
-        // The session outlives its connections, but a new client knows of no prepared statement: one
-        // the previous connection named would make the same name fail ("already exists").
-        if (type === "") db.execProtocolRawSync(DEALLOCATE_ALL);
+        if (type === "") {
+          currentSocket = socket;
+          db.execProtocolRawSync(SESSION_RESET);
+        }
         const extended = type !== "Q" && type !== "S" && type !== "";
         // A copy: the next call reuses PGlite's reply buffer.
         const reply = Buffer.from(db.execProtocolRawSync(new Uint8Array(message)));
