@@ -131,7 +131,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
   const plan = vectorPlan(search.model, search.dims, search.strategy);
   // Hybrid fuses two candidate lists; deeper lists let either side promote a chunk the other ranks low.
   const depth = limitStep(search.mode === "hybrid" ? Math.min(200, Math.max(50, search.topK * 4)) : search.topK);
-  const topK = limitStep(search.topK);
+  const fusedLimit = limitStep(search.topK);
   const limit = (n: number) => Prisma.raw(String(n));
   // Index searches over every document are the common case, and have few texts: prepare those.
   const reusable = plan.strategy === "hnsw" && search.documentIds === null;
@@ -187,7 +187,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
         FROM (SELECT id, rank FROM vec_ranked UNION ALL SELECT id, rank FROM kw_ranked) ranks
         GROUP BY id
         ORDER BY score DESC, id
-        LIMIT ${limit(topK)}
+        LIMIT ${limit(fusedLimit)}
       )
       SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
              c.row_start, c.row_end, c.word_start, c.word_end, f.score, 1 - ${distance} AS similarity
