@@ -103,6 +103,7 @@ describe("bearer tokens from a configured identity provider", () => {
 
   it.each([
     ["[]", []],
+    ["null", null],
     ["a string other than *", "loc_acme_nyc"],
     ["a number", 7],
     ["an object", { ids: ["loc_acme_nyc"] }],
@@ -112,6 +113,6 @@ describe("bearer tokens from a configured identity provider", () => {
   ])("refuses a malformed locations claim (%s) with 401 instead of granting every location", async (_name, locations) => {
     const res = await call(listLocations, "GET", "/api/v1/locations", { token: await idpToken({ ...acmeManager, "https://quarry.example/locations": locations }) });
     expect(res.status).toBe(401);
-    expect(res.json.detail).toMatch(/claim 'https:\/\/quarry.example\/locations' (must|is an empty list)/);
+    expect(res.json.detail).toMatch(/claim 'https:\/\/quarry.example\/locations' (must|is an empty list|is null)/);
   });
 });
