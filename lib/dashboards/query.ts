@@ -10,10 +10,10 @@ import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunn
 import { runWidgetQuery, type WidgetQueryResult } from "@/lib/query/run";
 import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./embeds";
-import { filtersAffecting, isDataWidget } from "./wiring";
+import { isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
 import { grantForEmbed, grantForPrincipal, grantForPublic, type GrantedDashboard } from "./policy";
-import { getCachedResult, putCachedResult, resultKey } from "./result-cache";
+import { getCachedResult, putCachedResult, widgetResultKey } from "./result-cache";
 
 /**
  * What one dashboard request may cost, whoever sends it (docs/dashboards-engine.md). Widgets are
@@ -71,8 +71,7 @@ async function runWidgets(input: RunInput) {
       widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false, truncated: false };
       return { widgetId, key: "", settled: true };
     }
-    const relevant = Object.fromEntries(filtersAffecting(input.manifest.widgets, widgetId).map((id) => [id, input.filters[id] ?? null]));
-    const key = resultKey(input.scope.orgId, input.dashboardId, input.version, widgetId, [input.scope.locationIds ?? null, relevant]);
+    const key = widgetResultKey({ ...input, widgets: input.manifest.widgetsById, now }, widgetId);
     const hit = input.refresh ? undefined : getCachedResult(key);
     if (hit) widgets[widgetId] = { ...hit, error: null, cached: true };
     return { widgetId, key, settled: hit !== undefined };

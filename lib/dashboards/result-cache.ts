@@ -1,8 +1,12 @@
+import type { TenantScope } from "@/lib/db/tenant";
+import type { WidgetManifest } from "@/lib/manifest/schema";
+import { todayIn } from "@/lib/query/dates";
+import { conditionsMeaning } from "@/lib/query/filters";
 import type { WidgetQueryResult } from "@/lib/query/run";
 
 /**
- * Short-lived widget results per (org, dashboard, version, widget, the filter
- * values that widget depends on), in this process. The version in the key is
+ * Short-lived widget results per (org, dashboard, version, widget, everything
+ * else the answer depends on), in this process: see widgetResultKey. The version in the key is
  * the published version number or `draft@<revision>`, both read from the
  * database on every request: a publish or an edit on any replica makes every
  * replica's older entries unreachable at once. Dropping a dashboard's entries
@@ -18,8 +22,37 @@ interface Entry {
 
 const entries = new Map<string, Entry>();
 
-export function resultKey(orgId: string, dashboardId: string, version: number | string, widgetId: string, filterValues: unknown): string {
-  return JSON.stringify([orgId, dashboardId, String(version), widgetId, filterValues]);
+/** One dashboard request, as far as its answers depend on it. */
+export interface AnswerRequest {
+  scope: TenantScope;
+  dashboardId: string;
+  /** A published version number, or `draft@<revision>`. */
+  version: number | string;
+  /** The widgets of that version (the manifest fixes datasets, bindings and defaults). */
+  widgets: ReadonlyMap<string, WidgetManifest>;
+  /** The request's filter values: absent is the filter's default, null is cleared. */
+  filters: Readonly<Record<string, unknown>>;
+  timeZone: string;
+  /** The instant the request is computed for. */
+  now: Date;
+}
+
+/**
+ * The cache key of one widget's answer: it holds the whole meaning of the request for that
+ * widget, so two requests share an entry only when the engine would compute the same answer.
+ * That is the organization, dashboard, version and widget; the location scope (order-free); the
+ * time zone and the day it is there (demo rows end today, SQL may read current_date); and the
+ * filter conditions the engine applies to the widget, with defaults resolved (a cleared filter
+ * has no condition, one left out has its default's) and date expressions resolved to concrete
+ * days ("last month" names another month once the month changes). Filters that do not affect
+ * the widget are not in it; two spellings of the same range share it.
+ */
+export function widgetResultKey(request: AnswerRequest, widgetId: string): string {
+  const widget = request.widgets.get(widgetId);
+  const locations = request.scope.locationIds && request.scope.locationIds.length > 0 ? [...request.scope.locationIds].sort() : null;
+  const conditions = widget ? conditionsMeaning(request.widgets.values(), widget, request.filters, { now: request.now, timeZone: request.timeZone }) : [];
+  const meaning = { locations, timeZone: request.timeZone, today: todayIn(request.now, request.timeZone), conditions };
+  return JSON.stringify([request.scope.orgId, request.dashboardId, String(request.version), widgetId, meaning]);
 }
 
 export function getCachedResult(key: string, now = Date.now()): Entry["value"] | undefined {

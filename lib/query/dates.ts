@@ -200,6 +200,12 @@ function zonedMidnight(day: CivilDay, zone: Intl.DateTimeFormat): Date {
   return new Date(guess);
 }
 
+/** The calendar day (`YYYY-MM-DD`) it is at `now` in the zone. */
+export function todayIn(now: Date, timeZone: string): string {
+  const day = civilDayIn(now, checkZone(timeZone));
+  return `${day.year}-${String(day.month).padStart(2, "0")}-${String(day.day).padStart(2, "0")}`;
+}
+
 /**
  * The calendar day (`YYYY-MM-DD`) that starts at `instant` in the zone, or undefined when the
  * instant is not a day's start there. Every bound resolveDateExpression returns is one.
