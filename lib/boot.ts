@@ -50,6 +50,9 @@ export async function boot(): Promise<void> {
       if (withDocuments > 0) log.info("sample documents loaded", { organizations: withDocuments });
     }
   });
+  // A server runs user-written SQL only on a confined login: say now whether there is one.
+  const userSqlProblem = (await db.userSqlProblem?.()) ?? null;
+  if (userSqlProblem) log.warn("user-written SQL (sql widgets, query datasets) is refused on this server", { reason: userSqlProblem });
   if (notifications.in_process_worker) await startNotificationWorker();
   markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });

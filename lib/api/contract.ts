@@ -26,6 +26,13 @@ export const readinessCheck = defineEndpoint({
   summary: "Readiness for a load balancer: start-up work is done, the database answers, and its schema is this build's",
   tags: ["Meta"],
   access: "public",
-  response: z.object({ status: z.literal("ready"), database: z.enum(["pglite", "postgres"]), migrations: z.number().int() }),
+  response: z.object({
+    status: z.literal("ready"),
+    database: z.enum(["pglite", "postgres"]),
+    migrations: z.number().int(),
+    user_sql: z
+      .object({ status: z.enum(["ok", "refused"]), reason: z.string().optional() })
+      .describe("Whether SQL written in dashboards can run: on a server it needs a login confined to quarry_reader (docs/deploy.md); `refused` says why"),
+  }),
   errors: [503],
 });

@@ -8,6 +8,7 @@ import { PrismaClient } from "./generated/client";
 import { AnalyticsCopy } from "./analytics-copy";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
+import { ReaderLogin } from "./reader-login";
 import { seedDemo } from "./seed";
 import type { SqlRunner } from "./sql";
 
@@ -32,10 +33,13 @@ export interface Database {
   /**
    * The client for `quarry_reader` work (user SQL, datasets, rule evaluation). Embedded: a second
    * engine on a copy of the data, so a runaway user query blocks only other analytics, never the
-   * app (docs/embedded-engine.md). PostgreSQL: the QUARRY_READER_DATABASE_URL login, when set.
-   * Undefined: use `prisma`.
+   * app (docs/embedded-engine.md). PostgreSQL: a login that is a member of quarry_reader alone
+   * (QUARRY_READER_DATABASE_URL, or provisioned: lib/db/reader-login.ts); it throws
+   * ReaderLoginUnavailable when there is none. Undefined: use `prisma`.
    */
   readerPrisma?: () => Promise<PrismaClient>;
+  /** PostgreSQL: why user-written SQL cannot run (no safe reader login), or null when it can. */
+  userSqlProblem?: () => Promise<string | null>;
   /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
   engine?: EmbeddedEngine;
   /** The embedded read-only copy for analytics; undefined on a PostgreSQL server. */
@@ -61,20 +65,23 @@ async function openDatabase(): Promise<Database> {
     const pool = openPool(cfg.database.url, cfg.database.poolSize);
     const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-    // User SQL on its own login role, when configured: one that can become nothing but quarry_reader.
-    const readerPool = cfg.database.readerUrl ? openPool(cfg.database.readerUrl, cfg.database.poolSize) : undefined;
-    const readerPrisma = readerPool ? new PrismaClient({ adapter: new PrismaPg(readerPool) }) : undefined;
+    // User SQL on a login of its own that can become nothing but quarry_reader (never the app's
+    // login, whose BYPASSRLS a role reset would reach), opened on first use.
+    const readerLogin = new ReaderLogin(
+      { system, databaseUrl: cfg.database.url, readerUrl: cfg.database.readerUrl, max: cfg.database.poolSize },
+      (readerPool) => new PrismaClient({ adapter: new PrismaPg(readerPool) }),
+    );
     return {
       kind: "postgres",
       prisma,
-      readerPrisma: readerPrisma ? async () => readerPrisma : undefined,
+      readerPrisma: () => readerLogin.client(),
+      userSqlProblem: () => readerLogin.problem(),
       system,
       pool,
       close: async () => {
         await prisma.$disconnect();
         await pool.end();
-        await readerPrisma?.$disconnect();
-        await readerPool?.end();
+        await readerLogin.close();
       },
     };
   }

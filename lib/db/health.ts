@@ -41,14 +41,18 @@ export async function checkReadiness() {
   const expected = shippedMigrations.get();
   let applied: string[];
   let kind: "pglite" | "postgres";
+  let userSqlProblem: string | null;
   try {
     const db = await getDb();
     kind = db.kind;
     applied = (await db.system.query<{ name: string }>("SELECT name FROM _quarry_migrations")).map((r) => r.name);
+    userSqlProblem = (await db.userSqlProblem?.()) ?? null;
   } catch {
     throw new Unavailable("database is not ready");
   }
   const missing = expected.filter((name) => !applied.includes(name));
   if (missing.length > 0) throw new Unavailable(`database schema is behind this build: run npm run db:migrate (missing ${missing.join(", ")})`);
-  return { status: "ready" as const, database: kind, migrations: applied.length };
+  // Ready either way: only dashboards' own SQL is refused without a reader login, and this says why.
+  const userSql = userSqlProblem ? { status: "refused" as const, reason: userSqlProblem } : { status: "ok" as const };
+  return { status: "ready" as const, database: kind, migrations: applied.length, user_sql: userSql };
 }

@@ -1,7 +1,6 @@
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configSingleton } from "@/lib/config";
+import { afterAll, describe, expect, it } from "vitest";
 import { closeDb, getDb } from "./client";
+import { readerLoginName } from "./reader-login";
 import { withTenant } from "./tenant";
 
 /*
@@ -93,39 +92,16 @@ describe("a tenant statement cannot sign settings or change role to get out", ()
 /*
  * Resetting the role (set_config('role', 'none')) returns a statement to the session's login role.
  * With one login for everything that is the application's own role, which has BYPASSRLS on a
- * PostgreSQL server (docs/deploy.md): no setting can hold it. QUARRY_READER_DATABASE_URL runs
- * reader work on a login that is only a member of quarry_reader, so there is nothing to return to.
- * (PGlite refuses set_config to the tenant roles altogether.)
+ * PostgreSQL server (docs/deploy.md): no setting can hold it. Reader work therefore runs on a login
+ * that is only a member of quarry_reader, which Quarry provisions from DATABASE_URL alone
+ * (lib/db/reader-login.ts), so there is nothing to return to. (PGlite refuses set_config to the
+ * tenant roles altogether.)
  */
 const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
-describe.skipIf(!onServer)("on PostgreSQL with a reader login (QUARRY_READER_DATABASE_URL)", () => {
-  const READER_LOGIN = "quarry_reader_login";
+describe.skipIf(!onServer)("on PostgreSQL, configured with DATABASE_URL only", () => {
+  const READER_LOGIN = readerLoginName("quarry");
 
-  beforeAll(async () => {
-    const url = process.env.DATABASE_URL ?? "";
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    try {
-      await admin.query(`DO $$ BEGIN
-        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '${READER_LOGIN}') THEN
-          CREATE ROLE ${READER_LOGIN} LOGIN PASSWORD 'quarry-reader' NOBYPASSRLS IN ROLE quarry_reader;
-        END IF; END $$`);
-    } finally {
-      await admin.end();
-    }
-    const reader = new URL(url);
-    reader.username = READER_LOGIN;
-    reader.password = "quarry-reader";
-    await closeDb();
-    process.env.QUARRY_READER_DATABASE_URL = reader.toString();
-    configSingleton.set(undefined);
-  });
-
-  afterAll(async () => {
-    await closeDb();
-    delete process.env.QUARRY_READER_DATABASE_URL;
-    configSingleton.set(undefined);
-  });
+  afterAll(() => closeDb());
 
   it("reader work runs on the reader login", async () => {
     expect((await getDb()).readerPrisma).toBeDefined();

@@ -22,6 +22,12 @@ export interface TenantOptions {
   timeoutMs?: number;
   /** IANA time zone for the transaction (how `date` values meet `timestamptz` bounds). */
   timeZone?: string;
+  /**
+   * The work runs SQL text a user wrote: only on the confined reader login (a server without one
+   * refuses it with a ReaderLoginUnavailable error), never on the application's login. Reader work of our
+   * own (rule evaluation) falls back to the application's login under `SET ROLE quarry_reader`.
+   */
+  userSql?: boolean;
 }
 
 const ROLE_NAMES = { app: "quarry_app", reader: "quarry_reader" } as const;
@@ -35,8 +41,8 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   if (!scope.orgId) throw new Error("withTenant needs an organization id");
   const db = await getDb();
   const role = options.role ?? "app";
-  // User SQL and other reader work goes to the embedded analytics engine when there is one.
-  const prisma = role === "reader" && db.readerPrisma ? await db.readerPrisma() : db.prisma;
+  // Reader work goes to the embedded analytics engine, or on a server to the confined reader login.
+  const prisma = role === "reader" && db.readerPrisma ? await readerClient(db.readerPrisma, db.prisma, options.userSql === true) : db.prisma;
   const result = await prisma.$transaction(
     async (tx) => {
       await enterTenant(tx, scope, role, options);
@@ -49,6 +55,17 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
     { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },
   );
   return result;
+}
+
+async function readerClient<C>(confined: () => Promise<C>, application: C, userSql: boolean): Promise<C> {
+  if (userSql) return confined();
+  try {
+    return await confined();
+  } catch (error) {
+    // By name: Next.js may bundle this module and reader-login.ts apart, each with its own class.
+    if ((error as Error)?.name === "ReaderLoginUnavailable") return application;
+    throw error;
+  }
 }
 
 /**

@@ -11,6 +11,9 @@ export type QueryErrorCode =
   | "multiple_statements"
   | "timeout"
   | "budget"
+  | "sql_not_allowed"
+  | "user_sql_unavailable"
+  | "busy"
   | "sql_error";
 
 export class QueryError extends Error {

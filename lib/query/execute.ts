@@ -30,7 +30,7 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
         const rows = await tx.$queryRawUnsafe<{ row: Record<string, unknown> }[]>(text, ...values);
         return rows.map((r) => r.row);
       },
-      { role: "reader", readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000, timeZone: options.timeZone },
+      { role: "reader", userSql: true, readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000, timeZone: options.timeZone },
     );
   } catch (error) {
     throw toQueryError(error, timeoutMs);
@@ -111,10 +111,16 @@ export async function runReadOnlyBatch<T>(
           // Roll back the aborted transaction rather than commit it.
           if (failed) throw new BatchTransactionSpent();
         },
-        { role: "reader", readOnly: true, statementTimeoutMs: initialTimeoutMs, timeoutMs: options.transactionTimeoutMs, timeZone: options.timeZone },
+        { role: "reader", userSql: true, readOnly: true, statementTimeoutMs: initialTimeoutMs, timeoutMs: options.transactionTimeoutMs, timeZone: options.timeZone },
       );
     } catch (error) {
       if (thrown) throw thrown.error;
+      if (!failed && (error as Error)?.name === "ReaderLoginUnavailable") {
+        // No confined login to run user SQL on: each remaining item sees why, as its own error.
+        const refusal = toQueryError(error, initialTimeoutMs);
+        while (next < items.length) await runItem(items[next++], async () => Promise.reject(refusal));
+        return;
+      }
       // A failed statement's transaction ends here (rolled back, or gone with a restarted embedded engine).
       if (!failed) throw error;
     }
@@ -139,6 +145,8 @@ function driverFailure(error: unknown): DriverFailure | null {
 
 function toQueryError(error: unknown, timeoutMs: number): Error {
   if (error instanceof QueryError) return error;
+  // Said to the viewer without the operator's details (those are in the log and /api/ready).
+  if (error instanceof Error && error.name === "ReaderLoginUnavailable") return new QueryError("user_sql_unavailable", "SQL written in dashboards cannot run on this server until its administrator sets up the reader login (see /api/ready)");
   const failure = driverFailure(error);
   if (!failure) return error instanceof Error ? error : new Error(String(error));
   switch (failure.code) {

@@ -1,0 +1,136 @@
+import pg from "pg";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { configSingleton } from "@/lib/config";
+import { runReadOnly } from "@/lib/query/execute";
+import { QueryError } from "@/lib/query/errors";
+import { closeDb, getDb } from "./client";
+import { checkReadiness, markStarted } from "./health";
+import { ReaderLoginUnavailable, provisionReaderLogin, readerLoginName, scramVerifier, withLogin } from "./reader-login";
+import { withTenant } from "./tenant";
+
+/*
+ * User SQL on a PostgreSQL server configured with DATABASE_URL alone (as README documents it):
+ * it must run on a login that is a member of quarry_reader and nothing else, provisioned by Quarry,
+ * so that resetting its role leads nowhere; where no such login can be had, it is refused.
+ */
+const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
+
+describe("the SCRAM verifier sent instead of the password", () => {
+  it("matches an independent computation (Python hashlib, RFC 5802 definitions)", () => {
+    expect(scramVerifier("pencil", Buffer.from([...Array(16).keys()]))).toBe(
+      "SCRAM-SHA-256$4096:AAECAwQFBgcICQoLDA0ODw==$zHCdol2044/ZyWzPLi7oxApCkamKw9Z+E4U/QApd/5Y=:dd5peBOitVnLNFu7VmwP+HiDaaw4OUCv396eVCWhYiE=",
+    );
+  });
+
+  it("names the login after the application's, within PostgreSQL's 63 bytes", () => {
+    expect(readerLoginName("quarry")).toBe("quarry_user_sql");
+    expect(Buffer.byteLength(readerLoginName("é".repeat(40)))).toBeLessThanOrEqual(63);
+  });
+});
+
+describe.skipIf(!onServer)("on a PostgreSQL server with DATABASE_URL only", () => {
+  const url = () => process.env.DATABASE_URL ?? "";
+  const admin = async <T,>(work: (client: pg.Client) => Promise<T>, connectionString = url()): Promise<T> => {
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  const login = readerLoginName("quarry");
+
+  afterEach(async () => {
+    await closeDb();
+    delete process.env.QUARRY_READER_DATABASE_URL;
+    configSingleton.set(undefined);
+  });
+  afterAll(() => closeDb());
+
+  it("user SQL runs on a provisioned login that is a member of quarry_reader alone", async () => {
+    const [row] = await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe<{ login: string; role: string }[]>("SELECT session_user::text AS login, current_user::text AS role"), {
+      role: "reader",
+      userSql: true,
+      readOnly: true,
+    });
+    expect(row).toEqual({ login, role: "quarry_reader" });
+    const facts = await admin((c) =>
+      c.query(
+        `SELECT r.rolsuper, r.rolbypassrls, r.rolcreaterole, r.rolcreatedb, r.rolreplication,
+                ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid) AS member_of
+           FROM pg_roles r WHERE r.rolname = $1`,
+        [login],
+      ),
+    );
+    expect(facts.rows[0]).toEqual({ rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, member_of: ["quarry_reader"] });
+    expect((await checkReadinessAfterStart()).user_sql).toEqual({ status: "ok" });
+  });
+
+  it("the reader login can read the warehouse tables and nothing else: no users, secrets, sessions, keys, queues or counters", async () => {
+    await (await getDb()).readerPrisma!();
+    const readable = await admin((c) =>
+      c.query<{ name: string }>(
+        `SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+            AND has_table_privilege($1, c.oid, 'SELECT') ORDER BY 1`,
+        [login],
+      ),
+    );
+    expect(readable.rows.map((r) => r.name)).toEqual(["public.locations", "public.orders", "public.organizations", "public.products", "public.sales_targets"]);
+  });
+
+  it.each(["RESET ROLE", "SET ROLE quarry", "SET ROLE quarry_app", "SET SESSION AUTHORIZATION quarry"])("%s inside user work leads nowhere", async (statement) => {
+    const outcome = await withTenant(
+      { orgId: "org_acme" },
+      async (tx) => {
+        try {
+          await tx.$executeRawUnsafe(statement);
+        } catch {
+          return "refused";
+        }
+        const [row] = await tx.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM orders WHERE org_id = 'org_globex'");
+        return row.n;
+      },
+      { role: "reader", userSql: true, readOnly: true },
+    ).catch(() => "refused");
+    expect(outcome).toSatisfy((v: unknown) => v === "refused" || v === 0);
+  });
+
+  it("a login without CREATEROLE cannot provision one, and says so", async () => {
+    await admin((c) =>
+      c.query(`DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'quarry_test_no_createrole') THEN
+          CREATE ROLE quarry_test_no_createrole LOGIN PASSWORD 'x' NOCREATEROLE;
+        END IF; END $$`),
+    );
+    const limited = withLogin(url(), "quarry_test_no_createrole", "x");
+    await admin(async (c) => {
+      const system = { exec: async (sql: string) => void (await c.query(sql)), query: async <T,>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows as T[] };
+      await expect(provisionReaderLogin(system, "quarry_test_never_made", "pw")).rejects.toThrow(ReaderLoginUnavailable);
+      await expect(provisionReaderLogin(system, "quarry_test_never_made", "pw")).rejects.toThrow(/no CREATEROLE/);
+    }, limited);
+    const made = await admin((c) => c.query("SELECT 1 FROM pg_roles WHERE rolname = 'quarry_test_never_made'"));
+    expect(made.rowCount).toBe(0);
+  });
+
+  it("a reader URL whose login could leave its scope is refused, never used: user SQL says why, our own reader work still runs", async () => {
+    // The application's own login: BYPASSRLS, CREATEROLE.
+    process.env.QUARRY_READER_DATABASE_URL = url();
+    configSingleton.set(undefined);
+    await closeDb();
+    const error = await runReadOnly({ orgId: "org_acme" }, "SELECT row_to_json(o.*) AS row FROM (SELECT count(*) AS n FROM orders) o", [], { timeZone: "UTC" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueryError);
+    expect((error as QueryError).code).toBe("user_sql_unavailable");
+    const readiness = await checkReadinessAfterStart();
+    expect(readiness.user_sql.status).toBe("refused");
+    expect(readiness.user_sql.reason).toMatch(/BYPASSRLS/);
+    const [own] = await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM locations"), { role: "reader", readOnly: true });
+    expect(own.n).toBeGreaterThan(0);
+  });
+});
+
+async function checkReadinessAfterStart() {
+  markStarted();
+  return checkReadiness();
+}
