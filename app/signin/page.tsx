@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
+import { safeCallbackPath } from "@/lib/auth/callback-url";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { config } from "@/lib/config";
 import { DEMO_ORGS, DEMO_PASSWORD, DEMO_ROLES, demoEmail } from "@/lib/db/seed";
@@ -10,9 +11,10 @@ export const metadata: Metadata = { title: "Sign in" };
 
 export default async function SignInPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string; error?: string }> }) {
   const { callbackUrl, error } = await searchParams;
-  const safeCallback = callbackUrl?.startsWith("/") && !callbackUrl.startsWith("//") ? callbackUrl : "/";
-  if (await currentPagePrincipal()) redirect(safeCallback);
   const cfg = config();
+  // Only a page of this site (lib/auth/callback-url.ts): `/\evil.example/` passed a startsWith("/") test.
+  const safeCallback = safeCallbackPath(callbackUrl, cfg.publicUrl);
+  if (await currentPagePrincipal()) redirect(safeCallback);
   // Demo accounts are listed only in the embedded default, where they are the seeded users.
   const demo = cfg.database.kind === "pglite" && cfg.seedDemo
     ? DEMO_ORGS.flatMap((org) => DEMO_ROLES.map((role) => ({ email: demoEmail(org.slug, role), label: `${org.name} · ${role.replace("_", " ")}` })))

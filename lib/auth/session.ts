@@ -5,6 +5,7 @@ import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
 import { findOrganization, findUserForLogin } from "./directory";
 import { callerAddressFromHeaders } from "@/lib/security/caller";
+import { safeRedirectUrl } from "./callback-url";
 import { readLocationClaim } from "./location-claim";
 import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
@@ -54,6 +55,8 @@ export function authOptions(): NextAuthOptions {
       }),
     ],
     callbacks: {
+      // Where next-auth sends the browser after sign-in or sign-out: a page of this site only.
+      redirect: ({ url, baseUrl }) => safeRedirectUrl(url, baseUrl),
       async jwt({ token, user }) {
         if (user) return Object.assign(token, { ...(user as unknown as SessionClaims), uid: user.id });
         // A refresh re-issues the cookie with a later expiry: never for a signed-out session (next-auth clears the cookie on this error).
