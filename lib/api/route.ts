@@ -6,6 +6,7 @@ import { principalFromBearer } from "@/lib/auth/bearer";
 import { principalFromSessionRequest } from "@/lib/auth/session";
 import type { Principal } from "@/lib/auth/roles";
 import { DomainError, Invalid, TooLarge, UnsupportedType, unauthorized } from "@/lib/errors";
+import { JsonTooDeep, parseJsonInput } from "@/lib/json";
 import { log } from "@/lib/log";
 import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "@/lib/operation";
 import { callerAddress } from "@/lib/security/caller";
@@ -104,6 +105,7 @@ function searchParamsObject(params: URLSearchParams): Record<string, string | st
 
 /**
  * The parsed JSON body, or undefined when none was sent (the body schema decides whether that is allowed).
+ * Every JSON body is bounded in size (API_BODY_LIMIT_BYTES, 413) and in nesting depth (MAX_JSON_DEPTH, 422).
  * "None sent" includes a POST with no Content-Type and an empty body, as `curl -X POST` makes it: Next hands
  * the handler an empty stream then, not a null body, so emptiness is judged by reading it.
  */
@@ -118,8 +120,9 @@ async function readJsonBody(req: NextRequest): Promise<unknown> {
   if (text.trim() === "") return undefined;
   if (!isJson) throw new UnsupportedType("Content-Type must be application/json (got 'none')");
   try {
-    return JSON.parse(text);
+    return parseJsonInput(text);
   } catch (error) {
+    if (error instanceof JsonTooDeep) throw new Invalid([{ loc: ["body"], msg: `${error.message}; send a flatter value`, type: "json_too_deep" }]);
     throw new Invalid([{ loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, type: "json_invalid" }]);
   }
 }

@@ -1,3 +1,4 @@
+import { jsonDepthExceeds } from "@/lib/json";
 import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manifest/schema";
 
 /**
@@ -132,7 +133,9 @@ export function encodeFilterValue(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** A value nested past MAX_JSON_DEPTH stays the text it is (a string no filter matches), never a value deep enough to overflow the stack. */
 export function decodeFilterValue(text: string): unknown {
+  if (jsonDepthExceeds(text)) return text;
   try {
     return JSON.parse(text) as unknown;
   } catch {
