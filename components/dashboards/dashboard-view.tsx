@@ -6,7 +6,8 @@ import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
 import { failedResults, queryWidgets, type QueryTarget, type WidgetResults } from "./query-client";
-import { dataWidgetIds, dependencyKey, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
+import { dataWidgetIds, dependencyKey, filtersAffecting, filtersFromParams, isDataWidget, pageRegions, tabFromParams, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
+import { describeAppliedDate, effectiveValue } from "./widgets/filter-values";
 import styles from "./dashboards.module.css";
 
 export interface DashboardViewProps {
@@ -102,14 +103,46 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     [navigate],
   );
 
+  // Date boxes left holding text that cannot be read, by filter id: those filters still apply their previous value.
+  const [unapplied, setUnapplied] = useState<Readonly<Record<string, string>>>({});
+  const reportUnapplied = useCallback((filterId: string, text: string | null) => {
+    setUnapplied((previous) => {
+      if ((previous[filterId] ?? null) === text) return previous;
+      const next = { ...previous };
+      if (text === null) delete next[filterId];
+      else next[filterId] = text;
+      return next;
+    });
+  }, []);
+  /** What a data widget's figures use for each filter driving it whose box holds text that is not applied. */
+  const unappliedNotes = (widgetId: string): string[] => {
+    const pending = Object.keys(unapplied);
+    if (pending.length === 0) return [];
+    const driving = filtersAffecting(view.widgets, widgetId);
+    return pending
+      .filter((filterId) => driving.includes(filterId))
+      .map((filterId) => {
+        const filter = byId.get(filterId);
+        const display = filter?.spec.display.filter;
+        const applied = describeAppliedDate(effectiveValue(filters[filterId], display), timeZone);
+        return `${display?.label ?? filter?.metadata.name ?? filterId}: showing ${applied}; “${unapplied[filterId]}” is not applied.`;
+      });
+  };
+
   // The Widget draws its own card, title and loading/empty/error states; the shell only places it.
   const renderWidget = (w: WidgetManifest) => {
     const id = w.metadata.id;
     const filterProps =
       w.spec.component === "filter"
-        ? { filterValue: id in filters ? filters[id] : undefined, onFilterChange: (value: unknown) => changeFilter(id, value), locked: id in lockedFilters }
+        ? {
+            filterValue: id in filters ? filters[id] : undefined,
+            onFilterChange: (value: unknown) => changeFilter(id, value),
+            onFilterUnapplied: (text: string | null) => reportUnapplied(id, text),
+            locked: id in lockedFilters,
+          }
         : {};
-    return <Widget widget={w} result={results[id]} loading={loading.has(id)} timeZone={timeZone} {...filterProps} />;
+    const notes = isDataWidget(w) && w.spec.component !== "filter" ? unappliedNotes(id) : [];
+    return <Widget widget={w} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} {...filterProps} />;
   };
 
   const config = view.manifest.spec.config;

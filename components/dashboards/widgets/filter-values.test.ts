@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveDateExpression } from "@/lib/query/dates";
-import { describeDateExpression, effectiveValue, filterOptions, joinDateRange, selectedValues, splitDateRange } from "./filter-values";
+import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, selectedValues, splitDateRange, typedDateState } from "./filter-values";
 import { sampleWidget } from "./sample-widgets";
 
 describe("filterOptions", () => {
@@ -82,6 +82,30 @@ describe("describeDateExpression", () => {
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error).toMatch(/cannot read "the day after the party" as a date/);
     expect(describeDateExpression("2025-03-31 to 2025-01-01", "UTC", now)).toMatchObject({ ok: false, error: expect.stringMatching(/ends before it starts/) });
+  });
+});
+
+describe("typed date text against the applied value", () => {
+  const now = new Date("2026-11-23T00:30:00Z");
+
+  it("is not applied once the box is left holding text that cannot be read, and never silently becomes the applied value", () => {
+    expect(typedDateState("next fortnight", "last month", false, "UTC", now)).toBe("unapplied");
+    expect(typedDateState("next fortnight", "", false, "UTC", now)).toBe("unapplied");
+    // While the box has focus it is an edit in progress; the range or the error shows beside the label.
+    expect(typedDateState("next fortn", "last month", true, "UTC", now)).toBe("editing");
+    expect(typedDateState("last month", "last month", false, "UTC", now)).toBe("applied");
+    expect(typedDateState(" last month ", "last month", false, "UTC", now)).toBe("applied");
+    // Readable text is applied when the box is left; empty text clears the filter.
+    expect(typedDateState("this year", "last month", false, "UTC", now)).toBe("applied");
+    expect(typedDateState("", "last month", false, "UTC", now)).toBe("applied");
+  });
+
+  it("says which value the figures use", () => {
+    expect(describeAppliedDate("last month", "Europe/Berlin", now)).toBe("last month (Thu, Oct 1, 2026 – Sat, Oct 31, 2026)");
+    expect(describeAppliedDate(null, "UTC", now)).toBe("all dates");
+    expect(describeAppliedDate(undefined, "UTC", now)).toBe("all dates");
+    expect(describeAppliedDate("", "UTC", now)).toBe("all dates");
+    expect(describeAppliedDate(["2025-01-01", "2025-01-31"], "UTC", now)).toBe("2025-01-01 to 2025-01-31 (Wed, Jan 1, 2025 – Fri, Jan 31, 2025)");
   });
 });
 

@@ -104,6 +104,32 @@ export function describeDateExpression(expression: string, timeZone: string, now
 }
 
 /**
+ * The date filter value the figures use, in words: "all dates" when unset (cleared, or no
+ * default), else the expression and its days, "last month (Thu, 1 Oct 2026 – Sat, 31 Oct 2026)".
+ */
+export function describeAppliedDate(value: unknown, timeZone: string, now: Date = new Date()): string {
+  if (value === undefined || value === null || value === "" || (Array.isArray(value) && value.length === 0)) return "all dates";
+  const text = Array.isArray(value) && value.length === 2 ? `${String(value[0])} to ${String(value[1])}` : String(value);
+  const resolved = describeDateExpression(text, timeZone, now);
+  return resolved.ok && resolved.text !== text ? `${text} (${resolved.text})` : text;
+}
+
+/**
+ * Where the text of a date box stands against the value the figures use (`applied`, "" when
+ * unset): `applied` when it is that value; `editing` while the box has focus (what it would
+ * apply shows beside the label as you type); `unapplied` when the box was left holding text
+ * that cannot be read. Readable text is applied when the box is left, so it never stays
+ * unapplied; unreadable text is neither applied nor silently swapped for the applied value: the
+ * box keeps it, says it is not applied, and the widgets say which value they still show.
+ */
+export function typedDateState(text: string, applied: string, focused: boolean, timeZone: string, now: Date = new Date()): "applied" | "editing" | "unapplied" {
+  const typed = text.trim();
+  if (typed === applied.trim()) return "applied";
+  if (focused) return "editing";
+  return typed !== "" && !describeDateExpression(typed, timeZone, now).ok ? "unapplied" : "applied";
+}
+
+/**
  * The from/to days (YYYY-MM-DD, both included) that an expression written by the date pickers
  * spells out literally ("A to B", "since A", "before B+1", "A"), so the pickers can show them;
  * other expressions leave the pickers empty.

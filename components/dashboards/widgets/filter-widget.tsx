@@ -1,10 +1,10 @@
 "use client";
 
-import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useEffectEvent, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Calendar } from "./calendar";
-import { describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, type FilterOption, type Scalar } from "./filter-values";
+import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, typedDateState, type FilterOption, type Scalar } from "./filter-values";
 import styles from "./widgets.module.css";
 
 interface FilterWidgetProps {
@@ -17,6 +17,8 @@ interface FilterWidgetProps {
   locked: boolean;
   /** The options come from data that has not arrived yet. */
   optionsPending: boolean;
+  /** Date boxes: the text left in the box that is not applied (it cannot be read), or null. */
+  onUnappliedChange?: (text: string | null) => void;
 }
 
 /**
@@ -83,7 +85,16 @@ export function FilterWidget(props: FilterWidgetProps) {
       // These draw their own label row: the resolved range sits beside the label, so it costs no height.
       return (
         <div className={styles.filter} data-control={control}>
-          <DateExpressionInput id={id} label={label} range={control === "date_range"} value={typeof value === "string" ? value : ""} onCommit={commit} timeZone={props.timeZone} disabled={readOnly} />
+          <DateExpressionInput
+            id={id}
+            label={label}
+            range={control === "date_range"}
+            value={typeof value === "string" ? value : ""}
+            onCommit={commit}
+            onUnappliedChange={props.onUnappliedChange}
+            timeZone={props.timeZone}
+            disabled={readOnly}
+          />
         </div>
       );
     case "calendar":
@@ -260,8 +271,8 @@ function RadioGroup({ name, options, value, onChange, disabled }: { name: string
   );
 }
 
-/** What the typed (not yet committed) text resolves to, or why it cannot be read. */
-function ResolvedRange({ id, text, timeZone }: { id: string; text: string; timeZone: string }) {
+/** What the typed (not yet committed) text resolves to, or why it cannot be read; once the box is left with such text, that it is not applied. */
+function ResolvedRange({ id, text, timeZone, unapplied }: { id: string; text: string; timeZone: string; unapplied: boolean }) {
   if (text.trim() === "") {
     return (
       <span id={id} className={styles.hint}>
@@ -275,8 +286,8 @@ function ResolvedRange({ id, text, timeZone }: { id: string; text: string; timeZ
       {resolved.text}
     </span>
   ) : (
-    <span id={id} className={styles.invalid} role="alert" title={resolved.error}>
-      {resolved.error}
+    <span id={id} className={styles.invalid} role="alert" title={resolved.error} data-unapplied={unapplied || undefined}>
+      {unapplied ? `Not applied: ${resolved.error}` : resolved.error}
     </span>
   );
 }
@@ -285,22 +296,53 @@ function ResolvedRange({ id, text, timeZone }: { id: string; text: string; timeZ
  * A text box for a date expression ("last month", "2025-01-01 to 2025-03-31", …). The
  * resolved range shows beside the label as you type; the value is committed on Enter or when
  * leaving the box, and only when it can be read, so a half-typed expression never reaches the
- * query. `range` adds from/to day pickers that write a "<from> to <to>" expression.
+ * query. Text that cannot be read stays in the box marked "Not applied" (never silently swapped
+ * for the applied value), with a button back to the applied value (Escape does the same), and
+ * is reported through `onUnappliedChange` so the widgets can say which value they still show.
+ * `range` adds from/to day pickers that write a "<from> to <to>" expression.
  */
-function DateExpressionInput({ id, label, range, value, onCommit, timeZone, disabled }: { id: string; label: string; range: boolean; value: string; onCommit: (value: unknown) => void; timeZone: string; disabled: boolean }) {
+function DateExpressionInput({
+  id,
+  label,
+  range,
+  value,
+  onCommit,
+  onUnappliedChange,
+  timeZone,
+  disabled,
+}: {
+  id: string;
+  label: string;
+  range: boolean;
+  value: string;
+  onCommit: (value: unknown) => void;
+  onUnappliedChange?: (text: string | null) => void;
+  timeZone: string;
+  disabled: boolean;
+}) {
   const [draft, setDraft] = useState(value);
   const [shown, setShown] = useState(value);
+  const [focused, setFocused] = useState(false);
   // The value can change from outside (URL, clear, the pickers): follow it.
   if (value !== shown) {
     setShown(value);
     setDraft(value);
   }
+  const unapplied = typedDateState(draft, value, focused, timeZone) === "unapplied";
+  const unappliedText = unapplied ? draft.trim() : null;
+  const report = useEffectEvent((text: string | null) => onUnappliedChange?.(text));
+  useEffect(() => {
+    report(unappliedText);
+  }, [unappliedText]);
+  // Gone from the page (another tab), the text is gone too.
+  useEffect(() => () => report(null), []);
   const commit = () => {
     const text = draft.trim();
     if (text === value) return;
     if (text === "") onCommit(null);
     else if (describeDateExpression(text, timeZone).ok) onCommit(text);
   };
+  const applied = describeAppliedDate(value, timeZone);
   const days = splitDateRange(value);
   const pick = (from: string, to: string) => {
     const next = joinDateRange(from, to);
@@ -312,28 +354,41 @@ function DateExpressionInput({ id, label, range, value, onCommit, timeZone, disa
         <label className={styles.filterLabel} htmlFor={id}>
           {label}
         </label>
-        <ResolvedRange id={`${id}-resolved`} text={draft} timeZone={timeZone} />
+        <ResolvedRange id={`${id}-resolved`} text={draft} timeZone={timeZone} unapplied={unapplied} />
       </div>
       <div className={styles.inputRow}>
         <input
           id={id}
-          className={styles.textInput}
+          className={`${styles.textInput} ${unapplied ? styles.unappliedInput : ""}`}
           type="text"
           value={draft}
           placeholder={range ? "e.g. 2025-01-01 to 2025-03-31, this year" : "e.g. last month, 2025-03-01, 7 days ago"}
           autoComplete="off"
           spellCheck={false}
-          aria-describedby={`${id}-resolved`}
+          aria-describedby={`${id}-resolved ${id}-applied`}
           aria-invalid={draft.trim() !== "" && !describeDateExpression(draft, timeZone).ok}
           disabled={disabled}
           onChange={(e) => setDraft(e.target.value)}
-          onBlur={commit}
+          onFocus={() => setFocused(true)}
+          onBlur={() => {
+            setFocused(false);
+            commit();
+          }}
           onKeyDown={(e) => {
             if (e.key === "Enter") commit();
             if (e.key === "Escape") setDraft(value);
           }}
         />
-        {value !== "" && <ClearButton onClear={() => onCommit(null)} label={label} disabled={disabled} />}
+        {unapplied ? (
+          <button type="button" className={styles.clearButton} onClick={() => setDraft(value)} aria-label={`Back to the applied ${label}: ${applied}`} title={`Back to ${applied}`} disabled={disabled}>
+            ↺
+          </button>
+        ) : (
+          value !== "" && <ClearButton onClear={() => onCommit(null)} label={label} disabled={disabled} />
+        )}
+        <span id={`${id}-applied`} className={styles.srOnly}>
+          {`Applied: ${applied}.`}
+        </span>
       </div>
       {range && (
         <div className={styles.inputRow}>

@@ -26,6 +26,10 @@ export interface WidgetProps {
   onFilterChange?: (value: unknown) => void;
   /** Filter widgets only: fixed by an embed token, so read-only. */
   locked?: boolean;
+  /** Filter widgets only: text left in a date box that is not applied (it cannot be read), or null. */
+  onFilterUnapplied?: (text: string | null) => void;
+  /** Data widgets: for each filter driving this widget whose box holds text that is not applied, which value the figures use. */
+  unappliedNotes?: readonly string[];
 }
 
 function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
@@ -68,6 +72,7 @@ function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
           value={props.filterValue}
           onChange={props.onFilterChange}
           locked={props.locked ?? false}
+          onUnappliedChange={props.onFilterUnapplied}
           optionsPending={result === undefined && widget.spec.data !== undefined}
         />
       );
@@ -125,6 +130,12 @@ export function Widget(props: WidgetProps): React.JSX.Element {
       <div className={`${styles.body} ${styles[`body_${component}`] ?? ""}`}>
         <Body props={props} state={state} />
       </div>
+      {component !== "filter" &&
+        props.unappliedNotes?.map((note) => (
+          <p key={note} className={styles.unappliedNote} role="note" data-unapplied-note>
+            {note}
+          </p>
+        ))}
       {state === "ready" && props.result?.truncated && component !== "filter" && (
         <p className={styles.truncatedNote} role="note">
           Showing the first {props.result.rows.length.toLocaleString("en-US")} rows; more match. Narrow the filters to see the rest.
