@@ -6,6 +6,7 @@ import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { toCsv, toXlsx } from "./export-cells";
 import { columnDecimals, formatFixed, humanize, toNumber } from "./format";
+import { groupAwarePageModule } from "./grid-pages";
 import styles from "./widgets.module.css";
 
 interface GridWidgetProps {
@@ -63,6 +64,24 @@ function exportCells(list: ExportRow[]): unknown[][] {
     .map((row) => row.columns.filter((column) => column !== null).map((column) => column.value as unknown));
 }
 
+let tabulatorLoaded: Promise<typeof import("tabulator-tables").TabulatorFull> | null = null;
+
+/** Tabulator, loaded once in the browser, with pages that count data rows only when grouped (grid-pages.ts). */
+function loadTabulator() {
+  tabulatorLoaded ??= import("tabulator-tables").then(
+    ({ TabulatorFull, PageModule }) => {
+      TabulatorFull.registerModule(groupAwarePageModule(PageModule));
+      return TabulatorFull;
+    },
+    (error: unknown) => {
+      // A failed load (a dropped chunk) is tried again by the next grid.
+      tabulatorLoaded = null;
+      throw error;
+    },
+  );
+  return tabulatorLoaded;
+}
+
 /**
  * A Tabulator grid with the manifest's pagination, frozen columns, grouping, initial sort and
  * export buttons. Tabulator (and exceljs, when Excel is exported) load in the browser only.
@@ -94,7 +113,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
     let cancelled = false;
     let built: Tabulator | null = null;
     (async () => {
-      const { TabulatorFull } = await import("tabulator-tables");
+      const TabulatorFull = await loadTabulator();
       if (cancelled || !host.current) return;
       const [shapeColumns, shapeOptions] = JSON.parse(shape) as [string[], typeof options];
       const data = latestRows.current;
@@ -107,6 +126,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
         height: "100%",
         placeholder: "No data for the current filters",
         pagination: shapeOptions?.pagination ?? true,
+        // Data rows per page, group headers not counted (grid-pages.ts).
         paginationSize: shapeOptions?.page_size ?? 25,
         paginationCounter: "rows",
         groupBy: shapeOptions?.group_by,
