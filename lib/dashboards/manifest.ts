@@ -1,7 +1,14 @@
 import crypto from "node:crypto";
 import { type ValidationItem } from "@/lib/errors";
+import { checkSqlQuery } from "@/lib/query/sql-text";
 import { manifestValidationItems } from "@/lib/manifest/errors";
 import { parseDashboardYaml, type ParsedDashboard } from "@/lib/manifest/parse";
+import { placedWidgetIds } from "./wiring";
+import type { SqlPolicy } from "@/lib/manifest/references";
+import { checkExpression, checkSource, checkStatement } from "@/lib/query/sql-allow-list";
+
+/** The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed first. */
+export const SQL_ALLOW_LIST: SqlPolicy = { query: (text) => checkStatement(checkSqlQuery(text)), expression: checkExpression, source: checkSource };
 
 /** A manifest that passed validation: the dashboard, its widgets in order and by id, its datasets. */
 export type ValidManifest = ParsedDashboard;
@@ -10,7 +17,7 @@ export type ManifestResult = { ok: true; value: ValidManifest } | { ok: false; e
 
 /** Parses and validates spec_yaml; errors become 422 items with the YAML position. */
 export function parseManifest(specYaml: string): ManifestResult {
-  const result = parseDashboardYaml(specYaml);
+  const result = parseDashboardYaml(specYaml, { sqlPolicy: SQL_ALLOW_LIST });
   return result.ok ? { ok: true, value: result.dashboard } : { ok: false, errors: manifestValidationItems(result.errors) };
 }
 
@@ -26,4 +33,28 @@ export function parseManifestCached(specYaml: string): ManifestResult {
     cache.set(key, hit);
   }
   return hit;
+}
+
+const served = new WeakMap<ValidManifest, ValidManifest>();
+
+/**
+ * The manifest as it is served (pages, previews, embeds, public links, queries): without parked
+ * widgets, those a dashboard with tabs lists in no tab and no band. They are never shown, queried
+ * (the query answers as for an unknown id) or sent to a browser, and a parked filter filters
+ * nothing. The result is cached with the parse it came from.
+ */
+export function servedManifest(result: ManifestResult): ManifestResult {
+  if (!result.ok) return result;
+  const parsed = result.value;
+  let value = served.get(parsed);
+  if (!value) {
+    const placed = placedWidgetIds(parsed.manifest, parsed.widgets);
+    if (parsed.widgets.every((w) => placed.has(w.metadata.id))) value = parsed;
+    else {
+      const widgets = parsed.widgets.filter((w) => placed.has(w.metadata.id));
+      value = { ...parsed, widgets, widgetsById: new Map(widgets.map((w) => [w.metadata.id, w])) };
+    }
+    served.set(parsed, value);
+  }
+  return { ok: true, value };
 }

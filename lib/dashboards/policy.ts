@@ -4,7 +4,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { forbidden, notFound } from "@/lib/errors";
 import type { EmbedGrant } from "./embeds";
-import { parseManifestCached, type ManifestResult, type ValidManifest } from "./manifest";
+import { parseManifestCached, servedManifest, type ManifestResult, type ValidManifest } from "./manifest";
 
 /**
  * The one access policy of dashboards: for a signed-in principal, an embed grant or an anonymous
@@ -49,7 +49,7 @@ export interface GrantedDashboard {
   /** The draft's revision (it keys cached draft results). */
   draftRevision: number;
   yaml: string;
-  /** The parse of `yaml`; not ok only for stored manifests that no longer validate. */
+  /** The parse of `yaml` as served (no parked widgets); not ok only for stored manifests that no longer validate. */
   parsed: ManifestResult;
   scope: TenantScope;
 }
@@ -81,7 +81,7 @@ export async function grantForPrincipal(principal: Principal, idOrSlug: string, 
     if (!v) throw notFound("Dashboard version");
     return { row, name: v.name, yaml: v.specYaml, version: v.version };
   });
-  const parsed = parseManifestCached(shown.yaml);
+  const parsed = servedManifest(parseManifestCached(shown.yaml));
   if (parsed.ok && !viewerMayOpen(principal, parsed.value)) throw notFound("Dashboard");
   return {
     dashboardId: shown.row.id,
@@ -111,7 +111,7 @@ export async function grantForEmbed(grant: EmbedGrant): Promise<GrantedDashboard
     version: grant.version,
     draftRevision: v.dashboard.draftRevision,
     yaml: v.specYaml,
-    parsed: parseManifestCached(v.specYaml),
+    parsed: servedManifest(parseManifestCached(v.specYaml)),
     scope: embedScope(grant),
   };
 }
@@ -134,7 +134,7 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
     return v ? { row, v } : null;
   });
   if (!shown) return null;
-  const parsed = parseManifestCached(shown.v.specYaml);
+  const parsed = servedManifest(parseManifestCached(shown.v.specYaml));
   if (!parsed.ok || !parsed.value.manifest.platform.public) return null;
   return {
     dashboardId: shown.row.id,

@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/auth/roles";
 import type { TenantTx } from "@/lib/db/tenant";
 import { notFound } from "@/lib/errors";
 import type { DashboardRecord } from "./contract";
-import { parseManifestCached } from "./manifest";
+import { parseManifestCached, servedManifest } from "./manifest";
 import { isEditor, viewerMayOpen } from "./policy";
 
 export type DashboardRow = {
@@ -45,7 +45,8 @@ export function toRecord(principal: Principal, row: DashboardRow, published: Ver
   const editor = isEditor(principal);
   const yaml = editor ? row.draftYaml : published?.specYaml;
   if (!yaml) return null;
-  const parsed = parseManifestCached(yaml);
+  // Editors see every widget of the manifest they write; viewers only those it places (no parked ones).
+  const parsed = editor ? parseManifestCached(yaml) : servedManifest(parseManifestCached(yaml));
   const publishedManifest = published ? parseManifestCached(published.specYaml) : null;
   if (!editor && (!publishedManifest?.ok || !viewerMayOpen(principal, publishedManifest.value))) return null;
   const shown = parsed.ok ? parsed.value : null;

@@ -16,13 +16,15 @@ export interface ViewManifest {
 /**
  * The manifest as an anonymous viewer (embed, public link) gets it: layout, component options and
  * wiring only. Dataset definitions, SQL, KPI ids and inline rows stay on the server; a widget's
- * data block keeps its kind, columns and mappings, which the components read.
+ * data block keeps its kind, columns and mappings, which the components read. Parked widgets
+ * (placed in no tab or band) are left out.
  */
 export function renderOnlyView(view: ViewManifest): ViewManifest {
   const { datasets: _datasets, widgets: _inline, ...spec } = view.manifest.spec;
+  const placed = placedWidgetIds(view.manifest, view.widgets);
   return {
     manifest: { ...view.manifest, spec: { ...spec, datasets: [] } },
-    widgets: view.widgets.map((widget) => {
+    widgets: view.widgets.filter((widget) => placed.has(widget.metadata.id)).map((widget) => {
       const data = widget.spec.data;
       if (!data) return widget;
       return { ...widget, spec: { ...widget.spec, data: { kind: data.kind, ...(data.columns ? { columns: data.columns } : {}), ...(data.mappings ? { mappings: data.mappings } : {}) } } };
@@ -75,9 +77,21 @@ export interface PageRegions {
 }
 
 /**
+ * The widgets a dashboard places on its pages: those its tabs and bands list, or, in a dashboard
+ * without tabs, every widget. A widget in no tab and no band of a dashboard with tabs is parked:
+ * it is never shown, queried or sent to a browser, and as a filter it filters nothing (issue 26;
+ * the policy serves manifests without parked widgets, lib/dashboards/manifest.ts `servedManifest`).
+ */
+export function placedWidgetIds(manifest: DashboardManifest, widgets: readonly WidgetManifest[]): Set<string> {
+  const { tabs, config } = manifest.spec;
+  if (tabs.length === 0) return new Set(widgets.map((w) => w.metadata.id));
+  return new Set([...tabs.flatMap((t) => t.widgets), ...(config?.header?.widgets ?? []), ...(config?.footer?.widgets ?? [])]);
+}
+
+/**
  * Splits the widgets into header band, footer band, filter panel and grid for one tab.
- * A dashboard without tabs shows every widget that is in neither band; a widget listed in
- * no tab shows on every tab (filters typically are).
+ * A dashboard without tabs shows every widget that is in neither band; with tabs, a tab shows
+ * the widgets it lists, and a widget listed in no tab and no band shows nowhere (parked).
  */
 export function pageRegions(view: ViewManifest, requestedTab: string | null | undefined): PageRegions {
   const config = view.manifest.spec.config;
@@ -86,9 +100,8 @@ export function pageRegions(view: ViewManifest, requestedTab: string | null | un
   const inBand = new Set([...header, ...footer]);
   const tabs = view.manifest.spec.tabs;
   const active = tabs.find((t) => t.id === requestedTab) ?? tabs[0];
-  const inAnyTab = new Set(tabs.flatMap((t) => t.widgets));
   const onThisTab = new Set(active?.widgets ?? []);
-  const shown = view.widgets.filter((w) => !inBand.has(w.metadata.id) && (!active || onThisTab.has(w.metadata.id) || !inAnyTab.has(w.metadata.id)));
+  const shown = view.widgets.filter((w) => !inBand.has(w.metadata.id) && (!active || onThisTab.has(w.metadata.id)));
   return {
     header,
     footer,

@@ -96,12 +96,29 @@ const Band = z
   })
   .describe("banded section above or below the tabs holding its own text widgets");
 
-const Platform = z.strictObject({
-  scope: z.literal("org").default("org"),
-  roles: z.array(Role).default(["admin", "general_manager", "analyst"]).describe("roles allowed to view"),
-  allow_embed: z.boolean().default(false),
-  public: z.boolean().default(false),
-});
+/**
+ * `public: true` shows the published dashboard to anyone with its link, signed in or not, so a
+ * `roles` list that leaves a role out cannot hold at the same time (issue 26: the link overrode it).
+ * Decision: a public dashboard must list every role (or omit `roles`); anything else is an error at
+ * `platform.public`, and the author chooses which of the two was meant (docs/dashboards-viewer.md).
+ */
+const Platform = z
+  .strictObject({
+    scope: z.literal("org").default("org"),
+    roles: z.array(Role).default(["admin", "general_manager", "analyst"]).describe("roles allowed to view"),
+    allow_embed: z.boolean().default(false),
+    public: z.boolean().default(false).describe("anyone with the link may view the published version; needs every role in roles"),
+  })
+  .superRefine((platform, ctx) => {
+    if (!platform.public) return;
+    const missing = Role.options.filter((role) => !platform.roles.includes(role));
+    if (missing.length === 0) return;
+    ctx.addIssue({
+      code: "custom",
+      path: ["public"],
+      message: `public: true shows the dashboard to anyone with its link, which platform.roles (${platform.roles.join(", ") || "none"}) would not allow for ${missing.join(", ")}: list every role (${Role.options.join(", ")}) or omit roles, or set public: false`,
+    });
+  });
 
 // ---------------------------------------------------------------- widget
 
