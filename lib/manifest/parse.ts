@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { ManifestError } from "./errors";
+import { checkFilterDefaults } from "./filter-defaults";
 import { type PlacedWidget, checkReferences } from "./references";
 import { DashboardManifest, type Dataset, WidgetManifest } from "./schema";
 import { type ManifestPath, ManifestSource } from "./source";
@@ -49,6 +50,7 @@ export function parseDashboardYaml(text: string): { ok: true; dashboard: ParsedD
   if (!dashboard) return { ok: false, errors: sortErrors(errors) };
 
   errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds));
+  checkFilterDefaults(widgets, (document, path, message) => errors.push(source.error(document, path, message)));
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   return {
     ok: true,

@@ -35,8 +35,12 @@ export type Predicate =
   | { kind: "range"; from?: Scalar | Date; to?: Scalar | Date; toInclusive: boolean; days?: { from?: string; to?: string } };
 
 export class FilterValueError extends Error {
-  constructor(message: string) {
-    super(message);
+  /**
+   * @param source the filter widget whose value it is (the message names it)
+   * @param reason what is wrong with the value, without the filter's name (a manifest error at the filter's default names it by its place)
+   */
+  constructor(source: string, readonly reason: string) {
+    super(`filter '${source}': ${reason}`);
     this.name = "FilterValueError";
   }
 }
@@ -84,18 +88,18 @@ export function widgetConditions(widgets: Iterable<WidgetManifest>, widget: Widg
 
 function scalar(value: unknown, condition: FilterCondition): Scalar {
   if (typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return value;
-  throw new FilterValueError(`filter '${condition.source}': ${condition.operator} needs a single text, number or boolean value for '${condition.field}'`);
+  throw new FilterValueError(condition.source, `${condition.operator} needs a single text, number or boolean value for '${condition.field}'`);
 }
 
 function dateRange(value: unknown, condition: FilterCondition, context: DateContext): Predicate {
   const text = Array.isArray(value) && value.length === 2 ? `${String(value[0])} to ${String(value[1])}` : value;
-  if (typeof text !== "string") throw new FilterValueError(`filter '${condition.source}': a date filter value is a date expression such as "last month"`);
+  if (typeof text !== "string") throw new FilterValueError(condition.source, 'a date filter value is a date expression such as "last month"');
   try {
     const { from, to } = resolveDateExpression(text, context);
     const days = { from: from && dayStartingAt(from, context.timeZone), to: to && dayStartingAt(to, context.timeZone) };
     return { kind: "range", from, to, toInclusive: false, days };
   } catch (error) {
-    if (error instanceof DateExpressionError) throw new FilterValueError(`filter '${condition.source}': ${error.message}`);
+    if (error instanceof DateExpressionError) throw new FilterValueError(condition.source, error.message);
     throw error;
   }
 }
@@ -109,7 +113,7 @@ export function toPredicate(condition: FilterCondition, context: DateContext): P
       return { kind: "compare", op: "=", value: scalar(value, condition) };
     case "in": {
       const values = (Array.isArray(value) ? value : [value]).map((v) => scalar(v, condition));
-      if (values.length > MAX_IN_VALUES) throw new FilterValueError(`filter '${condition.source}': at most ${MAX_IN_VALUES} values`);
+      if (values.length > MAX_IN_VALUES) throw new FilterValueError(condition.source, `at most ${MAX_IN_VALUES} values`);
       return { kind: "in", values };
     }
     case "gt":
