@@ -1,11 +1,13 @@
 import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
+import type { SqlPolicy } from "@/lib/manifest/references";
 
 /**
  * A dashboard of one `sql` table widget, id `w`, running `query`: user SQL through the real engine
  * (query tests, fault tests, benches). `filter` adds a select filter `pick` bound to `w`'s `channel`;
- * `widgetSpec` adds lines to `w`'s spec (two-space indented, e.g. `  filters: [...]`).
+ * `widgetSpec` adds lines to `w`'s spec (two-space indented, e.g. `  filters: [...]`); `sqlPolicy` validates
+ * its SQL as the server does (lib/dashboards/manifest.ts), else only the lexer checks it.
  */
-export function sqlWidgetDashboard(query: string, options: { filter?: boolean; widgetSpec?: string } = {}): ParsedDashboard {
+export function sqlWidgetDashboard(query: string, options: { filter?: boolean; widgetSpec?: string; sqlPolicy?: SqlPolicy } = {}): ParsedDashboard {
   const filter = options.filter
     ? `---
 version: "1.0"
@@ -33,7 +35,7 @@ spec:
   data:
     kind: sql
     query: ${JSON.stringify(query)}
-${options.widgetSpec ?? ""}`);
+${options.widgetSpec ?? ""}`, { sqlPolicy: options.sqlPolicy });
   if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
   return parsed.dashboard;
 }

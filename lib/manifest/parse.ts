@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { ManifestError } from "./errors";
 import { checkFilterDefaults } from "./filter-defaults";
-import { type PlacedWidget, checkReferences } from "./references";
+import { type PlacedWidget, type SqlPolicy, checkReferences } from "./references";
 import { DashboardManifest, type Dataset, WidgetManifest } from "./schema";
 import { type ManifestPath, ManifestSource } from "./source";
 
@@ -21,7 +21,7 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: Manif
  * as further `---` documents and/or under `spec.widgets`. Reports every problem at once,
  * each with its path, line and column; never throws for bad input.
  */
-export function parseDashboardYaml(text: string): { ok: true; dashboard: ParsedDashboard } | { ok: false; errors: ManifestError[] } {
+export function parseDashboardYaml(text: string, options: { sqlPolicy?: SqlPolicy } = {}): { ok: true; dashboard: ParsedDashboard } | { ok: false; errors: ManifestError[] } {
   const { source, errors } = ManifestSource.parse(text);
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   const documents = source.documents.map((doc, index) => ({ index, doc })).filter(({ doc }) => doc.contents !== null);
@@ -49,7 +49,7 @@ export function parseDashboardYaml(text: string): { ok: true; dashboard: ParsedD
   }
   if (!dashboard) return { ok: false, errors: sortErrors(errors) };
 
-  errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds));
+  errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds, options.sqlPolicy));
   checkFilterDefaults(widgets, (document, path, message) => errors.push(source.error(document, path, message)));
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   return {

@@ -2,6 +2,18 @@ import { SAMPLE_ORDER_COLUMNS, demoAggregate, demoColumn } from "@/lib/query/dem
 import { planFormulaMetrics } from "@/lib/query/formula/plan";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
 import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
+
+/**
+ * What SQL a manifest may hold beyond being well formed, where a check is at hand: the server
+ * passes its parser-based allow-list (lib/query/sql-allow-list.ts); the browser's editor has
+ * only the lexer, and the server's answer on save. Each function throws an error with the
+ * message and its `position` in the text.
+ */
+export interface SqlPolicy {
+  query(text: string): void;
+  expression(text: string): void;
+  source(text: string): void;
+}
 import type { ManifestError } from "./errors";
 import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "./schema";
 import type { ManifestPath, ManifestSource } from "./source";
@@ -26,7 +38,13 @@ const DATA_REQUIRED: readonly Component[] = ["echarts", "kpi", "table", "tabulat
  * `invalidWidgetIds` are widgets that exist but failed the schema: their own errors are
  * reported already, so references to them are not reported again as missing.
  */
-export function checkReferences(dashboard: DashboardManifest, widgets: readonly PlacedWidget[], source: ManifestSource, invalidWidgetIds: ReadonlySet<string> = new Set()): ManifestError[] {
+export function checkReferences(
+  dashboard: DashboardManifest,
+  widgets: readonly PlacedWidget[],
+  source: ManifestSource,
+  invalidWidgetIds: ReadonlySet<string> = new Set(),
+  sqlPolicy?: SqlPolicy,
+): ManifestError[] {
   const errors: ManifestError[] = [];
   const report: Report = (document, path, message, options) => errors.push(source.error(document, path, message, options));
 
@@ -34,7 +52,7 @@ export function checkReferences(dashboard: DashboardManifest, widgets: readonly 
   dashboard.spec.datasets.forEach((dataset, i) => {
     const path = ["spec", "datasets", i];
     if (datasetColumns.has(dataset.id)) report(0, [...path, "id"], `duplicate dataset id '${dataset.id}'`);
-    datasetColumns.set(dataset.id, checkDataset(dataset, path, report));
+    datasetColumns.set(dataset.id, checkDataset(dataset, path, report, sqlPolicy));
   });
 
   const widgetsById = new Map<string, PlacedWidget>();
@@ -58,12 +76,12 @@ export function checkReferences(dashboard: DashboardManifest, widgets: readonly 
     });
   }
 
-  for (const placed of widgets) checkWidget(placed, { datasetColumns, widgetsById, invalidWidgetIds }, report);
+  for (const placed of widgets) checkWidget(placed, { datasetColumns, widgetsById, invalidWidgetIds, sqlPolicy }, report);
   return errors;
 }
 
 /** Returns the dataset's column ids (even when some parts are invalid, so widgets can still be checked). */
-function checkDataset(dataset: Dataset, path: ManifestPath, report: Report): Set<string> {
+function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlPolicy: SqlPolicy | undefined): Set<string> {
   const sources = (["from", "query", "kpi"] as const).filter((key) => dataset[key] !== undefined);
   if (sources.length > 1) report(0, [...path, sources[1]], `a dataset has one source; found ${sources.join(" and ")}`, { key: true });
   const columns = new Set<string>();
@@ -76,18 +94,9 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report): Set
   const isSql = dataset.from !== undefined || dataset.query !== undefined;
   const isDemo = sources.length === 0;
 
-  const sqlCheck = (text: string, fieldPath: ManifestPath, check: (s: string) => unknown) => {
-    try {
-      check(text);
-      return true;
-    } catch (error) {
-      if (!(error instanceof SqlTextError)) throw error;
-      report(0, fieldPath, error.message, { offset: error.position });
-      return false;
-    }
-  };
-  if (dataset.from !== undefined) sqlCheck(dataset.from, [...path, "from"], checkSqlFragment);
-  if (dataset.query !== undefined) sqlCheck(dataset.query, [...path, "query"], checkSqlQuery);
+  const sqlCheck = (text: string, fieldPath: ManifestPath, kind: keyof SqlPolicy) => checkSqlText(text, kind, sqlPolicy, (message, offset) => report(0, fieldPath, message, { offset }));
+  if (dataset.from !== undefined) sqlCheck(dataset.from, [...path, "from"], "source");
+  if (dataset.query !== undefined) sqlCheck(dataset.query, [...path, "query"], "query");
 
   const declare = (id: string, idPath: ManifestPath) => {
     if (columns.has(id)) report(0, idPath, `duplicate column id '${id}' (dimensions and metrics share one namespace)`);
@@ -103,7 +112,7 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report): Set
       }
       return;
     }
-    if (sqlCheck(dimension.column, [...dimPath, "column"], checkSqlFragment) && isSql) {
+    if (sqlCheck(dimension.column, [...dimPath, "column"], "expression") && isSql) {
       for (const bare of unqualifiedColumns(dimension.column)) {
         report(0, [...dimPath, "column"], `column '${bare.name}' must be fully qualified, e.g. <table>.${bare.name}`, { offset: bare.at });
       }
@@ -122,7 +131,7 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report): Set
       }
       return;
     }
-    if (sqlCheck(metric.expression, [...metricPath, "expression"], checkSqlFragment)) {
+    if (sqlCheck(metric.expression, [...metricPath, "expression"], "expression")) {
       for (const bare of unqualifiedColumns(metric.expression)) {
         report(0, [...metricPath, "expression"], `column '${bare.name}' must be fully qualified, e.g. <table>.${bare.name}`, { offset: bare.at });
       }
@@ -144,6 +153,22 @@ interface WidgetContext {
   datasetColumns: ReadonlyMap<string, Set<string>>;
   widgetsById: ReadonlyMap<string, PlacedWidget>;
   invalidWidgetIds: ReadonlySet<string>;
+  sqlPolicy: SqlPolicy | undefined;
+}
+
+/** The lexer's check, then the policy's where there is one; reports the first problem. True when the text passed. */
+function checkSqlText(text: string, kind: keyof SqlPolicy, policy: SqlPolicy | undefined, report: (message: string, offset: number) => void): boolean {
+  try {
+    if (kind === "query") checkSqlQuery(text);
+    else checkSqlFragment(text);
+    policy?.[kind](text);
+    return true;
+  } catch (error) {
+    const position = (error as { position?: unknown }).position;
+    if (!(error instanceof SqlTextError) && typeof position !== "number") throw error;
+    report((error as Error).message, typeof position === "number" ? position : 0);
+    return false;
+  }
 }
 
 function checkWidget({ manifest, document, path }: PlacedWidget, context: WidgetContext, report: Report): void {
@@ -213,12 +238,7 @@ function checkData({ spec }: WidgetManifest, document: number, path: ManifestPat
     }
     case "sql":
       if (data.query === undefined) return report(document, at("kind"), "kind sql needs data.query"), null;
-      try {
-        checkSqlQuery(data.query);
-      } catch (error) {
-        if (!(error instanceof SqlTextError)) throw error;
-        report(document, at("query"), error.message, { offset: error.position });
-      }
+      checkSqlText(data.query, "query", context.sqlPolicy, (message, offset) => report(document, at("query"), message, { offset }));
       return null;
     case "kpi": {
       if (data.kpi === undefined) return report(document, at("kind"), "kind kpi needs data.kpi"), new Set();

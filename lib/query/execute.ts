@@ -2,6 +2,7 @@ import "server-only";
 import { formatLimit } from "@/lib/db/embedded-engine";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
+import { SqlNotAllowed, checkStatement } from "./sql-allow-list";
 
 export interface ReadOnlyOptions {
   /** IANA zone; the transaction's TimeZone, so `date` values meet timestamptz bounds at local midnight. */
@@ -23,6 +24,7 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
  */
 export async function runReadOnly(scope: TenantScope, text: string, values: readonly unknown[], options: ReadOnlyOptions): Promise<Record<string, unknown>[]> {
   const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  checkAllowed(text);
   try {
     return await withTenant(
       scope,
@@ -85,6 +87,8 @@ export async function runReadOnlyBatch<T>(
           let currentTimeoutMs = initialTimeoutMs;
           const runner: StatementRunner = async (text, values, statementTimeoutMs = initialTimeoutMs) => {
             if (failed) throw new BatchTransactionSpent();
+            // Refused before it reaches the transaction, which therefore goes on for the next item.
+            checkAllowed(text);
             const limitMs = Math.max(1, Math.ceil(statementTimeoutMs));
             try {
               if (limitMs !== currentTimeoutMs) {
@@ -126,6 +130,27 @@ export async function runReadOnlyBatch<T>(
     }
     if (retryAlone) await runItem(retryAlone.item, standalone);
   }
+}
+
+/** Statements already accepted (dashboards repeat theirs): parsing again would find the same. */
+const accepted = new Set<string>();
+const ACCEPTED_MAX = 2_000;
+
+/**
+ * Every statement that runs on the reader passes the parser-based allow-list first, compiled text
+ * and user SQL alike (lib/query/sql-allow-list.ts): whatever a manifest's pieces add up to, the
+ * database is sent only what the allow-list accepts.
+ */
+function checkAllowed(text: string): void {
+  if (accepted.has(text)) return;
+  try {
+    checkStatement(text, { allowParams: true });
+  } catch (error) {
+    if (error instanceof SqlNotAllowed) throw new QueryError("sql_not_allowed", error.message);
+    throw error;
+  }
+  if (accepted.size >= ACCEPTED_MAX) accepted.clear();
+  accepted.add(text);
 }
 
 interface DriverFailure {

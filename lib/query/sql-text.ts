@@ -1,10 +1,12 @@
 /**
  * Lexical checks on SQL written in manifests. They are about well-formedness, not
- * security: user SQL and injected fragments run in a read-only transaction as the
- * reader role under row-level security (execute.ts), so the database decides what
- * they may see. These checks catch what would otherwise break the statement we
- * build around them (a stray `;`, an unterminated comment swallowing our suffix, a
- * `$1` colliding with our bind parameters) and give the author a precise message.
+ * security, and run in the browser's editor too: what SQL may do is decided on
+ * PostgreSQL's own parser with an allow-list (sql-allow-list.ts, on the server), and
+ * user SQL runs on a login confined to the reader role under row-level security
+ * (execute.ts, lib/db/reader-login.ts). These checks catch what would otherwise break
+ * the statement we build around them (a stray `;`, an unterminated comment swallowing
+ * our suffix, a `$1` colliding with our bind parameters) and give the author a precise
+ * message.
  */
 
 type SqlToken =
@@ -131,7 +133,7 @@ function readQuoted(sql: string, open: number, quote: string, tokenStart: number
 /**
  * The name a U& identifier stands for, as PostgreSQL reads it: `<e>XXXX` (4 hex digits),
  * `<e>+XXXXXX` (6 hex digits) and `<e><e>`, where `<e>` is the escape character.
- * Name-based checks run on this decoded name, so `U&"pg\005fsleep"` is `pg_sleep`.
+ * Column-name checks (unqualifiedColumns) run on this decoded name.
  */
 function decodeUnicodeEscapes(text: string, escape: string, at: number): string {
   let out = "";
@@ -158,46 +160,6 @@ function decodeUnicodeEscapes(text: string, escape: string, at: number): string 
   return out;
 }
 
-/*
- * Functions user SQL may not call. set_config would let a statement change the tenant
- * setting that row-level security reads (app.org_id), or its role, in the middle of the
- * statement; pg_sleep would hold the single PGlite connection; a session advisory lock
- * outlives the statement on a pooled connection; the *_to_xml functions and ts_stat run
- * query text of their own, out of this check's sight. Migrations 0007 and 0009 revoke most
- * of these in the database too, but only where a superuser migrates (docs/security.md).
- * Matched as calls, quoted or not, schema-qualified or not.
- */
-const FORBIDDEN_FUNCTIONS = new Set([
-  "set_config",
-  "pg_sleep",
-  "pg_sleep_for",
-  "pg_sleep_until",
-  "pg_advisory_lock",
-  "pg_advisory_lock_shared",
-  "pg_try_advisory_lock",
-  "pg_try_advisory_lock_shared",
-  "query_to_xml",
-  "query_to_xmlschema",
-  "query_to_xml_and_xmlschema",
-  "cursor_to_xml",
-  "table_to_xml",
-  "table_to_xml_and_xmlschema",
-  "schema_to_xml",
-  "schema_to_xml_and_xmlschema",
-  "database_to_xml",
-  "database_to_xml_and_xmlschema",
-  "ts_stat",
-]);
-
-function checkForbiddenCalls(tokens: SqlToken[]): void {
-  tokens.forEach((t, i) => {
-    const next = tokens[i + 1];
-    if ((t.kind === "word" || t.kind === "quoted") && FORBIDDEN_FUNCTIONS.has(t.text.toLowerCase()) && next?.kind === "punct" && next.text === "(") {
-      throw new SqlTextError(`${t.text.toLowerCase()}() is not allowed in dashboard SQL`, t.at);
-    }
-  });
-}
-
 function checkParentheses(tokens: SqlToken[]): void {
   let depth = 0;
   for (const t of tokens) {
@@ -219,7 +181,6 @@ export function checkSqlFragment(fragment: string): void {
     if (t.kind === "param") throw new SqlTextError(`bind parameters such as ${t.text} are not allowed here; filters supply the values`, t.at);
     if (t.kind === "punct" && t.text === ";") throw new SqlTextError("';' is not allowed in an expression", t.at);
   }
-  checkForbiddenCalls(tokens);
   checkParentheses(tokens);
 }
 
@@ -243,7 +204,6 @@ export function checkSqlQuery(query: string): string {
   if (!["select", "with", "values", "table", "("].includes(verb)) {
     throw new SqlTextError(`only read queries are allowed (SELECT or WITH), not ${first.kind === "word" ? first.text.toUpperCase() : "this"}`, first.at);
   }
-  checkForbiddenCalls(body);
   checkParentheses(body);
   // Cut at the end of the last token we kept, so trailing semicolons and comments go away.
   const last = body[body.length - 1];
