@@ -19,8 +19,8 @@ async function sqlState(work: Promise<unknown>): Promise<string | undefined> {
 // Migration 0009: the privilege refuses these, however the name is spelled (the lexer is not the guard).
 describe("built-ins that hold a connection are refused to the tenant roles", () => {
   // Revoking from PUBLIC takes effect only as the functions' owner, the bootstrap superuser: true of
-  // PGlite, not of a PostgreSQL server's application role (the migration warns there and the
-  // lexer's function list, lib/query/sql-text.ts, remains the guard for user SQL; docs/security.md).
+  // PGlite, not of a PostgreSQL server's application role (the migration warns there; user SQL runs
+  // on a login confined to quarry_reader and passes the parser's allow-list; docs/security.md).
   const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
   it.skipIf(onServer).each([
     ["reader", 'SELECT U&"pg\\005fsleep"(0.01)'],
@@ -29,6 +29,16 @@ describe("built-ins that hold a connection are refused to the tenant roles", () 
     ["app", "SELECT pg_sleep(0.01)"],
     ["reader", "SELECT pg_advisory_lock(42)"],
     ["app", "SELECT pg_try_advisory_lock(1, 2)"],
+  ] as const)("%s: %s", async (role, sql) => {
+    expect(await sqlState(withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe(sql), { role, readOnly: role === "reader" }))).toBe("42501");
+  });
+
+  // Migration 0023: built-ins that run SQL text of their own.
+  it.skipIf(onServer).each([
+    ["reader", "SELECT query_to_xml('SELECT 1', true, true, '')"],
+    ["app", "SELECT pg_catalog.table_to_xml('orders', true, true, '')"],
+    ["reader", "SELECT * FROM ts_stat('SELECT to_tsvector(name) FROM locations')"],
+    ["reader", "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')"],
   ] as const)("%s: %s", async (role, sql) => {
     expect(await sqlState(withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe(sql), { role, readOnly: role === "reader" }))).toBe("42501");
   });

@@ -79,8 +79,9 @@ describe("a tenant statement that sets the tenant settings itself reads nothing 
 
 describe("a tenant statement cannot sign settings or change role to get out", () => {
   it("the signing function refuses a read-only transaction, where user SQL runs", async () => {
-    const outcome = await afterChange({ orgId: "org_acme" }, "quarry_enter_tenant('org_globex', '', 'quarry_reader', NULL, NULL)::text", "SELECT count(*) AS n FROM orders WHERE org_id = 'org_globex'");
-    expect(outcome.refused).toBe("25006");
+    const sql = "SELECT quarry_enter_tenant('org_globex', '', 'quarry_reader', NULL, NULL)::text AS entered";
+    const outcome = await attempt(withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe(sql), { role: "reader", readOnly: true }));
+    expect(outcome.state).toBe("25006");
   });
 
   it("switching to the app role inside the statement drops the tenant (the signature names the role)", async () => {
