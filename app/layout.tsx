@@ -3,6 +3,7 @@ import Link from "next/link";
 import { headers } from "next/headers";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { SignOutButton } from "@/components/sign-out-button";
+import { SignOutEverywhereButton } from "@/components/sign-out-everywhere-button";
 import { InboxBell } from "@/components/notifications/inbox-bell";
 import "./globals.css";
 
@@ -42,6 +43,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
                 <span className="org" data-testid="org-name">{principal.orgName}</span>
                 <span className="role">{principal.role.replace("_", " ")}</span>
                 <SignOutButton />
+                <SignOutEverywhereButton />
               </>
             ) : (
               <Link href="/signin">Sign in</Link>

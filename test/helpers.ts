@@ -53,14 +53,40 @@ export async function call(handler: RouteHandler, method: string, url?: string |
   return { status: res.status, headers: res.headers, json: json as any, text };
 }
 
-/** A next-auth session cookie (`Cookie` header value) for a seeded demo user, as the browser would send it (a new sign-in: its own session id). */
+/**
+ * A next-auth session cookie (`Cookie` header value) for a seeded demo user, as the browser would send
+ * it after signing in now (a new sign-in: its own session id). Sessions are checked against the user's
+ * current row on every request (lib/auth/session.ts), so the claims are the row's: its role, location
+ * scope and session epoch. With `locations` other than the seeded user's, the cookie is for a user of
+ * that role scoped to exactly those locations (`usr_<org>_<role>_at_<hash>`, made on first use).
+ */
 export async function sessionCookieFor(orgSlug: "acme" | "globex", role: Role = "admin", locations: string[] = [], claims: { sid?: string | null } = {}) {
   const { encode } = await import("next-auth/jwt");
   const { sessionSecret } = await import("@/lib/auth/session");
-  // No `locations` claim means every location; an empty list is a malformed claim and refused.
-  const scope = locations.length > 0 ? { locations } : {};
+  const { getDb } = await import("@/lib/db/client");
+  const { system } = await getDb();
+  const userOf = async (id: string) =>
+    (await system.query<{ role: Role; location_ids: string[]; session_epoch: number }>("SELECT role, location_ids, session_epoch FROM users WHERE id = $1", [id]))[0];
+  let uid = `usr_${orgSlug}_${role}`;
+  const seeded = await userOf(uid);
+  if (!seeded) throw new Error(`sessionCookieFor: no user ${uid}`);
+  const wanted = [...new Set(locations)].sort();
+  if (wanted.length > 0 && wanted.join(",") !== [...seeded.location_ids].sort().join(",")) {
+    const suffix = crypto.createHash("sha256").update(wanted.join(",")).digest("hex").slice(0, 8);
+    const scoped = `${uid}_at_${suffix}`;
+    await system.query(
+      `INSERT INTO users (id, org_id, email, name, role, location_ids, password_hash)
+       SELECT $1, org_id, $2, name || ' (scoped)', role, $3, password_hash FROM users WHERE id = $4
+       ON CONFLICT (id) DO NOTHING`,
+      [scoped, `${role}+${suffix}@${orgSlug}.test`, wanted, uid],
+    );
+    uid = scoped;
+  }
+  const user = (await userOf(uid))!;
+  // An unscoped user's cookie has no `locations` claim (every location); an empty list would be a malformed claim and refused.
+  const scope = user.location_ids.length > 0 ? { locations: user.location_ids } : {};
   // sid null: a cookie from before session ids.
   const sid = claims.sid === null ? {} : { sid: claims.sid ?? crypto.randomUUID() };
-  const token = await encode({ token: { uid: `usr_${orgSlug}_${role}`, org: orgSlug, role, ...scope, ...sid, sub: `usr_${orgSlug}_${role}` }, secret: sessionSecret() });
+  const token = await encode({ token: { uid, org: orgSlug, role: user.role, ...scope, epoch: user.session_epoch, ...sid, sub: uid }, secret: sessionSecret() });
   return `next-auth.session-token=${token}`;
 }

@@ -1,5 +1,6 @@
 import "server-only";
 import { getDb } from "@/lib/db/client";
+import { normalizeEmail } from "./email";
 import type { Role } from "./roles";
 
 /**
@@ -29,18 +30,55 @@ export interface LoginUser {
   name: string;
   role: Role;
   locationIds: string[];
+  /** Sessions carry it; a later one is refused (migration 0024). */
+  sessionEpoch: number;
   passwordHash: string;
   org: OrgIdentity;
 }
 
+/** The user an e-mail signs in as: by its normalised key (lib/auth/email.ts), the one the throttle counts under too. */
 export async function findUserForLogin(email: string): Promise<LoginUser | null> {
+  const key = normalizeEmail(email);
+  if (!key) return null;
   const { system } = await getDb();
   const rows = await system.query<Omit<LoginUser, "org"> & { orgId: string; orgSlug: string; orgName: string; timeZone: string }>(
-    `SELECT u.id, u.email, u.name, u.role, u.location_ids AS "locationIds", u.password_hash AS "passwordHash",
+    `SELECT u.id, u.email, u.name, u.role, u.location_ids AS "locationIds", u.session_epoch AS "sessionEpoch", u.password_hash AS "passwordHash",
             o.id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", o.time_zone AS "timeZone"
        FROM users u JOIN organizations o ON o.id = u.org_id
-      WHERE lower(u.email) = lower($1)`,
-    [email],
+      WHERE u.email_key = $1`,
+    [key],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { orgId, orgSlug, orgName, timeZone, ...user } = row;
+  return { ...user, org: { id: orgId, slug: orgSlug, name: orgName, timeZone } };
+}
+
+/** A session's user as the database has it now, and whether that session was signed out. */
+export interface SessionUser {
+  id: string;
+  role: string;
+  locationIds: string[];
+  sessionEpoch: number;
+  org: OrgIdentity;
+  signedOut: boolean;
+}
+
+/**
+ * What every cookie-authenticated request checks its session against (lib/auth/session.ts): the
+ * user's current row, its organization and the sign-out record, in one round trip (a primary-key
+ * probe of users and of quarry_revoked_sessions, plus the organization by primary key). null when
+ * the user no longer exists.
+ */
+export async function findSessionUser(userId: string, sessionId: string): Promise<SessionUser | null> {
+  const { system } = await getDb();
+  const rows = await system.query<Omit<SessionUser, "org"> & { orgId: string; orgSlug: string; orgName: string; timeZone: string }>(
+    `SELECT u.id, u.role, u.location_ids AS "locationIds", u.session_epoch AS "sessionEpoch",
+            o.id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", o.time_zone AS "timeZone",
+            EXISTS (SELECT 1 FROM quarry_revoked_sessions r WHERE r.session_id = $2) AS "signedOut"
+       FROM users u JOIN organizations o ON o.id = u.org_id
+      WHERE u.id = $1`,
+    [userId, sessionId],
   );
   const row = rows[0];
   if (!row) return null;

@@ -54,11 +54,11 @@ describe("signing out revokes the session on the server", () => {
   it("a signed-out session cannot be refreshed into a later cookie", async () => {
     const jwt = authOptions().callbacks!.jwt!;
     const sid = crypto.randomUUID();
-    const token = { uid: "usr_acme_admin", org: "acme", role: "admin", sid };
+    const token = { uid: "usr_acme_admin", org: "acme", role: "admin", sid, epoch: 0 };
     await expect(jwt({ token, trigger: "update" } as never)).resolves.toMatchObject({ sid });
     await revokeSession(sid);
     await expect(jwt({ token, trigger: "update" } as never)).rejects.toThrow(/signed out/);
-    await expect(jwt({ token: { uid: "usr_acme_admin", org: "acme", role: "admin" } } as never)).rejects.toThrow(/signed out/);
+    await expect(jwt({ token: { uid: "usr_acme_admin", org: "acme", role: "admin", epoch: 0 } } as never)).rejects.toThrow(/signed out/);
   });
 
   it("keeps a record one session lifetime and deletes expired ones on the next sign-out", async () => {

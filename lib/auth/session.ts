@@ -3,7 +3,8 @@ import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
-import { findOrganization, findUserForLogin } from "./directory";
+import { findSessionUser, findUserForLogin, type SessionUser } from "./directory";
+import { log } from "@/lib/log";
 import { callerAddressFromHeaders } from "@/lib/security/caller";
 import { safeRedirectUrl } from "./callback-url";
 import { readLocationClaim } from "./location-claim";
@@ -11,21 +12,29 @@ import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
 import { Role, type Principal } from "./roles";
 import { deriveKey } from "./secrets";
-import { SESSION_MAX_AGE_SECONDS, isSessionRevoked, newSessionId } from "./session-revocation";
+import { SESSION_MAX_AGE_SECONDS, newSessionId } from "./session-revocation";
 
 /** The session secret, derived from the application secret. */
 export function sessionSecret(): string {
   return deriveKey("next-auth-session").toString("base64url");
 }
 
-interface SessionClaims {
+/**
+ * What a session cookie carries: who signed in, and the user record it was issued for. Each request
+ * compares the record part with the user's current row (principalFromClaims); any difference ends the
+ * session.
+ */
+export interface SessionClaims {
   uid: string;
   /** This sign-in's id, kept across refreshes; signing out revokes it (session-revocation.ts). */
   sid: string;
+  /** The organization's slug. */
   org: string;
   role: Role;
   /** "*" for every location (a user row with no location ids), else the user's ids. */
   locations: string[] | "*";
+  /** users.session_epoch at sign-in (migration 0024): "sign out everywhere" and any role, location or password change move it on. */
+  epoch: number;
 }
 
 export function authOptions(): NextAuthOptions {
@@ -33,6 +42,16 @@ export function authOptions(): NextAuthOptions {
     secret: sessionSecret(),
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
     pages: { signIn: "/signin" },
+    // next-auth's messages through our logger: an ended session refused on refresh is routine, not an error with a stack.
+    logger: {
+      error: (code, metadata) => {
+        const message = metadata instanceof Error ? metadata.message : metadata?.error?.message;
+        if (code === "JWT_SESSION_ERROR") log.info("session ended: cookie cleared", { reason: message });
+        else log.error(`next-auth: ${code}`, { detail: message });
+      },
+      warn: (code) => log.warn(`next-auth: ${code}`),
+      debug: () => {},
+    },
     providers: [
       CredentialsProvider({
         name: "Email and password",
@@ -50,7 +69,15 @@ export function authOptions(): NextAuthOptions {
             return null;
           }
           await clearSignInFailures(credentials.email);
-          return { id: user.id, email: user.email, name: user.name, uid: user.id, sid: newSessionId(), org: user.org.slug, role: user.role, locations: user.locationIds.length > 0 ? user.locationIds : "*" };
+          const claims: SessionClaims = {
+            uid: user.id,
+            sid: newSessionId(),
+            org: user.org.slug,
+            role: user.role,
+            locations: user.locationIds.length > 0 ? user.locationIds : "*",
+            epoch: user.sessionEpoch,
+          };
+          return { id: user.id, email: user.email, name: user.name, ...claims };
         },
       }),
     ],
@@ -59,9 +86,10 @@ export function authOptions(): NextAuthOptions {
       redirect: ({ url, baseUrl }) => safeRedirectUrl(url, baseUrl),
       async jwt({ token, user }) {
         if (user) return Object.assign(token, { ...(user as unknown as SessionClaims), uid: user.id });
-        // A refresh re-issues the cookie with a later expiry: never for a signed-out session (next-auth clears the cookie on this error).
-        const sid = (token as Partial<SessionClaims>).sid;
-        if (!sid || (await isSessionRevoked(sid))) throw new Error("the session was signed out");
+        // A refresh (`GET /api/auth/session`) re-issues the cookie with a later expiry: never for a session
+        // the request path would refuse, i.e. signed out or issued for a user record that has since
+        // changed or gone (next-auth clears the cookie on this error and answers an empty session).
+        if (!(await principalFromClaims(token as Partial<SessionClaims>))) throw new Error("the session was signed out, or its user was changed or deleted");
         return token;
       },
       session({ session, token }) {
@@ -72,24 +100,46 @@ export function authOptions(): NextAuthOptions {
   };
 }
 
-async function principalFromClaims(claims: Partial<SessionClaims> | null): Promise<Principal | null> {
-  // Sessions from before session ids cannot be revoked, so they are refused (their users sign in again).
-  if (!claims?.uid || !claims.org || typeof claims.sid !== "string") return null;
-  const role = Role.safeParse(claims.role);
-  const [org, revoked] = await Promise.all([findOrganization(claims.org), isSessionRevoked(claims.sid)]);
-  if (revoked) return null;
-  // A session is refused, like a bearer token, when its location claim is malformed (sessions from before "*" carried []).
-  const locations = readLocationClaim(claims.locations);
-  if (!role.success || !org || !locations.ok) return null;
+/** Whether a session's location claim names the same scope as the user's current location ids (order aside). */
+function sameScope(claimed: string[] | null, current: string[]): boolean {
+  if (claimed === null || current.length === 0) return claimed === null && current.length === 0;
+  const now = new Set(current);
+  return claimed.length === now.size && claimed.every((id) => now.has(id));
+}
+
+/** The session's user as the session claims it, when that is still the user's current row; else null. */
+function currentUserOf(claims: SessionClaims, locationIds: string[] | null, user: SessionUser | null): Principal | null {
+  if (!user || user.signedOut) return null;
+  if (user.id !== claims.uid || (claims.org !== user.org.slug && claims.org !== user.org.id)) return null;
+  const role = Role.safeParse(user.role);
+  if (!role.success || role.data !== claims.role) return null;
+  if (!sameScope(locationIds, user.locationIds) || user.sessionEpoch !== claims.epoch) return null;
   return {
-    userId: claims.uid,
-    orgId: org.id,
-    orgSlug: org.slug,
-    orgName: org.name,
+    userId: user.id,
+    orgId: user.org.id,
+    orgSlug: user.org.slug,
+    orgName: user.org.name,
     role: role.data,
-    locationIds: locations.locationIds,
+    locationIds: user.locationIds.length > 0 ? [...user.locationIds] : null,
     via: "session",
   };
+}
+
+/**
+ * The principal of a session, checked against the database on every call: the session must not be
+ * signed out (quarry_revoked_sessions), its user must still exist, in the same organization, with the
+ * same role, the same location scope and the same session epoch as when it signed in. One query
+ * (findSessionUser), on every replica alike: a role change, a location change, a deletion, "sign out
+ * everywhere" or an admin ending the user's sessions takes effect on the next request.
+ */
+async function principalFromClaims(claims: Partial<SessionClaims> | null): Promise<Principal | null> {
+  // Sessions from before session ids cannot be revoked, and those from before epochs cannot be ended
+  // everywhere: both are refused (their users sign in again).
+  if (!claims?.uid || !claims.org || typeof claims.sid !== "string" || !Number.isInteger(claims.epoch)) return null;
+  // A session is refused, like a bearer token, when its location claim is malformed (sessions from before "*" carried []).
+  const locations = readLocationClaim(claims.locations);
+  if (!locations.ok) return null;
+  return currentUserOf(claims as SessionClaims, locations.locationIds, await findSessionUser(claims.uid, claims.sid));
 }
 
 /** The claims of the session cookie on a request, or null when there is none or it does not verify. */

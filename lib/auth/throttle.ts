@@ -1,6 +1,7 @@
 import "server-only";
 import crypto from "node:crypto";
 import { countHit, forgetCount, forgetCounts, readCounts } from "@/lib/db/counters";
+import { normalizeEmail } from "./email";
 export { THROTTLED_ERROR } from "./sign-in-messages";
 
 /** Sign-in keys among the shared counters. */
@@ -23,7 +24,8 @@ export interface SignInSubject {
 }
 
 function keysOf(subject: SignInSubject) {
-  const digest = crypto.createHash("sha256").update(subject.email.trim().toLowerCase()).digest("hex");
+  // The account is the e-mail as sign-in looks it up (lib/auth/email.ts): every spelling that finds one user counts in one bucket.
+  const digest = crypto.createHash("sha256").update(normalizeEmail(subject.email)).digest("hex");
   return { account: `${PREFIX}account:${digest}`, address: `${PREFIX}address:${subject.address}` };
 }
 

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type { SqlRunner } from "./sql";
+import { normalizeEmail } from "@/lib/auth/email";
 import { hashPassword } from "@/lib/auth/password";
 
 /** Password of every demo user; shown on the sign-in page in embedded mode. */
@@ -104,9 +105,9 @@ async function seedOrg(db: SqlRunner, org: DemoOrg) {
     const email = demoEmail(org.slug, role);
     const displayRole = role === "general_manager" ? "General Manager" : role[0].toUpperCase() + role.slice(1);
     await db.query(
-      "INSERT INTO users (id, org_id, email, name, role, location_ids, password_hash) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      "INSERT INTO users (id, org_id, email, email_key, name, role, location_ids, password_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
       [
-        `usr_${org.slug}_${role}`, orgId, email, `${org.name} ${displayRole}`, role,
+        `usr_${org.slug}_${role}`, orgId, email, normalizeEmail(email), `${org.name} ${displayRole}`, role,
         // The general manager oversees the first three locations; the others see all of them.
         role === "general_manager" ? scopedLocations : [],
         await hashPassword(DEMO_PASSWORD),

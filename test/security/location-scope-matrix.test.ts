@@ -64,6 +64,8 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "GET /api/v1/notifications/inbox":
     "the caller's own notifications; in-app deliveries go to admins only (lib/notifications/pipeline.ts), findings of organization-wide rules",
   "POST /api/v1/notifications/inbox/{id}/read": "marks the caller's own notification read",
+  "DELETE /api/v1/me/sessions": "ends the caller's own sessions; answers 204",
+  "DELETE /api/v1/users/{id}/sessions": "ends a user's sessions (admin); answers 204",
   "GET /api/v1/documents/upload-constraints": "static limits",
   "GET /api/v1/documents": "documents belong to the organization, not to a location (no location column)",
   "POST /api/v1/documents": "documents carry no location",

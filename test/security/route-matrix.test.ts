@@ -19,6 +19,7 @@ function paramsFor(endpoint: Endpoint): Record<string, string> {
     else if (name === "embed_id") params.embed_id = acme.embed;
     else if (endpoint.path.startsWith("/api/v1/custom-dashboards/")) params.id = acme.dashboard;
     else if (endpoint.path.startsWith("/api/v1/documents/")) params.id = acme.document;
+    else if (endpoint.path.startsWith("/api/v1/users/")) params.id = acme.user;
     else params.id = `acme_missing_${name}`;
   }
   return params;
@@ -31,6 +32,9 @@ const urlFor = (endpoint: Endpoint, params: Record<string, string>) =>
 function acmeMarkers(): string[] {
   return ["org_acme", "loc_acme_", "usr_acme_", acme.dashboard, acme.embed, acme.document, "acme-secret-document"].filter(Boolean);
 }
+
+/** acme's user whose sessions the matrix aims at (an admin may end a user's sessions, DELETE /api/v1/users/{id}/sessions). */
+acme.user = "usr_acme_analyst";
 
 beforeAll(async () => {
   const admin = await tokenFor("acme", "admin");
@@ -74,7 +78,7 @@ describe("route × role × organization matrix", () => {
     expect(res.status, res.text.slice(0, 300)).not.toBe(500);
     for (const marker of acmeMarkers()) expect(res.text, `${marker} leaked`).not.toContain(marker);
     // An id of acme in the path is never found, allowed or acted on.
-    if (Object.values(params).some((v) => v === acme.dashboard || v === acme.document || v === acme.embed)) {
+    if (Object.values(params).some((v) => v === acme.dashboard || v === acme.document || v === acme.embed || v === acme.user)) {
       expect([401, 403, 404, 405, 409, 422], `status ${res.status}: ${res.text.slice(0, 200)}`).toContain(res.status);
     }
   });
@@ -86,5 +90,8 @@ describe("route × role × organization matrix", () => {
       [acme.dashboard, acme.document],
     );
     expect(rows[0].n).toBe(2);
+    // No acme session was ended by a globex admin (the epoch of every acme user is as seeded).
+    const moved = await system.query("SELECT id FROM users WHERE org_id = 'org_acme' AND session_epoch <> 0");
+    expect(moved).toEqual([]);
   });
 });

@@ -81,4 +81,24 @@ describe("sign-in hardening", () => {
     // Another address is unaffected.
     expect(await signInRetryAfter({ email: "admin@acme.test", address: "192.0.2.78" })).toBe(0);
   });
+
+  // Last: it throttles admin@acme.test, which the test above needs unthrottled.
+  it("every spelling of one account finds the same user and counts in one throttle bucket (admİn@acme.test, issue 26)", async () => {
+    const spellings = ["admİn@acme.test", "ADMIN@acme.test", "ａｄｍｉｎ@acme.test", "Admin@ACME.test", "admın@acme.test", " admin@acme.test"];
+    // With the right password each spelling signs in as acme's admin (and clears the account's failures).
+    for (const [i, email] of spellings.entries()) {
+      expect(await authorize({ email, password: DEMO_PASSWORD }, fromAddress(`198.51.100.${120 + i}`)), email).toMatchObject({ uid: "usr_acme_admin" });
+    }
+    // Failures under different spellings, each from its own address, add up to the one account's limit.
+    for (let i = 0; i < SIGN_IN_LIMITS.account.failures; i++) {
+      expect(await authorize({ email: spellings[i % spellings.length], password: "guess" }, fromAddress(`198.51.100.${140 + i}`))).toBeNull();
+    }
+    for (const email of [...spellings, "admin@acme.test"]) {
+      expect(await signInRetryAfter({ email, address: "198.51.100.250" }), email).toBeGreaterThan(0);
+      expect((await postCredentials(email, "198.51.100.251")).status, email).toBe(429);
+      await expect(authorize({ email, password: DEMO_PASSWORD }, fromAddress("198.51.100.252"))).rejects.toThrow("TooManyAttempts");
+    }
+    // Another account of the organization is not throttled.
+    expect(await signInRetryAfter({ email: "analyst@acme.test", address: "198.51.100.250" })).toBe(0);
+  });
 });
