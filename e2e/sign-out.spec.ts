@@ -16,7 +16,7 @@ test("after Sign out, a copy of the session cookie gets 401 from the API", async
   const copy = await request.newContext({ baseURL, storageState: { cookies: session, origins: [] } });
   expect((await copy.get("/api/v1/custom-dashboards")).status()).toBe(200);
 
-  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("button", { name: "Sign out", exact: true }).click();
   await page.waitForURL((url) => url.pathname.startsWith("/signin"));
 
   const after = await copy.get("/api/v1/custom-dashboards");
