@@ -39,9 +39,14 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-/** Starts `node tsx <script>` and resolves once it prints `ready` (`READY <port>` by default); rejects if it exits first. */
+/**
+ * Starts `node --import tsx <script>` and resolves once it prints `ready` (`READY <port>` by default);
+ * rejects if it exits first. tsx is a loader in the one process, not its CLI: the CLI runs the
+ * script in a grandchild, which a SIGKILL of the child never reaches (it went on running, orphaned),
+ * and whose end the child's `exit` event does not wait for.
+ */
 export function startProcess(script: string, env: Record<string, string>, timeoutMs = 180_000, ready = /READY (\d+)/): Promise<Replica> {
-  const child = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--conditions=react-server", script], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=react-server", script], {
     env: { ...process.env, QUARRY_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -86,6 +91,7 @@ function replica(port: number, child: ChildProcess, output: () => string): Repli
   };
 }
 
+/** Sends `signal` and resolves once the process has exited (its `exit` event: the process is gone). */
 export function stopProcess(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
