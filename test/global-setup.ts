@@ -2,7 +2,7 @@ import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { TEMPLATE_DB, TEST_DB_PREFIX, baseDatabase, createDatabase, databaseUrl, quoteIdent, testServerUrl, withMaintenance } from "./pg-test-db";
+import { TEMPLATE_DB, TEST_DB_PREFIX, baseDatabase, createDatabase, databaseUrl, leftBehind, quoteIdent, testServerUrl, withMaintenance } from "./pg-test-db";
 
 /**
  * Builds one migrated and seeded database for the whole run (or reuses it while
@@ -34,9 +34,12 @@ export default async function setup() {
 async function setupPostgres(root: string, fingerprint: string) {
   const server = testServerUrl();
   const ready = await withMaintenance(async (client) => {
-    // Copies left behind by an interrupted run.
-    const stale = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2", [`${TEST_DB_PREFIX}%`, TEMPLATE_DB]);
-    for (const { datname } of stale.rows) await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
+    // Copies left behind by an interrupted run; not those of another run going on beside this one.
+    const copies = await client.query<{ datname: string; comment: string | null }>(
+      "SELECT datname, shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname LIKE $1 AND datname <> $2",
+      [`${TEST_DB_PREFIX}%`, TEMPLATE_DB],
+    );
+    for (const { datname } of copies.rows.filter((c) => leftBehind(c.comment))) await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)} WITH (FORCE)`);
     const found = await client.query<{ comment: string | null }>("SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1", [TEMPLATE_DB]);
     return found.rows[0]?.comment === fingerprint;
   });

@@ -1,3 +1,4 @@
+import os from "node:os";
 import pg from "pg";
 
 /**
@@ -45,7 +46,30 @@ export async function createDatabase(name: string, template: string): Promise<vo
   await withMaintenance(async (client) => {
     await dropWith(client, name);
     await client.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
+    await client.query(`COMMENT ON DATABASE ${quoteIdent(name)} IS ${client.escapeLiteral(creatorComment())}`);
   });
+}
+
+/** The comment a test database gets: the process that created it, which drops it when done. */
+function creatorComment(): string {
+  return `quarry test copy of host ${os.hostname()} pid ${process.pid}`;
+}
+
+/**
+ * Whether a test database (its comment) was left behind by an interrupted run: its creator is a
+ * process of this machine that has ended, or it names no creator. Another run's copies, in use on
+ * the same server at the same time, are not (a run starting must not drop them under it).
+ */
+export function leftBehind(comment: string | null, host = os.hostname()): boolean {
+  const creator = /^quarry test copy of host (\S+) pid (\d+)$/.exec(comment ?? "");
+  if (!creator) return true;
+  if (creator[1] !== host) return false;
+  try {
+    process.kill(Number(creator[2]), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ESRCH";
+  }
 }
 
 export async function dropDatabase(name: string): Promise<void> {
