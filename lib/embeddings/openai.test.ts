@@ -158,11 +158,12 @@ describe("OpenAI embeddings through the openai SDK", () => {
   });
 
   it("stops at once, without retrying, when the caller aborts", async () => {
-    const server = await loopback.start(() => undefined);
-    const embedder = new EmbeddingProviders(openAiSettings(server.url, { request_timeout_ms: 10_000 }), FAST_BACKOFF).embedder(null);
     const controller = new AbortController();
+    // Aborted once the request has arrived (the server never answers it), not after a fixed delay:
+    // a slow start could still be before the request then, and nothing would have been sent.
+    const server = await loopback.start(() => controller.abort(new Error("index cancelled")));
+    const embedder = new EmbeddingProviders(openAiSettings(server.url, { request_timeout_ms: 10_000 }), FAST_BACKOFF).embedder(null);
     const pending = embedder.embedDocuments(["t1"], { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error("index cancelled")), 100);
     await expect(pending).rejects.toThrow("index cancelled");
     expect(server.requests).toHaveLength(1);
   });
