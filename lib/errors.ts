@@ -105,6 +105,13 @@ export class UpstreamFailed extends DomainError {
 /** Quarry itself cannot serve this now (starting, not configured, over its budget); a later try may work. */
 export class Unavailable extends DomainError {
   static readonly kind = "unavailable";
+  constructor(
+    detail: string | ValidationItem[],
+    /** When a later try is worth making (sent as Retry-After); unset when nobody knows. */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(detail);
+  }
 }
 /** The work, or a service it waited for, passed its time limit. */
 export class TimedOut extends DomainError {

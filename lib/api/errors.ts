@@ -1,4 +1,4 @@
-import { DomainError, RateLimited, type ErrorKind } from "@/lib/errors";
+import { DomainError, RateLimited, Unavailable, type ErrorKind } from "@/lib/errors";
 
 /** The one place a domain error becomes an HTTP status. */
 const HTTP_STATUS: Record<ErrorKind, number> = {
@@ -26,7 +26,9 @@ export function httpStatusOf(error: unknown): number | null {
 export function httpViewOf(error: DomainError): { status: number; detail: DomainError["detail"]; headers: Record<string, string> } {
   const headers: Record<string, string> = {};
   if (error.kind === "unauthenticated") headers["WWW-Authenticate"] = "Bearer";
-  if (error instanceof RateLimited) headers["Retry-After"] = String(error.retryAfterSeconds);
+  if (error instanceof RateLimited || error instanceof Unavailable) {
+    if (error.retryAfterSeconds !== undefined) headers["Retry-After"] = String(error.retryAfterSeconds);
+  }
   return { status: HTTP_STATUS[error.kind], detail: error.detail, headers };
 }
 

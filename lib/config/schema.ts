@@ -41,6 +41,12 @@ const Env = z.object({
    * application's own login (docs/deploy.md). Same database as DATABASE_URL.
    */
   QUARRY_READER_DATABASE_URL: z.string().url().optional(),
+  /** User SQL statements running at once in one process (the reader pool's size on a server; the embedded analytics engine runs one). */
+  QUARRY_USER_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(4),
+  /** Of those, at most this many for one organization; the rest of its requests wait their turn. */
+  QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(2),
+  /** How long a request waits for a user-SQL slot before it answers 503 with Retry-After. */
+  QUARRY_USER_SQL_QUEUE_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
@@ -94,6 +100,10 @@ export function loadConfig(env: Record<string, string | undefined>) {
           analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true",
           tsvectorWorker: e.QUARRY_EMBEDDED_TSVECTOR_WORKER === "true",
         } as const),
+    // The embedded engines answer one statement at a time, so more slots would only queue inside them.
+    userSql: e.DATABASE_URL
+      ? { total: e.QUARRY_USER_SQL_CONCURRENCY, perKey: Math.min(e.QUARRY_USER_SQL_PER_ORG, e.QUARRY_USER_SQL_CONCURRENCY), deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS }
+      : { total: 1, perKey: 1, deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS },
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

@@ -6,6 +6,7 @@ import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-singleton";
 import { PrismaClient } from "./generated/client";
 import { AnalyticsCopy } from "./analytics-copy";
+import { lockDataDir } from "./data-dir-lock.mjs";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
 import { ReaderLogin } from "./reader-login";
@@ -68,7 +69,7 @@ async function openDatabase(): Promise<Database> {
     // User SQL on a login of its own that can become nothing but quarry_reader (never the app's
     // login, whose BYPASSRLS a role reset would reach), opened on first use.
     const readerLogin = new ReaderLogin(
-      { system, databaseUrl: cfg.database.url, readerUrl: cfg.database.readerUrl, max: cfg.database.poolSize },
+      { system, databaseUrl: cfg.database.url, readerUrl: cfg.database.readerUrl, max: cfg.userSql.total },
       (readerPool) => new PrismaClient({ adapter: new PrismaPg(readerPool) }),
     );
     return {
@@ -86,6 +87,8 @@ async function openDatabase(): Promise<Database> {
     };
   }
 
+  // One process per data folder: a second one refuses to start, naming the holder (lib/db/data-dir-lock.mjs).
+  const lock = await lockDataDir(cfg.dataDir);
   const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir) : undefined;
   const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics?.noteStatement(text) });
   try {
@@ -109,11 +112,13 @@ async function openDatabase(): Promise<Database> {
         await prisma.$disconnect();
         await analytics?.close();
         await engine.close();
+        lock.release();
       },
     };
   } catch (error) {
     await analytics?.close();
     await engine.close();
+    lock.release();
     throw error;
   }
 }

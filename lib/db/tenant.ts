@@ -1,4 +1,5 @@
 import "server-only";
+import { Unavailable } from "@/lib/errors";
 import { getDb } from "./client";
 import type { Prisma } from "./generated/client";
 
@@ -43,7 +44,7 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   const role = options.role ?? "app";
   // Reader work goes to the embedded analytics engine, or on a server to the confined reader login.
   const prisma = role === "reader" && db.readerPrisma ? await readerClient(db.readerPrisma, db.prisma, options.userSql === true) : db.prisma;
-  const result = await prisma.$transaction(
+  const result = await startTransaction(() => prisma.$transaction(
     async (tx) => {
       await enterTenant(tx, scope, role, options);
       // Reader work is always read-only: the signing function refuses read-only transactions, so
@@ -53,8 +54,23 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
       return work(tx);
     },
     { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },
-  );
+  ));
   return result;
+}
+
+/**
+ * Prisma's "Unable to start a transaction in the given time" (P2028: every connection stayed busy
+ * for maxWait) is the database being busy, not a defect: 503 with Retry-After, never a 500.
+ */
+async function startTransaction<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    if ((error as { code?: unknown })?.code === "P2028" && /start a transaction/i.test((error as Error).message)) {
+      throw new Unavailable("The database is busy; retry shortly", 5);
+    }
+    throw error;
+  }
 }
 
 async function readerClient<C>(confined: () => Promise<C>, application: C, userSql: boolean): Promise<C> {

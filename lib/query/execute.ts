@@ -1,7 +1,11 @@
 import "server-only";
+import { config } from "@/lib/config";
 import { formatLimit } from "@/lib/db/embedded-engine";
+import { Unavailable } from "@/lib/errors";
+import { processSingleton } from "@/lib/process-singleton";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
+import { FairQueue, QueueDeadline } from "./fair-queue";
 import { SqlNotAllowed, checkStatement } from "./sql-allow-list";
 
 export interface ReadOnlyOptions {
@@ -11,6 +15,28 @@ export interface ReadOnlyOptions {
 }
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
+
+/** User SQL slots of this process, shared fairly between organizations (fair-queue.ts). */
+const userSqlQueue = processSingleton("userSqlQueue", () => new FairQueue(config().userSql));
+
+/** How soon a caller turned away for want of a slot should try again. */
+const BUSY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Runs reader work in one of the organization's user-SQL slots. One organization's runaway
+ * statements wait in its own line; another organization's requests are served in turn, and a
+ * request that waits past the deadline answers 503 with Retry-After rather than piling up.
+ */
+async function inSlot<T>(scope: TenantScope, work: () => Promise<T>): Promise<T> {
+  try {
+    return await userSqlQueue.get().run(scope.orgId, work);
+  } catch (error) {
+    if (error instanceof QueueDeadline) {
+      throw new Unavailable(`Dashboard queries of your organization are busy (waited ${Math.round(error.waitedMs / 1000)} s for a free slot); retry shortly`, BUSY_RETRY_AFTER_SECONDS);
+    }
+    throw error;
+  }
+}
 
 /**
  * Runs one compiled statement (`SELECT row_to_json(_quarry_row.*) AS row FROM (...) _quarry_row`) for a tenant:
@@ -26,13 +52,15 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
   const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   checkAllowed(text);
   try {
-    return await withTenant(
-      scope,
-      async (tx) => {
-        const rows = await tx.$queryRawUnsafe<{ row: Record<string, unknown> }[]>(text, ...values);
-        return rows.map((r) => r.row);
-      },
-      { role: "reader", userSql: true, readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000, timeZone: options.timeZone },
+    return await inSlot(scope, () =>
+      withTenant(
+        scope,
+        async (tx) => {
+          const rows = await tx.$queryRawUnsafe<{ row: Record<string, unknown> }[]>(text, ...values);
+          return rows.map((r) => r.row);
+        },
+        { role: "reader", userSql: true, readOnly: true, statementTimeoutMs: timeoutMs, timeoutMs: timeoutMs + 5_000, timeZone: options.timeZone },
+      ),
     );
   } catch (error) {
     throw toQueryError(error, timeoutMs);
@@ -81,7 +109,7 @@ export async function runReadOnlyBatch<T>(
     let retryAlone: { item: T } | undefined;
     let thrown: { error: unknown } | undefined;
     try {
-      await withTenant(
+      await inSlot(scope, () => withTenant(
         scope,
         async (tx) => {
           let currentTimeoutMs = initialTimeoutMs;
@@ -116,7 +144,7 @@ export async function runReadOnlyBatch<T>(
           if (failed) throw new BatchTransactionSpent();
         },
         { role: "reader", userSql: true, readOnly: true, statementTimeoutMs: initialTimeoutMs, timeoutMs: options.transactionTimeoutMs, timeZone: options.timeZone },
-      );
+      ));
     } catch (error) {
       if (thrown) throw thrown.error;
       if (!failed && (error as Error)?.name === "ReaderLoginUnavailable") {
@@ -169,7 +197,7 @@ function driverFailure(error: unknown): DriverFailure | null {
 }
 
 function toQueryError(error: unknown, timeoutMs: number): Error {
-  if (error instanceof QueryError) return error;
+  if (error instanceof QueryError || error instanceof Unavailable) return error;
   // Said to the viewer without the operator's details (those are in the log and /api/ready).
   if (error instanceof Error && error.name === "ReaderLoginUnavailable") return new QueryError("user_sql_unavailable", "SQL written in dashboards cannot run on this server until its administrator sets up the reader login (see /api/ready)");
   const failure = driverFailure(error);

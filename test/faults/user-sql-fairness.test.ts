@@ -1,0 +1,72 @@
+import "@/test/embedded-analytics";
+import { describe, expect, it } from "vitest";
+import { GET as health } from "@/app/api/health/route";
+import { GET as locations } from "@/app/api/v1/locations/route";
+import { configSingleton } from "@/lib/config";
+import { Unavailable } from "@/lib/errors";
+import { runWidgetQuery } from "@/lib/query/run";
+import { call, tokenFor } from "@/test/helpers";
+import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
+
+/*
+ * Issue 26: sixteen concurrent runaway statements of one organization held another organization's
+ * requests for 10-30 s and made some answer 500. User SQL now waits in its organization's own line
+ * (lib/query/fair-queue.ts) for one of the process's slots, on a pool of its own: acme's runaways
+ * hold at most their share, globex's queries are served in turn, the app's own routes never wait
+ * behind them, and what cannot start before the deadline answers 503 with Retry-After.
+ */
+process.env.QUARRY_USER_SQL_QUEUE_MS = "6000";
+configSingleton.set(undefined);
+
+const LIMIT_MS = 3_000;
+const RUNAWAY = "select count(*) as n from generate_series(1, 1000000000)";
+const LIGHT = "select channel, count(*)::int as n from orders group by channel order by channel";
+
+const runUserSql = (orgId: string, query: string, statementTimeoutMs = LIMIT_MS) =>
+  runWidgetQuery({ scope: { orgId }, dashboard: sqlWidgetDashboard(query), widgetId: "w", filterValues: {}, now: new Date(), timeZone: "UTC", statementTimeoutMs });
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work();
+  return { value, ms: performance.now() - started };
+}
+
+describe("sixteen runaway statements of one organization", () => {
+  it("leave another organization's queries and the app's routes served, and turn their own excess away with 503", async () => {
+    const globexToken = await tokenFor("globex", "admin");
+    // Warm, outside the measured part.
+    await runUserSql("org_globex", LIGHT);
+    const idle = [];
+    for (let i = 0; i < 3; i++) idle.push((await timed(() => runUserSql("org_globex", LIGHT))).ms);
+
+    const runaways = Array.from({ length: 16 }, () => runUserSql("org_acme", RUNAWAY).then(() => "finished", (error: unknown) => error));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const healthCall = await timed(() => call(health, "GET", "/api/health"));
+    expect(healthCall.value.status).toBe(200);
+    const globexLocations = await timed(() => call(locations, "GET", "/api/v1/locations", { token: globexToken }));
+    expect(globexLocations.value.status).toBe(200);
+
+    const busy = [];
+    for (let i = 0; i < 3; i++) {
+      const { value, ms } = await timed(() => runUserSql("org_globex", LIGHT));
+      expect(value.rows.length).toBeGreaterThan(0);
+      busy.push(ms);
+    }
+    const outcomes = await Promise.all(runaways);
+    console.log(
+      `user SQL fairness: globex idle ${idle.map((ms) => ms.toFixed(0)).join("/")} ms, during 16 acme runaways ${busy.map((ms) => ms.toFixed(0)).join("/")} ms; ` +
+        `health ${healthCall.ms.toFixed(0)} ms, locations ${globexLocations.ms.toFixed(0)} ms`,
+    );
+
+    // Each runaway either hit its own time limit or was turned away for want of a slot, never a 500.
+    const timedOut = outcomes.filter((o) => (o as { code?: string }).code === "timeout");
+    const turnedAway = outcomes.filter((o) => o instanceof Unavailable);
+    expect(timedOut.length + turnedAway.length).toBe(16);
+    expect(timedOut.length).toBeGreaterThan(0);
+    expect(turnedAway.length).toBeGreaterThan(0);
+    for (const refused of turnedAway) expect((refused as Unavailable).retryAfterSeconds).toBe(5);
+    // Globex never waited for more than the one runaway that held the slot it needed.
+    expect(Math.max(...busy)).toBeLessThan(LIMIT_MS + 4_000);
+  });
+});
