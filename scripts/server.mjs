@@ -3,9 +3,16 @@
 // the client wrote (Next only fills it in when absent), so rate limits and sign-in throttling key on this
 // header instead (lib/security/client-address.ts). A client-sent copy is always overwritten, and the key proves
 // the stamp came from this process.
+//
+// Start order (issue 26 §6): the port is bound first and the data folder locked second, both before
+// Next.js prepares the app, whose instrumentation opens (and in embedded mode migrates) the database.
+// A server that cannot have its port, or whose QUARRY_DATA_DIR another process holds, exits without
+// having touched the database. Requests that arrive while the app boots wait for it.
 import crypto from "node:crypto";
 import http from "node:http";
+import path from "node:path";
 import next from "next";
+import { DataDirLocked, lockDataDir } from "../lib/db/data-dir-lock.mjs";
 
 const PEER_HEADER = "x-quarry-peer";
 const PEER_KEY_HEADER = "x-quarry-peer-key";
@@ -13,17 +20,50 @@ const peerKey = crypto.randomBytes(24).toString("base64url");
 globalThis[Symbol.for("quarry.peerKey")] = peerKey;
 
 const port = Number(process.env.PORT ?? "3000");
-// All interfaces, as `next start` does (HOSTNAME is often the machine's name in containers, so it is not read).
-const app = next({ dev: false, hostname: "localhost", port });
-await app.prepare();
-const handle = app.getRequestHandler();
 
+let handle;
+let markReady;
+const ready = new Promise((resolve) => (markReady = resolve));
 const server = http.createServer((req, res) => {
   req.headers[PEER_HEADER] = req.socket.remoteAddress ?? "";
   req.headers[PEER_KEY_HEADER] = peerKey;
-  handle(req, res);
+  if (handle) handle(req, res);
+  else void ready.then(() => handle(req, res));
 });
-server.listen(port, () => console.log(`Quarry listening on http://localhost:${port}`));
+
+// 1. The port. All interfaces, as `next start` does (HOSTNAME is often the machine's name in containers, so it is not read).
+await new Promise((resolve) => {
+  server.once("error", (error) => {
+    console.error(`Quarry cannot listen on port ${port}: ${error.code === "EADDRINUSE" ? "another process is using it" : error.message}. Nothing was started.`);
+    process.exit(1);
+  });
+  server.listen(port, resolve);
+});
+
+// 2. The data folder, when the embedded database lives there (an empty DATABASE_URL means none is set).
+if (!process.env.DATABASE_URL) {
+  const dataDir = path.resolve(process.env.QUARRY_DATA_DIR || ".data");
+  try {
+    // Held for the life of this process; the operating system releases it however the process ends.
+    await lockDataDir(dataDir, { processName: `Quarry server on port ${port}` });
+  } catch (error) {
+    console.error(error instanceof DataDirLocked ? error.message : `Quarry cannot lock QUARRY_DATA_DIR ${dataDir}: ${error.message}`);
+    process.exit(1);
+  }
+}
+
+// 3. The app: prepare() runs instrumentation.ts, which opens the database and boots (lib/boot.ts).
+const app = next({ dev: false, hostname: "localhost", port });
+try {
+  await app.prepare();
+} catch (error) {
+  console.error("Quarry failed to start:", error);
+  process.exit(1);
+}
+handle = app.getRequestHandler();
+markReady();
+console.log(`Quarry listening on http://localhost:${port}`);
+
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     server.close(() => process.exit(0));

@@ -18,6 +18,8 @@ interface CallRequest {
   url?: string;
   token?: string;
   body?: unknown;
+  /** Sent as is (an upload's file), with the caller's own content-type header. */
+  rawBody?: string;
   params?: Record<string, string | string[]>;
   headers?: Record<string, string>;
 }
@@ -39,7 +41,7 @@ const server = http.createServer((req, res) => {
         const request = new NextRequest(new URL(call.url ?? endpointUrl(mod[call.method], call.params ?? {}), "http://127.0.0.1"), {
           method: call.method,
           headers,
-          body: call.body === undefined ? undefined : JSON.stringify(call.body),
+          body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
         });
         const response = await mod[call.method](request, { params: Promise.resolve(call.params ?? {}) });
         res.writeHead(response.status, { "content-type": response.headers.get("content-type") ?? "application/octet-stream" });

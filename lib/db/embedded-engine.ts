@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { log } from "@/lib/log";
+import { heldDataDirLock } from "./data-dir-lock.mjs";
 
 /**
  * Supervisor of one embedded engine: PGlite in a child process (lib/db/engine-process.mjs) served
@@ -245,6 +246,9 @@ export class EmbeddedEngine {
         // Crashed on its own (out of memory, a WebAssembly trap): start it again.
         void this.restart("engine process exited", { code, signal }).catch((error: unknown) => log.error("embedded database did not restart", { engine: this.name, error: String(error) }));
       });
+      // The data folder's lock goes with the engine, which holds it until it exits (lib/db/data-dir-lock.mjs).
+      const lock = heldDataDirLock(this.options.dataDir);
+      if (lock) child.send({ type: "lock", holder: lock.holder }, lock.server);
       child.send({ type: "open", dataDir: this.options.dataDir, socketPath: path.join(this.socketDir, ".s.PGSQL.5432") });
     });
   }

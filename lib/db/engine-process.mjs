@@ -10,16 +10,21 @@
 // Plain ESM, loaded by path with child_process.fork: Turbopack never bundles it (see
 // lib/documents/extract/pdf-worker.mjs for the same arrangement).
 //
-// Messages: in  {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "snapshot", id, target} | {type: "close"}
+// Messages: in  {type: "lock", holder} + socket handle | {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "snapshot", id, target} | {type: "close"}
 //           out {type: "ready", bootMs} | {type: "failed", message} | {type: "done" | "failed", id, error?}
 import fs from "node:fs";
 import net from "node:net";
+import { Worker } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 
 let db;
 let openedDir;
 let server;
+/** How long an engine whose supervisor died may take to close before its watchdog kills it. */
+const ORPHAN_GRACE_MS = 5_000;
+/** Set once the supervisor is gone: this engine is closing, and says so to whoever probes the data folder's lock. */
+let stopping = false;
 
 async function open({ dataDir, socketPath }) {
   const started = Date.now();
@@ -204,4 +209,34 @@ process.on("message", (message) => {
 });
 
 // The supervisor is gone (crashed or killed): nothing may keep the data folder open.
-process.on("disconnect", () => void close());
+process.on("disconnect", () => {
+  stopping = true;
+  void close();
+});
+
+// The data folder's lock (lib/db/data-dir-lock.mjs): the supervisor shares its listening socket
+// ({type: "lock", holder} with the socket as handle) before "open". This process holds it until it
+// exits, so a server started after the supervisor was killed waits for this engine to finish
+// instead of opening the same files beside it. It is never closed here: exiting releases it.
+process.on("message", (message, handle) => {
+  if (message?.type !== "lock" || !handle) return;
+  handle.on("error", () => undefined);
+  handle.on("connection", (socket) => {
+    socket.on("error", () => undefined);
+    socket.end(`${JSON.stringify({ ...message.holder, enginePid: process.pid, stopping })}\n`);
+  });
+});
+
+// PGlite cannot be interrupted: if the supervisor dies while a long statement runs, the disconnect
+// above is not seen until it ends, and the folder would stay locked (and open) that long. A watchdog
+// thread notices the supervisor is gone (this process is re-parented) and, if the process is still
+// here a few seconds later, kills it. Crash recovery at the next start keeps every committed transaction.
+new Worker(
+  `const first = process.ppid;
+  let goneAt = 0;
+  setInterval(() => {
+    if (!goneAt && process.ppid !== first) goneAt = Date.now();
+    if (goneAt && Date.now() - goneAt > ${ORPHAN_GRACE_MS}) process.kill(process.pid, "SIGKILL");
+  }, 250);`,
+  { eval: true },
+).unref();
