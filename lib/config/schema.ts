@@ -46,7 +46,7 @@ const Env = z.object({
   /** Of those, at most this many for one organization; the rest of its requests wait their turn. */
   QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(2),
   /** How long a request waits for a user-SQL slot before it answers 503 with Retry-After. */
-  QUARRY_USER_SQL_QUEUE_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  QUARRY_USER_SQL_QUEUE_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
