@@ -4,13 +4,16 @@
 // header instead (lib/security/client-address.ts). A client-sent copy is always overwritten, and the key proves
 // the stamp came from this process.
 //
-// Start order (issue 26 §6): the port is bound first and the data folder locked second, both before
+// Start order (issue 26 §6, issue 32): the configuration is checked first (an invalid value exits 1 with a
+// message naming the variable and field, before anything listens), then the port is bound and the data folder locked second, both before
 // Next.js prepares the app, whose instrumentation opens (and in embedded mode migrates) the database.
 // A server that cannot have its port, or whose QUARRY_DATA_DIR another process holds, exits without
 // having touched the database. Requests that arrive while the app boots wait for it.
+import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import http from "node:http";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import next from "next";
 import { DataDirLocked, lockDataDir } from "../lib/db/data-dir-lock.mjs";
 
@@ -19,7 +22,13 @@ const PEER_KEY_HEADER = "x-quarry-peer-key";
 const peerKey = crypto.randomBytes(24).toString("base64url");
 globalThis[Symbol.for("quarry.peerKey")] = peerKey;
 
-const port = Number(process.env.PORT ?? "3000");
+// 0. The configuration: every variable lib/config reads, parsed by the same code the app uses (scripts/check-config.ts
+// prints the message). A child process because lib/config is TypeScript; it takes about half a second.
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const check = spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", "scripts/check-config.ts"], { cwd: root, stdio: "inherit" });
+if (check.status !== 0) process.exit(check.status ?? 1);
+
+const port = Number(process.env.PORT || "3000");
 
 let handle;
 let markReady;
@@ -62,7 +71,10 @@ try {
 }
 handle = app.getRequestHandler();
 markReady();
-console.log(`Quarry listening on http://localhost:${port}`);
+// One line for whoever started it, printed only now that the database is open and the boot finished.
+const publicUrl = process.env.QUARRY_PUBLIC_URL || `http://localhost:${server.address().port}`;
+const demo = process.env.QUARRY_SEED_DEMO === "false" ? "" : " and sign in as admin@acme.test / quarry-demo (the demo accounts are on the sign-in page)";
+console.log(`Quarry is ready: open ${publicUrl}${demo}`);
 
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {

@@ -1,6 +1,6 @@
 import "server-only";
 import { z } from "zod";
-import { jsonEnv } from "./schema";
+import { ConfigError, jsonEnv } from "./schema";
 
 /**
  * `NOTIFICATIONS_CONFIG` (JSON): delivery policy and outbound-URL safety for
@@ -34,12 +34,15 @@ export type NotificationsConfig = z.output<typeof NotificationsConfigSchema>;
 
 let cached: NotificationsConfig | undefined;
 
+/** Parses NOTIFICATIONS_CONFIG; throws ConfigError naming the variable and field. */
+export function loadNotificationsConfig(env: Record<string, string | undefined>): NotificationsConfig {
+  const parsed = jsonEnv("NOTIFICATIONS_CONFIG", NotificationsConfigSchema).safeParse(env.NOTIFICATIONS_CONFIG);
+  if (!parsed.success) throw new ConfigError(`Invalid configuration:\n  ${parsed.error.issues.map((i) => i.message).join("\n  ")}`);
+  return parsed.data ?? NotificationsConfigSchema.parse({});
+}
+
 /** Parsed once per process; an invalid variable throws naming the field. */
 export function notificationsConfig(): NotificationsConfig {
-  if (!cached) {
-    const parsed = jsonEnv("NOTIFICATIONS_CONFIG", NotificationsConfigSchema).safeParse(process.env.NOTIFICATIONS_CONFIG);
-    if (!parsed.success) throw new Error(`Invalid configuration:\n  ${parsed.error.issues.map((i) => i.message).join("\n  ")}`);
-    cached = parsed.data ?? NotificationsConfigSchema.parse({});
-  }
+  cached ??= loadNotificationsConfig(process.env);
   return cached;
 }

@@ -30,7 +30,8 @@ export function jsonEnv<T extends z.ZodType>(name: string, schema: T) {
 
 const Env = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** 0: any free port (tests start servers so). */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   QUARRY_DATA_DIR: z.string().default(".data"),
   DATABASE_URL: z.string().url().optional(),
   /** Connections per process to DATABASE_URL (docs/deploy.md: pool size × processes ≤ max_connections). */
@@ -80,7 +81,8 @@ export function loadConfig(env: Record<string, string | undefined>) {
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = Env.safeParse(present);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    // A message that already names its variable ("QUARRY_SECRET must be …") is not prefixed twice.
+    const lines = parsed.error.issues.map((i) => (i.message.startsWith(`${i.path.join(".")} `) || i.message.startsWith(`${i.path.join(".")}:`) ? i.message : `${i.path.join(".")}: ${i.message}`));
     throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
   }
   const e = parsed.data;
