@@ -1,4 +1,5 @@
 import "server-only";
+import { localIssuerKey } from "@/lib/auth/local-issuer";
 import { config } from "@/lib/config";
 import { chatConfig } from "@/lib/config/chat";
 import { extractionLimits } from "@/lib/config/extraction";
@@ -53,6 +54,8 @@ export async function boot(): Promise<void> {
   // A server runs user-written SQL only on a confined login: say now whether there is one.
   const userSqlProblem = (await db.userSqlProblem?.()) ?? null;
   if (userSqlProblem) log.warn("user-written SQL (sql widgets, query datasets) is refused on this server", { reason: userSqlProblem });
+  // The embedded issuer's key, made now so `npm run token` finds it (it never makes one: issue 32).
+  if (!cfg.auth.jwksUrl) await localIssuerKey();
   if (notifications.in_process_worker) await startNotificationWorker();
   markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });

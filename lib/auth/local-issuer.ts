@@ -8,7 +8,7 @@ import { processSingleton } from "@/lib/process-singleton";
 
 const ALG = "ES256";
 
-interface KeyPair {
+export interface KeyPair {
   privateKey: CryptoKey;
   publicKey: CryptoKey;
   kid: string;
@@ -16,14 +16,18 @@ interface KeyPair {
 
 export const issuerKeySingleton = processSingleton("localIssuerKey", loadOrCreate);
 
+/** The embedded issuer's key file inside QUARRY_DATA_DIR. */
+export const issuerKeyFile = (dataDir: string): string => path.join(dataDir, "issuer-key.json");
+
 /**
  * The embedded default's identity provider: an ES256 key pair kept in
- * QUARRY_DATA_DIR, used by `npm run token` to sign and by the API to verify.
+ * QUARRY_DATA_DIR, created by the server as it boots (lib/boot.ts), used by the API to
+ * verify and by `npm run token` to sign (which only reads it: readIssuerKey).
  */
 export const localIssuerKey = (): Promise<KeyPair> => issuerKeySingleton.get();
 
 async function loadOrCreate(): Promise<KeyPair> {
-  const file = path.join(config().dataDir, "issuer-key.json");
+  const file = issuerKeyFile(config().dataDir);
   if (!fs.existsSync(file)) {
     const { privateKey } = await generateKeyPair(ALG, { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), kid: `local-${Date.now().toString(36)}`, alg: ALG };
@@ -34,6 +38,11 @@ async function loadOrCreate(): Promise<KeyPair> {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
   }
+  return readIssuerKey(file);
+}
+
+/** Reads an existing key file (never creates one). */
+export async function readIssuerKey(file: string): Promise<KeyPair> {
   const jwk = JSON.parse(fs.readFileSync(file, "utf8")) as JWK & { kid: string };
   const { d: _private, ...publicJwk } = jwk;
   return {
@@ -52,8 +61,8 @@ export interface IssueTokenInput {
 }
 
 /** Signs a bearer token with the claims a production identity provider would send. */
-export async function issueLocalToken(input: IssueTokenInput): Promise<string> {
-  const { privateKey, kid } = await localIssuerKey();
+export async function issueLocalToken(input: IssueTokenInput, key?: KeyPair): Promise<string> {
+  const { privateKey, kid } = key ?? (await localIssuerKey());
   const { auth } = config();
   const claims: Record<string, unknown> = { [auth.claims.org]: input.orgSlug, [auth.claims.role]: input.role };
   if (input.locationIds && input.locationIds.length > 0) claims[auth.claims.locations] = input.locationIds;
