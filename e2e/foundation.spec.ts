@@ -56,4 +56,9 @@ test("unknown API paths answer 404 with a detail", async ({ request }) => {
   const res = await request.get("/api/v1/no-such-thing");
   expect(res.status()).toBe(404);
   expect((await res.json()).detail).toMatch(/No endpoint GET \/api\/v1\/no-such-thing/);
+  // Outside /api/v1 too: JSON, not Next's HTML page (issue 32 §6).
+  const other = await request.get("/api/v2/locations");
+  expect(other.status()).toBe(404);
+  expect(other.headers()["content-type"]).toMatch(/^application\/json/);
+  expect((await other.json()).detail).toBe("No endpoint GET /api/v2/locations; see /docs");
 });

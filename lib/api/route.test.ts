@@ -1,7 +1,7 @@
 import { SignJWT, base64url } from "jose";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { GET as unknownPath, POST as unknownPathPost } from "@/app/api/v1/[...path]/route";
+import { GET as unknownPath, POST as unknownPathPost } from "@/app/api/[...path]/route";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import type { Role } from "@/lib/auth/roles";
 import { tokenFor, call } from "@/test/helpers";
@@ -130,11 +130,13 @@ describe("route wrapper", () => {
     expect(res.json.detail).toMatch(/role 'superuser' is not one of admin, general_manager, analyst/);
   });
 
-  it("answers unknown /api/v1 paths with 404 and a detail", async () => {
-    for (const [handler, method] of [[unknownPath, "GET"], [unknownPathPost, "POST"]] as const) {
-      const res = await call(async (req) => handler(req), method, "/api/v1/no-such-thing/42", { token: await tokenFor("acme") });
-      expect(res.status).toBe(404);
-      expect(res.json.detail).toBe(`No endpoint ${method} /api/v1/no-such-thing/42; see /docs`);
+  it("answers unknown paths under /api (v1 or not) with 404 and a detail", async () => {
+    for (const path of ["/api/v1/no-such-thing/42", "/api/v2/locations"]) {
+      for (const [handler, method] of [[unknownPath, "GET"], [unknownPathPost, "POST"]] as const) {
+        const res = await call(async (req) => handler(req), method, path, { token: await tokenFor("acme") });
+        expect(res.status).toBe(404);
+        expect(res.json.detail).toBe(`No endpoint ${method} ${path}; see /docs`);
+      }
     }
   });
 
