@@ -1,6 +1,9 @@
 import { NextResponse, type NextRequest } from "next/server";
-import { embedFrameAncestors } from "@/lib/dashboards/embed-frame";
+import { embedPagePolicy } from "@/lib/dashboards/embed-frame";
 import { methodNotAllowed } from "@/lib/api/allowed-methods";
+import { sessionClaimsOf } from "@/lib/auth/session";
+import { log } from "@/lib/log";
+import { imageOriginsOf } from "@/lib/organizations/settings";
 import { contentSecurityPolicy, newNonce } from "@/lib/security/csp";
 
 /** Request header the root layout reads: "bare" renders the page without the app's top bar. */
@@ -16,9 +19,9 @@ function isBarePage(request: NextRequest): boolean {
 
 /**
  * The request gate: gives every request an id and every page a Content-Security-Policy with a
- * fresh script nonce (lib/security/csp.ts; Next.js takes the nonce from the request's copy of
- * the header). Pages may not be framed by anyone; /embed pages may be framed by the partner
- * origins of their embed grant (CSP frame-ancestors).
+ * fresh nonce for scripts and style elements (lib/security/csp.ts; Next.js takes the nonce from the
+ * request's copy of the header) and its organization's image origins. Pages may not be framed by
+ * anyone; /embed pages may be framed by the partner origins of their embed grant (CSP frame-ancestors).
  */
 export async function proxy(request: NextRequest) {
   const requestId = request.headers.get("x-request-id") ?? crypto.randomUUID();
@@ -26,9 +29,11 @@ export async function proxy(request: NextRequest) {
   const wrongMethod = methodNotAllowed(request.method, request.nextUrl.pathname, requestId);
   if (wrongMethod) return wrongMethod;
   const embed = /^\/embed\/([^/]+)\/?$/.exec(request.nextUrl.pathname);
+  const embedPolicy = embed ? await embedPagePolicy(safeDecode(embed[1])) : null;
   const csp = contentSecurityPolicy({
     nonce: newNonce(),
-    frameAncestors: embed ? await embedFrameAncestors(decodeURIComponent(embed[1])) : "'none'",
+    frameAncestors: embedPolicy?.frameAncestors ?? "'none'",
+    imageOrigins: await pageImageOrigins(request, embedPolicy?.orgId ?? null),
     dev: process.env.NODE_ENV === "development",
   });
   const headers = new Headers(request.headers);
@@ -43,6 +48,33 @@ export async function proxy(request: NextRequest) {
   response.headers.set("Content-Security-Policy", csp);
   if (!embed) response.headers.set("X-Frame-Options", "DENY");
   return response;
+}
+
+/**
+ * Image origins the page's organization allows (lib/security/csp.ts): an embed's grant, a public
+ * link's organization slug, or the signed-in user's organization; none for API answers and pages
+ * without one. A failed look-up leaves the strict default rather than failing the page.
+ */
+async function pageImageOrigins(request: NextRequest, embedOrgId: string | null): Promise<readonly string[]> {
+  const { pathname } = request.nextUrl;
+  if (pathname.startsWith("/api/")) return [];
+  try {
+    const publicOrg = /^\/public\/([^/]+)\//.exec(pathname)?.[1];
+    const org = embedOrgId ?? (publicOrg ? safeDecode(publicOrg) : ((await sessionClaimsOf(request)) as { org?: unknown } | null)?.org);
+    return typeof org === "string" && org ? await imageOriginsOf(org) : [];
+  } catch (error) {
+    log.warn("image origins not read; the page allows only its own", { path: pathname, error: error instanceof Error ? error.message : String(error) });
+    return [];
+  }
+}
+
+/** A malformed escape (`/embed/%E0`) is kept as written: it matches no token or organization. */
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 export const config = {

@@ -53,6 +53,15 @@ const manifestLinter = linter(
 );
 
 /**
+ * This page's CSP nonce, as the browser exposes it to scripts on the elements Next.js stamped
+ * (the `nonce` property; the attribute itself reads empty). "" during server rendering.
+ */
+function pageNonce(): string {
+  if (typeof document === "undefined") return "";
+  return document.querySelector<HTMLScriptElement>("script[nonce]")?.nonce ?? "";
+}
+
+/**
  * YAML on the left with validation as you type (diagnostics in the editor and a line-numbered
  * list), the dashboard on the right. The preview lays out what is typed; its data comes from the
  * saved draft through the query endpoint, so saving refreshes every widget.
@@ -140,7 +149,8 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
     }
   }
 
-  const extensions = useMemo(() => [yaml(), manifestLinter, lintGutter(), EditorView.lineWrapping], []);
+  // CodeMirror writes its styles into <style> elements, which the CSP admits only with the page's nonce.
+  const extensions = useMemo(() => [yaml(), manifestLinter, lintGutter(), EditorView.lineWrapping, EditorView.cspNonce.of(pageNonce())], []);
 
   return (
     <div className={styles.editor}>

@@ -8,6 +8,7 @@ import * as documents from "@/lib/documents/contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
 import * as locations from "@/lib/locations/contract";
 import * as notifications from "@/lib/notifications/contract";
+import * as organizations from "@/lib/organizations/contract";
 
 /**
  * Every endpoint a route file serves, in the order of their folders. /openapi.json and the method
@@ -37,6 +38,7 @@ export const ENDPOINTS: Endpoint[] = [
   documents.getDocument, // GET /api/v1/documents/{id}
   documents.deleteDocument, // DELETE /api/v1/documents/{id}
   documents.downloadDocument, // GET /api/v1/documents/{id}/download
+  documentsSearch.getIndexStatus, // GET /api/v1/documents/{id}/index
   documentsSearch.indexDocument, // POST /api/v1/documents/{id}/index
   documentsSearch.removeDocumentIndex, // DELETE /api/v1/documents/{id}/index
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
@@ -65,6 +67,8 @@ export const ENDPOINTS: Endpoint[] = [
   notifications.deleteUnsubscribe, // DELETE /api/v1/notifications/admin/unsubscribes/{id}
   notifications.listInbox, // GET /api/v1/notifications/inbox
   notifications.markInboxRead, // POST /api/v1/notifications/inbox/{id}/read
+  organizations.getOrganizationSettings, // GET /api/v1/organization/settings
+  organizations.putOrganizationSettings, // PUT /api/v1/organization/settings
   dashboards.queryPublicDashboard, // POST /api/v1/public/query
   authSessions.endUserSessions, // DELETE /api/v1/users/{id}/sessions
   api.openApiDocument, // GET /openapi.json

@@ -231,7 +231,14 @@ const Display = z.strictObject({
     .optional(),
   image: z
     .strictObject({
-      url: z.string().regex(/^(https?:\/\/|\/)/, "must be an http(s) URL or a path starting with /"),
+      url: z
+        .string()
+        .max(2000)
+        .regex(
+          /^(https?:\/\/[^/\\\s]|\/(?![/\\]))\S*$/i,
+          "must be an http(s) URL or a path starting with a single /: a protocol-relative //host URL would load from another site",
+        )
+        .describe("an http(s) URL or a path on this site; pages load images only from this site, data: and the organization's image origins"),
       alt: z.string().max(500),
       object_fit: z.enum(["contain", "cover", "fill", "none", "scale-down"]).default("contain"),
     })

@@ -58,6 +58,8 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "DELETE /api/v1/notifications/admin/unsubscribes/{id}": "answers 204",
   "GET /api/v1/notifications/admin/quiet-hours": "quiet-hours configuration",
   "PUT /api/v1/notifications/admin/quiet-hours": "quiet-hours configuration",
+  "GET /api/v1/organization/settings": "organization settings (image origins)",
+  "PUT /api/v1/organization/settings": "organization settings (image origins)",
   "GET /api/v1/notifications/admin/dead-letters": "failed deliveries of organization-wide rules (admin feature, as trigger)",
   "POST /api/v1/notifications/admin/dead-letters/{id}/requeue": "re-sends a delivery",
   "GET /api/v1/notification-channels/delivery-health": "delivery counts per channel",

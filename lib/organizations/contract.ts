@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { defineEndpoint } from "@/lib/api/endpoint";
+import { MAX_IMAGE_ORIGINS, normalizeImageOrigin } from "@/lib/security/image-origins";
+
+const tags = ["Organization"];
+
+const ImageOrigin = z
+  .string()
+  .max(300)
+  .transform((text, ctx) => {
+    const origin = normalizeImageOrigin(text);
+    if (origin === null) {
+      ctx.addIssue({ code: "custom", message: "must be an origin such as https://images.example.com (http or https, a host, an optional port, an optional leading *. for subdomains; no path)" });
+      return z.NEVER;
+    }
+    return origin;
+  })
+  .describe("An origin images may load from: https://host, http://host, with an optional :port and leading *.");
+
+export const OrganizationSettingsBody = z
+  .object({
+    image_origins: z
+      .array(ImageOrigin)
+      .max(MAX_IMAGE_ORIGINS)
+      .describe("Origins the organization's dashboard images may load from, besides this app's own origin and data: URLs; replaces the list"),
+  })
+  .meta({ id: "OrganizationSettingsInput" });
+export type OrganizationSettingsBody = z.output<typeof OrganizationSettingsBody>;
+
+export const OrganizationSettings = z
+  .object({
+    image_origins: z.array(z.string()).describe("Origins dashboard images may load from, besides this app's own origin and data: URLs"),
+    updated_at: z.iso.datetime().nullable().describe("ISO 8601, UTC; null until first saved"),
+  })
+  .meta({ id: "OrganizationSettings" });
+
+export const getOrganizationSettings = defineEndpoint({
+  method: "get",
+  path: "/api/v1/organization/settings",
+  summary: "The organization's settings",
+  description: "Image origins: where images of the organization's dashboards (signed-in, embedded and public pages) may load from, enforced by the pages' Content-Security-Policy.",
+  tags,
+  access: "admin",
+  response: OrganizationSettings,
+});
+
+export const putOrganizationSettings = defineEndpoint({
+  method: "put",
+  path: "/api/v1/organization/settings",
+  summary: "Set the organization's settings",
+  description:
+    "Replaces the image origins. Pages of the organization then load images only from this app's origin, data: URLs and these origins; an image widget naming another host shows nothing. Other replicas apply a change within a few seconds.",
+  tags,
+  access: "admin",
+  body: OrganizationSettingsBody,
+  response: OrganizationSettings,
+});

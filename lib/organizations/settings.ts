@@ -1,0 +1,49 @@
+import "server-only";
+import type { Principal } from "@/lib/auth/roles";
+import { findOrganization } from "@/lib/auth/directory";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import type { OrganizationSettingsBody } from "./contract";
+
+interface SettingsRow {
+  image_origins: string[];
+  updated_at: Date | null;
+}
+
+const view = (row: SettingsRow | undefined) => ({ image_origins: row?.image_origins ?? [], updated_at: row?.updated_at ?? null });
+
+const readRow = async (tx: TenantTx) => (await tx.$queryRaw<SettingsRow[]>`SELECT image_origins, updated_at FROM organization_settings`)[0];
+
+export async function getOrganizationSettings(principal: Principal) {
+  return view(await withTenant(principal, readRow));
+}
+
+/** Replaces the organization's settings (migration 0030); the row is made on first save. */
+export async function putOrganizationSettings(principal: Principal, body: OrganizationSettingsBody) {
+  const origins = [...new Set(body.image_origins)];
+  const row = await withTenant(principal, async (tx) => {
+    await tx.$executeRaw`
+      INSERT INTO organization_settings (org_id, image_origins, updated_by, updated_at) VALUES (${principal.orgId}, ${origins}::text[], ${principal.userId}, now())
+      ON CONFLICT (org_id) DO UPDATE SET image_origins = EXCLUDED.image_origins, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at`;
+    return readRow(tx);
+  });
+  imageOriginCache.delete(principal.orgId);
+  return view(row);
+}
+
+/** How long a replica keeps an organization's image origins (each page asks for them in the request gate). */
+const CACHE_MS = 5_000;
+const imageOriginCache = new Map<string, { origins: readonly string[]; until: number }>();
+
+/**
+ * The image origins of an organization (by id or slug) for its pages' Content-Security-Policy;
+ * none for an unknown organization. Cached for a few seconds per replica.
+ */
+export async function imageOriginsOf(orgIdOrSlug: string): Promise<readonly string[]> {
+  const hit = imageOriginCache.get(orgIdOrSlug);
+  if (hit && hit.until > Date.now()) return hit.origins;
+  const org = await findOrganization(orgIdOrSlug);
+  const origins = org ? (await withTenant({ orgId: org.id }, readRow))?.image_origins ?? [] : [];
+  if (imageOriginCache.size > 1000) imageOriginCache.clear();
+  for (const key of new Set([orgIdOrSlug, org?.id ?? orgIdOrSlug])) imageOriginCache.set(key, { origins, until: Date.now() + CACHE_MS });
+  return origins;
+}
