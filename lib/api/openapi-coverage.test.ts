@@ -76,20 +76,24 @@ describe("OpenAPI document", () => {
 });
 
 describe("OpenAPI servers", () => {
-  it("lists the production and the staging address from QUARRY_PUBLIC_URL and QUARRY_STAGING_URL", () => {
+  it("lists the serving origin (relative), then the production and the staging address from QUARRY_PUBLIC_URL and QUARRY_STAGING_URL", () => {
     const config = loadConfig({ QUARRY_PUBLIC_URL: "https://quarry.example.com", QUARRY_STAGING_URL: "https://staging.quarry.example.com" });
+    const self = { url: "/", description: "This server (the origin serving this document)" };
     expect(buildOpenApi({ production: config.publicUrl, staging: config.stagingUrl }).servers).toEqual([
+      self,
       { url: "https://quarry.example.com", description: "Production" },
       { url: "https://staging.quarry.example.com", description: "Staging" },
     ]);
     const productionOnly = loadConfig({ QUARRY_PUBLIC_URL: "https://quarry.example.com" });
-    expect(buildOpenApi({ production: productionOnly.publicUrl, staging: productionOnly.stagingUrl }).servers).toEqual([{ url: "https://quarry.example.com", description: "Production" }]);
+    expect(buildOpenApi({ production: productionOnly.publicUrl, staging: productionOnly.stagingUrl }).servers).toEqual([self, { url: "https://quarry.example.com", description: "Production" }]);
     expect(() => loadConfig({ QUARRY_STAGING_URL: "not a url" })).toThrow(/QUARRY_STAGING_URL/);
   });
 
   it("serves them at /openapi.json", async () => {
     const res = await call(openApiJson, "GET", "/openapi.json");
     expect(res.status).toBe(200);
-    expect(res.json.servers[0]).toEqual({ url: expect.stringMatching(/^https?:\/\//), description: "Production" });
+    // "Try it out" on /docs opened at another host than QUARRY_PUBLIC_URL (127.0.0.1 for localhost) calls that host.
+    expect(res.json.servers[0].url).toBe("/");
+    expect(res.json.servers[1]).toEqual({ url: expect.stringMatching(/^https?:\/\//), description: "Production" });
   });
 });

@@ -111,6 +111,9 @@ export function buildOpenApi(servers: OpenApiServers, endpoints: Endpoint[] = EN
         "errors are `{\"detail\": ...}`; timestamps are ISO 8601 UTC. Unknown fields may be added without a version bump.",
     },
     servers: [
+      // First, relative: "Try it out" at /docs calls the origin that served this document, whatever host it was
+      // opened on (the page's Content-Security-Policy allows only its own origin; issue 32 §6).
+      { url: "/", description: "This server (the origin serving this document)" },
       { url: servers.production, description: "Production" },
       ...(servers.staging ? [{ url: servers.staging, description: "Staging" }] : []),
     ],
