@@ -6,11 +6,12 @@ import CodeMirror, { EditorView, type ReactCodeMirrorRef } from "@uiw/react-code
 import { yaml } from "@codemirror/lang-yaml";
 import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
 import type { Text } from "@codemirror/state";
-import { formatPath, type ManifestError } from "@/lib/manifest/errors";
+import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
 import { DashboardView } from "./dashboard-view";
 import { publishDashboard, updateDashboard } from "@/lib/dashboards/contract";
-import { callApi } from "@/components/api-client";
+import { ApiClientError, callApi } from "@/components/api-client";
+import type { ValidationItem } from "@/lib/errors";
 import type { WidgetResults } from "./query-client";
 import type { ViewManifest } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
@@ -19,7 +20,13 @@ interface ManifestEditorProps {
   dashboardId: string;
   slug: string;
   initialYaml: string;
-  initialView: ViewManifest;
+  /** The saved draft as the server validated it; null when it no longer passes (then initialProblems says why). */
+  initialView: ViewManifest | null;
+  /**
+   * The server's problems with the saved draft (422 items): the checks the browser cannot run (user SQL
+   * against the allow-list on PostgreSQL's parser) included. Shown while the text is the one they are about.
+   */
+  initialProblems?: ValidationItem[];
   initialResults: WidgetResults;
   initialFilters: Record<string, unknown>;
   timeZone: string;
@@ -66,7 +73,7 @@ function pageNonce(): string {
  * list), the dashboard on the right. The preview lays out what is typed; its data comes from the
  * saved draft through the query endpoint, so saving refreshes every widget.
  */
-export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialResults, initialFilters, timeZone }: ManifestEditorProps) {
+export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialProblems = [], initialResults, initialFilters, timeZone }: ManifestEditorProps) {
   const router = useRouter();
   const editor = useRef<ReactCodeMirrorRef>(null);
   const [text, setText] = useState(initialYaml);
@@ -77,13 +84,20 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   const deferred = useDeferredValue(text);
   const result = useMemo(() => check(deferred), [deferred]);
   // The preview keeps the last manifest that validated while the text has problems.
-  const [lastValid, setLastValid] = useState<ViewManifest>(initialView);
+  const [lastValid, setLastValid] = useState<ViewManifest | null>(initialView);
+  // The server's verdict on a text the browser found valid: the saved draft's problems, or a refused save's.
+  const [serverProblems, setServerProblems] = useState<{ text: string; errors: ManifestError[] } | null>(
+    initialProblems.length > 0 ? { text: initialYaml, errors: manifestErrorsFromItems(initialProblems) } : null,
+  );
+  // Whether the saved draft fails the server's checks: its queries would fail, so nothing is previewed.
+  const [savedInvalid, setSavedInvalid] = useState(initialProblems.length > 0);
   const [checked, setChecked] = useState<Check>(result);
   if (checked !== result) {
     setChecked(result);
     if (result.ok) setLastValid(result.view);
   }
   const dirty = text !== saved;
+  const shownProblems = !result.ok ? result.errors : serverProblems?.text === text ? serverProblems.errors : null;
 
   // Unsaved changes: the browser asks before reloading or leaving, and in-app links ask too.
   useEffect(() => {
@@ -116,9 +130,16 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
     try {
       await callApi(updateDashboard, { params: { id: dashboardId }, body: { spec_yaml: text } });
     } catch (error) {
+      // The server's checks go further than the browser's: its items join the problem list, with their lines.
+      if (error instanceof ApiClientError && error.status === 422 && Array.isArray(error.detail)) {
+        const items = (error.detail as ValidationItem[]).filter((item) => item.line !== undefined && item.loc.includes("spec_yaml"));
+        if (items.length > 0) setServerProblems({ text, errors: manifestErrorsFromItems(items) });
+      }
       setMessage({ tone: "error", text: `Not saved: ${(error as Error).message}` });
       return false;
     }
+    setServerProblems(null);
+    setSavedInvalid(false);
     setSaved(text);
     setRevision((r) => r + 1);
     return true;
@@ -159,7 +180,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
           <button type="button" className="button" onClick={onSave} disabled={busy !== null || !dirty || !result.ok}>
             {busy === "save" ? "Saving…" : dirty ? "Save draft" : "Saved"}
           </button>
-          <button type="button" className="button primary" onClick={onPublish} disabled={busy !== null || !result.ok}>
+          <button type="button" className="button primary" onClick={onPublish} disabled={busy !== null || shownProblems !== null || (savedInvalid && !dirty)}>
             {busy === "publish" ? "Publishing…" : "Publish"}
           </button>
           <a className="button" href={`/dashboards/custom/${slug}?version=draft`}>
@@ -182,13 +203,13 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
             basicSetup={{ foldGutter: true, highlightActiveLine: true }}
           />
         </div>
-        {result.ok ? (
+        {shownProblems === null && result.ok ? (
           <p className={styles.valid} role="status" data-testid="manifest-valid">
             Valid manifest: {result.view.widgets.length} widgets{dirty ? " · unsaved changes" : ""}
           </p>
         ) : (
           <ul className={styles.problems} aria-label="Manifest problems" data-testid="manifest-problems">
-            {result.errors.map((e, i) => (
+            {(shownProblems ?? []).map((e, i) => (
               <li key={i}>
                 <button type="button" onClick={() => jumpTo(e)}>
                   <code>
@@ -203,15 +224,24 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
         )}
       </section>
       <section className={styles.previewPane} aria-label="Live preview">
-        {!result.ok && <p className={styles.notice}>The manifest has problems; the preview shows the last valid version.</p>}
-        <DashboardView
-          key={revision}
-          view={lastValid}
-          target={{ kind: "dashboard", id: dashboardId, version: "draft" }}
-          initialResults={revision === 0 ? initialResults : {}}
-          initialFilters={initialFilters}
-          timeZone={timeZone}
-        />
+        {savedInvalid || lastValid === null ? (
+          <p className={styles.notice} data-testid="preview-unavailable">
+            The saved draft no longer passes Quarry&apos;s checks (see the problems on the left), so there is nothing to preview. Fix it and save: the
+            preview comes back with the first draft that passes.
+          </p>
+        ) : (
+          <>
+            {!result.ok && <p className={styles.notice}>The manifest has problems; the preview shows the last valid version.</p>}
+            <DashboardView
+              key={revision}
+              view={lastValid}
+              target={{ kind: "dashboard", id: dashboardId, version: "draft" }}
+              initialResults={revision === 0 ? initialResults : {}}
+              initialFilters={initialFilters}
+              timeZone={timeZone}
+            />
+          </>
+        )}
       </section>
     </div>
   );

@@ -3,7 +3,7 @@ import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import { DomainError } from "@/lib/errors";
 import { verifyEmbedToken } from "./embeds";
-import { grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
+import { UNAVAILABLE_TO_ANONYMOUS, grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
 import { queryEmbedded, queryPublic } from "./query";
 import type { WidgetResults } from "./contract";
 import { dataWidgetIds, filtersFromParams, pageRegions, renderOnlyView, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
@@ -20,15 +20,26 @@ export interface AnonymousPage {
   timeZone: string;
 }
 
-export type EmbedPage = ({ ok: true } & AnonymousPage) | { ok: false; reason: string };
+/**
+ * Why an anonymous page shows no dashboard: a link that is not valid (`unavailable: false`), or a
+ * dashboard whose stored manifest no longer passes validation (`unavailable: true`, the neutral
+ * UNAVAILABLE_TO_ANONYMOUS sentence, nothing of the problems: they name the SQL).
+ */
+export type AnonymousRefusal = { ok: false; unavailable: boolean; reason: string };
 
+export type EmbedPage = ({ ok: true } & AnonymousPage) | AnonymousRefusal;
+export type PublicPage = ({ ok: true } & AnonymousPage) | AnonymousRefusal;
+
+const unavailable: AnonymousRefusal = { ok: false, unavailable: true, reason: UNAVAILABLE_TO_ANONYMOUS };
+
+/** The page of a granted version, or null when its stored manifest no longer validates (nothing is queried then). */
 async function pageOf(
   granted: GrantedDashboard,
   params: Params,
   lockedFilters: Record<string, unknown>,
   query: (filters: Record<string, unknown>, widgetIds: string[]) => Promise<{ widgets: unknown }>,
-): Promise<AnonymousPage> {
-  if (!granted.parsed.ok) throw new Error(`published manifest of ${granted.dashboardId} does not validate`);
+): Promise<AnonymousPage | null> {
+  if (!granted.parsed.ok) return null;
   const full: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(full, params);
   const visible = dataWidgetIds(full, visibleWidgetIds(pageRegions(full, tabFromParams(params))));
@@ -48,16 +59,20 @@ export async function loadEmbed(token: string, params: Params): Promise<EmbedPag
   try {
     const grant = await verifyEmbedToken(token);
     const page = await pageOf(await grantForEmbed(grant), params, grant.lockedFilters, (filters, ids) => queryEmbedded(grant, filters, ids));
-    return { ok: true, ...page };
+    return page ? { ok: true, ...page } : unavailable;
   } catch (error) {
-    if (error instanceof DomainError) return { ok: false, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
+    if (error instanceof DomainError) return { ok: false, unavailable: false, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
     throw error;
   }
 }
 
-/** A public dashboard's page (platform.public), or null when there is none to show. */
-export async function loadPublic(orgSlug: string, dashboardSlug: string, params: Params): Promise<AnonymousPage | null> {
+/**
+ * A public dashboard's page (platform.public), or null when there is none to show (404); a public one
+ * whose stored manifest no longer validates is the neutral unavailable refusal, not a 404.
+ */
+export async function loadPublic(orgSlug: string, dashboardSlug: string, params: Params): Promise<PublicPage | null> {
   const granted = await grantForPublic(orgSlug, dashboardSlug);
   if (!granted) return null;
-  return pageOf(granted, params, {}, (filters, ids) => queryPublic(orgSlug, dashboardSlug, filters, ids));
+  const page = await pageOf(granted, params, {}, (filters, ids) => queryPublic(orgSlug, dashboardSlug, filters, ids));
+  return page ? { ok: true, ...page } : unavailable;
 }

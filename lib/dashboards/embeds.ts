@@ -10,6 +10,7 @@ import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/e
 import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
+import { storedPlatform } from "./policy";
 import { findDashboardOr404, publishedVersionOf } from "./records";
 
 // Embed tokens are HS256 with their own derived key and audience: never valid as bearer tokens (those are asymmetric).
@@ -35,7 +36,8 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
     const published = await publishedVersionOf(tx, row);
     if (!published) throw conflict("Publish the dashboard before embedding it");
     const manifest = parseManifestCached(published.specYaml);
-    if (!manifest.ok || !manifest.value.manifest.platform.allow_embed) {
+    if (!manifest.ok) throw conflict("The published version no longer passes Quarry's checks: publish a fixed version before embedding it");
+    if (!manifest.value.manifest.platform.allow_embed) {
       throw new Forbidden("Embedding is not allowed for this dashboard: set platform.allow_embed: true in its manifest and publish");
     }
     const filterIds = new Set(manifest.value.widgets.filter((w) => w.spec.component === "filter").map((w) => w.metadata.id));
@@ -109,8 +111,10 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   if (grant.revokedAt) throw new Unauthenticated("This embed link has been revoked");
   // The grant shows the version it was made for, but the dashboard's current published manifest
   // decides whether it may be embedded at all: turning allow_embed off and publishing stops every link.
+  // One that no longer validates (rules tightened since) is read from its YAML: its links stay, and the page says it is unavailable.
   const currentManifest = current ? parseManifestCached(current.specYaml) : null;
-  if (!currentManifest?.ok || !currentManifest.value.manifest.platform.allow_embed) {
+  const allowEmbed = currentManifest?.ok ? currentManifest.value.manifest.platform.allow_embed : current ? storedPlatform(current.specYaml).allow_embed : false;
+  if (!allowEmbed) {
     throw new Forbidden("Embedding has been turned off for this dashboard");
   }
   return {

@@ -3,7 +3,7 @@ import { invoke } from "@/lib/operation";
 import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
-import { NotFound } from "@/lib/errors";
+import { NotFound, type ValidationItem } from "@/lib/errors";
 import type { DashboardRecord, WidgetResults } from "./contract";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
 import { queryDashboard } from "./operations";
@@ -24,17 +24,45 @@ export interface LoadedDashboard {
 }
 
 /**
+ * A dashboard whose stored manifest (the draft or the published version shown) no longer passes
+ * validation: the rules were tightened after it was saved. Nothing of it is queried or rendered.
+ */
+export interface UnpassableDashboard {
+  ok: false;
+  dashboard: { id: string; slug: string; name: string };
+  version: number | "draft";
+  /** Its problems with line and column, for editors; null for viewers, since the messages name the SQL's functions and tables. */
+  errors: ValidationItem[] | null;
+  /** The organization's, for an editor that previews the fixed manifest. */
+  timeZone: string;
+}
+
+export type DashboardPage = ({ ok: true } & LoadedDashboard) | UnpassableDashboard;
+
+/**
  * A dashboard page's data in one server pass: the record, the manifest of the version the access
  * policy grants (the published one; the draft when an editor asks or nothing is published yet)
  * and the first query for the widgets on screen under the URL's filters. Not found and not
- * allowed are both null, so a viewer cannot tell a hidden dashboard from a missing one.
+ * allowed are both null, so a viewer cannot tell a hidden dashboard from a missing one. A stored
+ * manifest that no longer validates is not an exception: it comes back as an UnpassableDashboard
+ * (its errors for editors only), so the viewer says why and the editor still opens to fix it.
  */
-export async function loadDashboard(principal: Principal, slug: string, params: SearchParams): Promise<LoadedDashboard | null> {
+export async function loadDashboard(principal: Principal, slug: string, params: SearchParams): Promise<DashboardPage | null> {
   let granted: GrantedDashboard;
   let record: DashboardRecord | null;
   try {
     // A viewer's ?version=draft shows the published version, as if the parameter were absent.
     granted = await grantForPrincipal(principal, slug, params.version === "draft" && isEditor(principal) ? "draft" : "published");
+    // The policy granted it by the roles its YAML lists; no record is built for a manifest that does not parse.
+    if (!granted.parsed.ok) {
+      return {
+        ok: false,
+        dashboard: { id: granted.dashboardId, slug: granted.slug, name: granted.name },
+        version: granted.version,
+        errors: isEditor(principal) ? granted.parsed.errors : null,
+        timeZone: (await findOrganization(principal.orgId))?.timeZone ?? "UTC",
+      };
+    }
     record = await withTenant(principal, async (tx) => {
       const row = await findDashboardOr404(tx, granted.dashboardId);
       return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
@@ -44,8 +72,6 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     throw error;
   }
   if (!record) return null;
-  // Stored manifests were validated on save; one that no longer parses is a server fault, not the viewer's.
-  if (!granted.parsed.ok) throw new Error(`stored manifest of ${granted.dashboardId} does not validate`);
   const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
@@ -54,6 +80,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     findOrganization(principal.orgId),
   ]);
   return {
+    ok: true,
     record,
     view: toJsonValue(view) as ViewManifest,
     version: granted.version,

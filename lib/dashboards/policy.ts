@@ -1,8 +1,10 @@
 import "server-only";
 import { findOrganization } from "@/lib/auth/directory";
-import type { Principal } from "@/lib/auth/roles";
+import { Role, type Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { forbidden, notFound } from "@/lib/errors";
+import { ManifestSource } from "@/lib/manifest/source";
+import { isSeq } from "yaml";
 import type { EmbedGrant } from "./embeds";
 import { parseManifestCached, servedManifest, type ManifestResult, type ValidManifest } from "./manifest";
 
@@ -19,6 +21,9 @@ import { parseManifestCached, servedManifest, type ManifestResult, type ValidMan
  *   so a general manager's preview shows what the embed shows.
  * - A public link reads the current published version while it says `platform.public: true`,
  *   under its publisher's scope.
+ * - A stored manifest that no longer validates is granted by the same rules, its roles and public
+ *   flag read from its YAML (storedPlatform); `parsed` then carries its errors, and pages and
+ *   queries say it cannot be shown (docs/dashboards-viewer.md).
  */
 
 export const EDITOR_ROLES = new Set(["admin", "general_manager"]);
@@ -27,6 +32,32 @@ export const isEditor = (principal: Principal) => EDITOR_ROLES.has(principal.rol
 /** Whether a principal may view a manifest: editors always, others when platform.roles includes their role. */
 export function viewerMayOpen(principal: Principal, manifest: ValidManifest): boolean {
   return isEditor(principal) || manifest.manifest.platform.roles.includes(principal.role);
+}
+
+/**
+ * `platform.roles`, `public` and `allow_embed` of a stored manifest that no longer validates (rules were
+ * tightened after it was saved), read from its YAML alone, so the policy still knows who may learn
+ * that it exists. Fails closed: roles that cannot be read allow no one, public is only a literal `true`.
+ */
+export function storedPlatform(yaml: string): { roles: string[]; public: boolean; allow_embed: boolean } {
+  const { source, errors } = ManifestSource.parse(yaml);
+  const first = errors.length === 0 ? source.documents.find((doc) => doc.contents !== null) : undefined;
+  if (!first) return { roles: [], public: false, allow_embed: false };
+  const roles = first.getIn(["platform", "roles"], true);
+  const listed = roles === undefined ? [...Role.options] : isSeq(roles) ? roles.toJSON().filter((r: unknown): r is string => typeof r === "string") : [];
+  return { roles: listed, public: first.getIn(["platform", "public"]) === true, allow_embed: first.getIn(["platform", "allow_embed"]) === true };
+}
+
+/** All an embed or public viewer learns of a dashboard whose stored manifest no longer validates. */
+export const UNAVAILABLE_TO_ANONYMOUS = "This dashboard is temporarily unavailable";
+
+/** What a signed-in viewer (not an editor) learns of it: no problems, since they name the SQL's functions and tables. */
+export const UNPASSABLE_TO_VIEWERS = "This dashboard no longer passes Quarry's checks; ask an editor (an admin or general manager) to fix it";
+
+/** Whether a principal may learn of a stored manifest, valid or not (for one that no longer validates, by its stored roles). */
+function principalMayOpen(principal: Principal, parsed: ManifestResult, yaml: string): boolean {
+  if (parsed.ok) return viewerMayOpen(principal, parsed.value);
+  return isEditor(principal) || storedPlatform(yaml).roles.includes(principal.role);
 }
 
 /** The data scope of a location list as stored with grants and versions (empty: every location). */
@@ -49,7 +80,7 @@ export interface GrantedDashboard {
   /** The draft's revision (it keys cached draft results). */
   draftRevision: number;
   yaml: string;
-  /** The parse of `yaml` as served (no parked widgets); not ok only for stored manifests that no longer validate. */
+  /** The parse of `yaml` as served (no parked widgets); not ok only for stored manifests that no longer validate (never shown, never queried). */
   parsed: ManifestResult;
   scope: TenantScope;
 }
@@ -82,7 +113,7 @@ export async function grantForPrincipal(principal: Principal, idOrSlug: string, 
     return { row, name: v.name, yaml: v.specYaml, version: v.version };
   });
   const parsed = servedManifest(parseManifestCached(shown.yaml));
-  if (parsed.ok && !viewerMayOpen(principal, parsed.value)) throw notFound("Dashboard");
+  if (!principalMayOpen(principal, parsed, shown.yaml)) throw notFound("Dashboard");
   return {
     dashboardId: shown.row.id,
     slug: shown.row.slug,
@@ -135,7 +166,8 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
   });
   if (!shown) return null;
   const parsed = servedManifest(parseManifestCached(shown.v.specYaml));
-  if (!parsed.ok || !parsed.value.manifest.platform.public) return null;
+  // One that no longer validates stays behind its link (the pages and queries say it is unavailable) while its YAML says public.
+  if (parsed.ok ? !parsed.value.manifest.platform.public : !storedPlatform(shown.v.specYaml).public) return null;
   return {
     dashboardId: shown.row.id,
     slug: shown.row.slug,

@@ -12,7 +12,7 @@ import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./embeds";
 import { isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
-import { grantForEmbed, grantForPrincipal, grantForPublic, type GrantedDashboard } from "./policy";
+import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "./policy";
 import { getCachedResult, putCachedResult, widgetResultKey } from "./result-cache";
 
 /**
@@ -113,9 +113,25 @@ async function runWidgets(input: RunInput) {
   return Object.fromEntries(wanted.map((widgetId) => [widgetId, widgets[widgetId]]));
 }
 
+/**
+ * Who is told what when the granted manifest no longer validates: editors its problems (422),
+ * signed-in viewers a sentence asking for an editor, embeds and public links only that it is
+ * unavailable (both 503: nothing in their request is wrong, and the problems name the SQL).
+ */
+type Audience = "editor" | "viewer" | "anonymous";
+
 /** Runs the widgets of a version the policy granted, in the organization's time zone. */
-async function runGranted(granted: GrantedDashboard, filters: Record<string, unknown>, widgetIds: string[] | undefined, options: { refresh?: boolean; budget?: QueryBudget } = {}) {
-  if (!granted.parsed.ok) throw new Invalid(granted.parsed.errors);
+async function runGranted(
+  granted: GrantedDashboard,
+  audience: Audience,
+  filters: Record<string, unknown>,
+  widgetIds: string[] | undefined,
+  options: { refresh?: boolean; budget?: QueryBudget } = {},
+) {
+  if (!granted.parsed.ok) {
+    if (audience === "editor") throw new Invalid(granted.parsed.errors);
+    throw new Unavailable(audience === "viewer" ? UNPASSABLE_TO_VIEWERS : UNAVAILABLE_TO_ANONYMOUS);
+  }
   const org = await findOrganization(granted.scope.orgId);
   const widgets = await runWidgets({
     scope: granted.scope,
@@ -134,17 +150,17 @@ async function runGranted(granted: GrantedDashboard, filters: Record<string, unk
 
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
-  return runGranted(await grantForPrincipal(principal, idOrSlug, body.version), body.filters, body.widget_ids, { refresh: body.refresh, budget });
+  return runGranted(await grantForPrincipal(principal, idOrSlug, body.version), isEditor(principal) ? "editor" : "viewer", body.filters, body.widget_ids, { refresh: body.refresh, budget });
 }
 
 /** The batch query of an embedded dashboard: the grant's version and scope, with its locked filters winning over the page's values. */
 export async function queryEmbedded(grant: EmbedGrant, filters: Record<string, unknown>, widgetIds?: string[]) {
-  return runGranted(await grantForEmbed(grant), { ...filters, ...grant.lockedFilters }, widgetIds);
+  return runGranted(await grantForEmbed(grant), "anonymous", { ...filters, ...grant.lockedFilters }, widgetIds);
 }
 
 /** The batch query of a public dashboard (platform.public), or 404 when it is not public. */
 export async function queryPublic(orgSlug: string, dashboardSlug: string, filters: Record<string, unknown>, widgetIds?: string[]) {
   const granted = await grantForPublic(orgSlug, dashboardSlug);
   if (!granted) throw notFound("Dashboard");
-  return runGranted(granted, filters, widgetIds);
+  return runGranted(granted, "anonymous", filters, widgetIds);
 }

@@ -29,3 +29,18 @@ export function manifestValidationItems(errors: readonly ManifestError[], field 
     column: e.column,
   }));
 }
+
+/** The inverse of manifestValidationItems: 422 items of a manifest back to positioned errors (for the editor and error boxes). */
+export function manifestErrorsFromItems(items: readonly ValidationItem[], field = "spec_yaml"): ManifestError[] {
+  return items.map((item) => {
+    const rest = item.loc.slice(item.loc.indexOf(field) + 1);
+    const doc = typeof rest[0] === "string" ? /^document (\d+)$/.exec(rest[0]) : null;
+    return {
+      document: doc ? Number(doc[1]) : 0,
+      path: doc ? rest.slice(1) : rest,
+      line: item.line ?? 1,
+      column: item.column ?? 1,
+      message: item.msg.replace(/^\d+:\d+ /, ""),
+    };
+  });
+}

@@ -74,7 +74,8 @@ describe("JSON nesting depth (issue 26 §7)", () => {
 
   it("renders the public page when the URL carries a 5,000-deep filter value", async () => {
     const page = await loadPublic("acme", "json-depth", { "f.channel": DEEP_TEXT });
-    expect(page?.filters.channel).toBe(DEEP_TEXT);
-    expect(page?.results.revenue_kpi).toBeDefined();
+    if (!page?.ok) throw new Error("expected the public page");
+    expect(page.filters.channel).toBe(DEEP_TEXT);
+    expect(page.results.revenue_kpi).toBeDefined();
   });
 });

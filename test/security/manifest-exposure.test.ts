@@ -117,7 +117,7 @@ describe("widgets placed in no tab are never served (issue 26 §7)", () => {
     const signedIn = await loadDashboard(await principalFromBearer(analyst), "parked", {});
     const embedded = await loadEmbed(embedToken, {});
     const publicPage = await loadPublic("acme", "parked", {});
-    if (!signedIn || !embedded.ok || !publicPage) throw new Error("expected three pages");
+    if (!signedIn?.ok || !embedded.ok || !publicPage?.ok) throw new Error("expected three pages");
     for (const page of [signedIn, embedded, publicPage]) {
       expect(page.view.widgets.map((w) => w.metadata.id)).toEqual(["by_channel"]);
       expect(Object.keys(page.results)).toEqual(["by_channel"]);

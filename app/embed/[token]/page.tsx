@@ -13,11 +13,21 @@ interface PageProps {
 
 /**
  * What a partner's iframe shows: the published version the token is bound to, without app
- * chrome (proxy.ts), locked filters read-only. A bad token is an explanation, never a 500.
+ * chrome (proxy.ts), locked filters read-only. A bad token is an explanation, never a 500; a
+ * version whose stored manifest no longer validates is "temporarily unavailable" (HTTP 200).
  */
 export default async function EmbedPage({ params, searchParams }: PageProps) {
   const [{ token }, query] = await Promise.all([params, searchParams]);
   const page = await loadEmbed(decodeURIComponent(token), query);
+  if (!page.ok && page.unavailable) {
+    // Its stored manifest no longer passes validation: a neutral sentence (HTTP 200), nothing of the problems.
+    return (
+      <div className={styles.errorPage} role="alert" data-testid="embed-unavailable">
+        <h1>{page.reason}</h1>
+        <p>Please try again later.</p>
+      </div>
+    );
+  }
   if (!page.ok) {
     return (
       <div className={styles.errorPage} role="alert" data-testid="embed-error">

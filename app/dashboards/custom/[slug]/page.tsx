@@ -5,6 +5,7 @@ import { currentPagePrincipal } from "@/lib/auth/session";
 import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
+import { UnpassableDashboard } from "@/components/dashboards/unpassable-dashboard";
 import { ViewerActions } from "@/components/dashboards/viewer-actions";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
@@ -27,6 +28,22 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
   const [{ slug }, query] = await Promise.all([params, searchParams]);
   const loaded = await loadDashboard(principal, slug, query);
   if (!loaded) return <DashboardMissing bare={query.preview === "1"} />;
+  if (!loaded.ok) {
+    // A stored manifest that no longer validates: its problems for editors, a sentence for viewers, never a 500.
+    const box = <UnpassableDashboard slug={loaded.dashboard.slug} version={loaded.version} errors={loaded.errors} />;
+    if (query.preview === "1") return <div className={styles.bare}>{box}</div>;
+    return (
+      <div className={styles.pageWide}>
+        <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
+          <Link href="/dashboards/custom">Dashboards</Link> / {loaded.dashboard.slug}
+        </nav>
+        <div className={styles.titleRow}>
+          <h1>{loaded.dashboard.name}</h1>
+        </div>
+        {box}
+      </div>
+    );
+  }
   const { record, view, version, filters, results, timeZone } = loaded;
   const dashboard = (
     <DashboardView

@@ -19,12 +19,22 @@ export async function generateMetadata({ params }: PageProps): Promise<Metadata>
 /**
  * A published dashboard with `platform.public: true`, read-only without sign-in (SPEC §2.1).
  * Same rules as an embed: render data only, the publisher's location scope, 404 for anything
- * that is not public. Rendered without app chrome (proxy.ts) and ignoring the viewer's session.
+ * that is not public; a public one whose stored manifest no longer validates says it is
+ * temporarily unavailable (HTTP 200, no details). Rendered without app chrome (proxy.ts) and ignoring the viewer's session.
  */
 export default async function PublicDashboardPage({ params, searchParams }: PageProps) {
   const [{ org, slug }, query] = await Promise.all([params, searchParams]);
   const page = await loadPublic(decodeURIComponent(org), decodeURIComponent(slug), query);
   if (!page) notFound();
+  if (!page.ok) {
+    // Public, but its stored manifest no longer passes validation: a neutral sentence (HTTP 200), nothing of the problems.
+    return (
+      <div className={styles.errorPage} role="alert" data-testid="public-unavailable">
+        <h1>{page.reason}</h1>
+        <p>Please try again later.</p>
+      </div>
+    );
+  }
   return (
     <div className={styles.bare} data-testid="public-dashboard">
       <h1 className={styles.publicTitle}>{page.name}</h1>

@@ -35,8 +35,8 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
   }
   const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" });
   if (!loaded) return <DashboardMissing />;
-  // Editors get the draft's YAML in the record.
-  const record = await invoke(getDashboard, principal, { params: { id: loaded.record.id } });
+  // Editors get the draft's YAML in the record; a draft that no longer validates opens with its problems, to be fixed here.
+  const record = await invoke(getDashboard, principal, { params: { id: loaded.ok ? loaded.record.id : loaded.dashboard.id } });
   return (
     <div className={styles.pageWide}>
       <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
@@ -52,9 +52,10 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
         dashboardId={record.id}
         slug={record.slug}
         initialYaml={record.spec_yaml ?? ""}
-        initialView={loaded.view}
-        initialResults={loaded.results}
-        initialFilters={loaded.filters}
+        initialView={loaded.ok ? loaded.view : null}
+        initialProblems={loaded.ok ? [] : (loaded.errors ?? [])}
+        initialResults={loaded.ok ? loaded.results : {}}
+        initialFilters={loaded.ok ? loaded.filters : {}}
         timeZone={loaded.timeZone}
       />
     </div>

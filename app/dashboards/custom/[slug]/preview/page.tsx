@@ -3,6 +3,7 @@ import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
+import { UnpassableDashboard } from "@/components/dashboards/unpassable-dashboard";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
 
@@ -21,6 +22,13 @@ export default async function DashboardPreviewPage({ params, searchParams }: Pag
   const [{ slug }, query] = await Promise.all([params, searchParams]);
   const loaded = await loadDashboard(principal, slug, query);
   if (!loaded) return <DashboardMissing bare />;
+  if (!loaded.ok) {
+    return (
+      <div className={styles.bare} data-testid="dashboard-preview">
+        <UnpassableDashboard slug={loaded.dashboard.slug} version={loaded.version} errors={loaded.errors} />
+      </div>
+    );
+  }
   return (
     <div className={styles.bare} data-testid="dashboard-preview">
       <DashboardView
