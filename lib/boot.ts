@@ -12,6 +12,7 @@ import { migrate } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/db/seed";
 import { withStartupLock } from "@/lib/db/startup-lock";
 import { seedDemoDocuments } from "@/lib/documents/demo";
+import { startIndexWorker } from "@/lib/documents/index-jobs";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/notifications/pipeline/worker";
@@ -56,7 +57,11 @@ export async function boot(): Promise<void> {
   if (userSqlProblem) log.warn("user-written SQL (sql widgets, query datasets) is refused on this server", { reason: userSqlProblem });
   // The embedded issuer's key, made now so `npm run token` finds it (it never makes one: issue 32).
   if (!cfg.auth.jwksUrl) await localIssuerKey();
-  if (notifications.in_process_worker) await startNotificationWorker();
+  if (notifications.in_process_worker) {
+    await startNotificationWorker();
+    // Document indexing jobs (issue 28) share the queue and its worker placement.
+    await startIndexWorker();
+  }
   markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });
 }

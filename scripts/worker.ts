@@ -1,19 +1,23 @@
-// Notification worker: consumes the pg-boss queues (rule evaluation on cron
-// cadence, deliveries with retries) beside a server database (DATABASE_URL).
+// Worker: consumes the pg-boss queues (rule evaluation on cron cadence,
+// deliveries with retries, document indexing jobs) beside a server database (DATABASE_URL).
 // `--once` runs every due job and exits (for a cron-driven deployment).
 import { closeDb } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { systemClock } from "@/lib/notifications/clock";
 import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
 import { drainQueues, startNotificationWorker } from "@/lib/notifications/pipeline/worker";
+import { drainIndexQueue, sweepIndexRequests, startIndexWorker } from "@/lib/documents/index-jobs";
 
 if (process.argv.includes("--once")) {
   const processed = await drainQueues({ clock: systemClock, queue: await getQueue(true) });
   log.info("notification jobs drained", { processed });
+  await sweepIndexRequests();
+  log.info("index jobs drained", await drainIndexQueue());
   await closeQueue();
   await closeDb();
 } else {
   await startNotificationWorker();
+  await startIndexWorker();
   const stop = async (signal: string) => {
     log.info("notification worker stopping", { signal });
     await closeQueue();

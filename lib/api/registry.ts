@@ -39,6 +39,7 @@ export const ENDPOINTS: Endpoint[] = [
   documents.deleteDocument, // DELETE /api/v1/documents/{id}
   documents.downloadDocument, // GET /api/v1/documents/{id}/download
   documentsSearch.getIndexStatus, // GET /api/v1/documents/{id}/index
+  documentsSearch.getIndexStatus, // GET /api/v1/documents/{id}/index
   documentsSearch.indexDocument, // POST /api/v1/documents/{id}/index
   documentsSearch.removeDocumentIndex, // DELETE /api/v1/documents/{id}/index
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload

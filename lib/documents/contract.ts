@@ -9,6 +9,12 @@ export const DocumentStatus = z
   .meta({ id: "DocumentStatus" });
 export type DocumentStatus = z.infer<typeof DocumentStatus>;
 
+export const IndexJobState = z
+  .enum(["queued", "running", "done", "failed"])
+  .describe("queued: waiting for a worker (or for its next attempt); running: a worker is indexing; done: the request was indexed; failed: given up (dead letter), with the reason")
+  .meta({ id: "IndexJobState" });
+export type IndexJobState = z.infer<typeof IndexJobState>;
+
 export const DocumentTypeSchema = z.enum(DOCUMENT_EXTENSIONS as ["pdf", "docx", "txt", "csv"]).meta({ id: "DocumentType" });
 
 /**
@@ -41,6 +47,16 @@ export const DocumentRecord = z
     indexed_at: z.iso.datetime().nullable(),
     index_stale: z.boolean().describe("The file was replaced after indexing; re-index to search the new content"),
     index_model_stale: z.boolean().describe("Indexed with another model than the active one; re-index to search it with the active model"),
+    index_job: z
+      .object({
+        state: IndexJobState,
+        attempts: z.number().int().describe("Attempts made for the current request"),
+        reason: z.string().nullable().describe("Why the last attempt failed (failed: why it was given up), or why it waits"),
+        requested_at: z.iso.datetime().nullable(),
+        next_attempt_at: z.iso.datetime().nullable().describe("When a failed attempt is tried again"),
+      })
+      .nullable()
+      .describe("The indexing job of the document; null when indexing was never requested"),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
   })
@@ -101,6 +117,11 @@ export const UploadConstraints = z
 
 export const UploadQuery = z.object({
   filename: z.string().min(1).max(1000).optional().describe("New file name (replaces the record's); its extension may change the type"),
+  index: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true")
+    .describe("Queue the file's indexing (default true); `false` stores the file only, to be indexed later with POST …/index"),
 });
 
 export const DownloadLink = z

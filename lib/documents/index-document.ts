@@ -32,10 +32,23 @@ const JOB_LEASE_MS = INDEX_TIMEOUT_MS + 60_000;
 export const INDEX_BATCH_CHUNKS = 128;
 /** Batches a PostgreSQL server stores at the same time, each on its own backend (see embedAndStore). */
 const SERVER_STORES_AT_ONCE = 2;
-/** Whether an indexing run that started at `startedAt` still owns its document. */
-export function indexJobRunning(startedAt: Date | null): boolean {
-  return startedAt !== null && Date.now() - startedAt.getTime() < JOB_LEASE_MS;
+/**
+ * A running run renews its heartbeat this often; one whose heartbeat is older than `leaseMs` has died
+ * (a killed process cannot say so) and no longer owns its document. Mutable for tests only.
+ */
+export const indexLease = { heartbeatMs: 10_000, leaseMs: 45_000 };
+/**
+ * Whether an indexing run that started at `startedAt` (heartbeat `heartbeatAt`) still owns its document:
+ * within its time limit and its heartbeat fresh.
+ */
+export function indexJobRunning(startedAt: Date | null, heartbeatAt: Date | null = null): boolean {
+  if (startedAt === null || Date.now() - startedAt.getTime() >= JOB_LEASE_MS) return false;
+  return heartbeatAt === null || Date.now() - heartbeatAt.getTime() < indexLease.leaseMs;
 }
+/** The same test in SQL, on the documents row. */
+export const liveRunSql = () =>
+  `index_job_id IS NOT NULL AND index_job_started_at > now() - interval '${JOB_LEASE_MS} milliseconds'
+   AND (index_heartbeat_at IS NULL OR index_heartbeat_at > now() - interval '${indexLease.leaseMs} milliseconds')`;
 
 /**
  * Where an indexing run spent its wall time, phase by phase (filled in when passed: benchmarks).
@@ -67,7 +80,18 @@ export interface IndexOptions {
   timeoutMs?: number;
   /** Overrides the engine's tsvector calculator; null: the database computes every tsvector (benches' baseline, tests). */
   tsvectorCalculator?: TsvectorCalculator | null;
+  /**
+   * Run for this pending index request (lib/documents/index-jobs.ts): the claim refuses (RequestNotPending)
+   * when the request is no longer pending, and waits (IndexBusy) while another run owns the document or the
+   * organization already runs its limit of jobs; the claim counts an attempt.
+   */
+  request?: { id: string; perOrgLimit: number };
 }
+
+/** The request this run was started for is no longer pending: done by another run, or replaced. */
+export class RequestNotPending extends Error {}
+/** Another run owns the document, or the organization runs its limit of index jobs: try again later. */
+export class IndexBusy extends Error {}
 
 interface Job {
   id: string;
@@ -80,6 +104,17 @@ interface Job {
   previousStatus: string;
 }
 
+/** Renews the run's heartbeat until stopped (never throws: a missed beat only shortens the lease). */
+function startHeartbeat(principal: Principal, job: Job): () => void {
+  const beat = () =>
+    void withTenant(principal, (tx) => tx.$executeRaw`UPDATE documents SET index_heartbeat_at = now() WHERE id = ${job.documentId} AND index_job_id = ${job.id}`).catch(
+      (error: unknown) => log.warn("indexing heartbeat failed", { documentId: job.documentId, error: String(error) }),
+    );
+  const timer = setInterval(beat, indexLease.heartbeatMs);
+  timer.unref?.();
+  return () => clearInterval(timer);
+}
+
 /**
  * Extracts, chunks, embeds and stores a document's text as a new index
  * generation, then swaps it in with one update of the document. Until the
@@ -90,7 +125,8 @@ interface Job {
 export async function indexDocument(principal: Principal, documentId: string, options: IndexOptions = {}) {
   const embedder = getEmbedder(options.model);
 
-  const job = await claimJob(principal, documentId);
+  const job = await claimJob(principal, documentId, options.request);
+  const stopHeartbeat = startHeartbeat(principal, job);
   const timeoutMs = options.timeoutMs ?? INDEX_TIMEOUT_MS;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new TimedOut(`Indexing took longer than ${Math.round(timeoutMs / 1000)} s and was stopped`)), timeoutMs);
@@ -124,31 +160,50 @@ export async function indexDocument(principal: Principal, documentId: string, op
     throw failure.error;
   } finally {
     clearTimeout(timer);
+    stopHeartbeat();
     // Stops provider calls or PDF parsing still running for a failed run (the next batch's embedding).
     if (!controller.signal.aborted) controller.abort(new Error("the indexing run has ended"));
   }
 }
 
 /** Marks the document as being indexed by a new job, or refuses: 404, 409 (running job, no file). */
-async function claimJob(principal: Principal, documentId: string): Promise<Job> {
+async function claimJob(principal: Principal, documentId: string, request?: IndexOptions["request"]): Promise<Job> {
   return withTenant(principal, async (tx) => {
+    if (request) {
+      // Claims of one organization's jobs take turns, so two cannot both see a free slot.
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.index-jobs'), hashtext(${principal.orgId}))::text`;
+    }
     const rows = await tx.$queryRaw<
-      { status: string; storage_key: string | null; extension: string; index_generation: number; chunk_count: number; index_model: string | null; index_job_started_at: Date | null }[]
-    >`SELECT status, storage_key, extension, index_generation, chunk_count, index_model, index_job_started_at
+      {
+        status: string; storage_key: string | null; extension: string; index_generation: number; chunk_count: number; index_model: string | null;
+        index_job_started_at: Date | null; index_heartbeat_at: Date | null; index_request_id: string | null;
+      }[]
+    >`SELECT status, storage_key, extension, index_generation, chunk_count, index_model, index_job_started_at, index_heartbeat_at, index_request_id
       FROM documents WHERE id = ${documentId} FOR UPDATE`;
     if (rows.length === 0) throw notFound("Document");
     const doc = rows[0];
-    if (indexJobRunning(doc.index_job_started_at)) {
+    if (request && doc.index_request_id !== request.id) throw new RequestNotPending();
+    if (indexJobRunning(doc.index_job_started_at, doc.index_heartbeat_at)) {
+      if (request) throw new IndexBusy("another run is indexing this document");
       throw conflict("This document is already being indexed; wait for that run to finish");
     }
     if (!doc.storage_key) throw conflict("No file has been uploaded for this document yet");
+    if (request) {
+      // Row-level security shows this organization's documents only: the count is the organization's.
+      const [{ n }] = await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM documents WHERE id <> $1 AND ${liveRunSql()}`, documentId);
+      if (n >= request.perOrgLimit) throw new IndexBusy(`waiting: ${n} other document${n === 1 ? " is" : "s are"} being indexed in this organization (at most ${request.perOrgLimit} at a time)`);
+    }
     // Chunks of a newer generation can only be left over from a run whose process died.
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${documentId} AND generation > ${doc.index_generation}`;
     const id = crypto.randomUUID();
     await tx.$executeRaw`
       UPDATE documents SET status = 'indexing', status_reason = NULL, index_progress_done = 0, index_progress_total = 0,
-        index_job_id = ${id}, index_job_started_at = now(), updated_at = now()
+        index_job_id = ${id}, index_job_started_at = now(), index_heartbeat_at = now(), updated_at = now()
       WHERE id = ${documentId}`;
+    if (request) {
+      await tx.$executeRaw`UPDATE documents SET index_job_state = 'running', index_attempts = index_attempts + 1, index_next_attempt_at = NULL
+        WHERE id = ${documentId}`;
+    }
     return {
       id,
       documentId,
@@ -360,7 +415,11 @@ async function swapIn(principal: Principal, job: Job, embedder: Embedder, chunkC
         chunk_count = ${chunkCount}, status = 'indexed', status_reason = NULL, indexed_at = now(),
         index_stale = storage_key IS DISTINCT FROM ${job.storageKey},
         index_progress_done = ${chunkCount}, index_progress_total = ${chunkCount},
-        index_job_id = NULL, index_job_started_at = NULL, updated_at = now()
+        index_job_id = NULL, index_job_started_at = NULL, index_heartbeat_at = NULL, updated_at = now(),
+        -- A request made before this run read the file is answered by it; a later one (a new upload) stays queued.
+        index_job_state = CASE WHEN index_request_id IS NULL OR index_requested_at <= index_job_started_at THEN 'done' ELSE 'queued' END,
+        index_job_reason = CASE WHEN index_request_id IS NULL OR index_requested_at <= index_job_started_at THEN NULL ELSE index_job_reason END,
+        index_request_id = CASE WHEN index_requested_at <= index_job_started_at THEN NULL ELSE index_request_id END
       WHERE id = ${job.documentId}`;
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${job.documentId} AND generation <> ${job.generation}`;
     const row = await tx.document.findUniqueOrThrow({ where: { id: job.documentId } });
@@ -385,7 +444,7 @@ async function abandonJob(principal: Principal, job: Job, reason: string) {
         status_reason = CASE WHEN storage_key IS DISTINCT FROM ${job.storageKey} THEN NULL ELSE ${statusReason} END,
         -- Without a previous index there is nothing to be stale (an upload during the run may have set it).
         index_stale = index_stale AND ${job.hadIndex},
-        index_progress_done = 0, index_progress_total = 0, index_job_id = NULL, index_job_started_at = NULL, updated_at = now()
+        index_progress_done = 0, index_progress_total = 0, index_job_id = NULL, index_job_started_at = NULL, index_heartbeat_at = NULL, updated_at = now()
       WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
   });
 }

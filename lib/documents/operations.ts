@@ -4,7 +4,9 @@ import * as contract from "./contract";
 import * as documents from "./documents";
 import { createDownloadLink, openSignedFile } from "./download";
 import * as embeddingConfig from "./embedding-config";
-import * as indexing from "./index-document";
+import * as indexJobs from "./index-jobs";
+import { IndexStatus } from "./search-contract";
+import { toJsonValue } from "@/lib/json";
 import { removeDocumentIndex as removeIndex } from "./remove-index";
 import * as search from "./search";
 import * as searchContract from "./search-contract";
@@ -27,6 +29,7 @@ export const uploadDocument = defineOperation(contract.uploadDocument, async ({ 
     declaredType: req.headers.get("content-type"),
     declaredLength: length !== null && /^\d+$/.test(length) ? Number(length) : null,
     filename: query.filename,
+    index: query.index,
   });
 });
 
@@ -36,7 +39,20 @@ export const signedFile = defineOperation(contract.signedFile, ({ query }) => op
 
 export const deleteDocument = defineOperation(contract.deleteDocument, ({ principal, params }) => documents.deleteDocument(principal, params.id));
 
-export const indexDocument = defineOperation(searchContract.indexDocument, ({ principal, params, query }) => indexing.indexDocument(principal, params.id, { model: query.model }));
+export const indexDocument = defineOperation(searchContract.indexDocument, async ({ principal, params, query, req, signal }) => {
+  // RFC 7240: `Prefer: respond-async` queues the job and answers 202 with where to follow it.
+  if (req && /(^|[,;\s])respond-async\b/i.test(req.headers.get("prefer") ?? "")) {
+    await indexJobs.requestIndex(principal, params.id, { model: query.model ?? null });
+    const status = await indexJobs.getIndexStatus(principal, params.id);
+    return Response.json(IndexStatus.parse(toJsonValue(status)), {
+      status: 202,
+      headers: { Location: status.links.status, "Preference-Applied": "respond-async" },
+    });
+  }
+  return indexJobs.indexAndWait(principal, params.id, { model: query.model ?? null, signal });
+});
+
+export const getIndexStatus = defineOperation(searchContract.getIndexStatus, ({ principal, params }) => indexJobs.getIndexStatus(principal, params.id));
 
 export const removeDocumentIndex = defineOperation(searchContract.removeDocumentIndex, ({ principal, params }) => removeIndex(principal, params.id));
 

@@ -2,7 +2,7 @@ import "server-only";
 import crypto from "node:crypto";
 import type { Document } from "@/lib/db/generated/client";
 import { embeddingStatus } from "@/lib/embeddings";
-import type { DocumentStatus } from "./contract";
+import type { DocumentStatus, IndexJobState } from "./contract";
 import type { DocumentType } from "./file-types";
 
 /**
@@ -41,6 +41,15 @@ export function toDocumentRecord(row: Document) {
     indexed_at: row.indexedAt,
     index_stale: row.indexStale,
     index_model_stale: row.indexModel !== null && row.indexModel !== embeddingStatus().model,
+    index_job: row.indexJobState
+      ? {
+          state: row.indexJobState as IndexJobState,
+          attempts: row.indexAttempts,
+          reason: row.indexJobReason,
+          requested_at: row.indexRequestedAt,
+          next_attempt_at: row.indexNextAttemptAt,
+        }
+      : null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

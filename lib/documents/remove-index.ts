@@ -14,14 +14,17 @@ import { toDocumentRecord } from "./record";
  */
 export async function removeDocumentIndex(principal: Principal, documentId: string) {
   return withTenant(principal, async (tx) => {
-    const rows = await tx.$queryRaw<{ index_job_started_at: Date | null }[]>`SELECT index_job_started_at FROM documents WHERE id = ${documentId} FOR UPDATE`;
+    const rows = await tx.$queryRaw<{ index_job_started_at: Date | null; index_heartbeat_at: Date | null }[]>`
+      SELECT index_job_started_at, index_heartbeat_at FROM documents WHERE id = ${documentId} FOR UPDATE`;
     if (rows.length === 0) throw notFound("Document");
-    if (indexJobRunning(rows[0].index_job_started_at)) throw conflict("This document is being indexed; remove its index once that run has finished");
+    if (indexJobRunning(rows[0].index_job_started_at, rows[0].index_heartbeat_at)) throw conflict("This document is being indexed; remove its index once that run has finished");
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${documentId}`;
     await tx.$executeRaw`
       UPDATE documents SET status = CASE WHEN storage_key IS NULL THEN 'created' ELSE 'uploaded' END, status_reason = NULL,
         index_model = NULL, index_dims = NULL, chunk_count = 0, index_progress_done = 0, index_progress_total = 0,
-        indexed_at = NULL, index_stale = false, index_job_id = NULL, index_job_started_at = NULL, updated_at = now()
+        indexed_at = NULL, index_stale = false, index_job_id = NULL, index_job_started_at = NULL, updated_at = now(),
+        -- Removing the index also withdraws a pending index request (its job then finds nothing to do).
+        index_job_state = NULL, index_request_id = NULL, index_job_reason = NULL, index_next_attempt_at = NULL, index_heartbeat_at = NULL
       WHERE id = ${documentId}`;
     return toDocumentRecord(await tx.document.findUniqueOrThrow({ where: { id: documentId } }));
   });

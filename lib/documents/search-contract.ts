@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
-import { IdParams, DocumentRecord, DocumentTypeSchema } from "./contract";
+import { IdParams, DocumentRecord, DocumentStatus, DocumentTypeSchema } from "./contract";
 
 /** Longest query text searched; the body limit still applies to the whole request. */
 export const MAX_QUERY_CHARS = 4000;
@@ -71,6 +71,26 @@ export const IndexQuery = z.object({
   model: ModelName.optional().describe("Embedding model to index with; the active one when omitted"),
 });
 
+export const IndexStatus = z
+  .object({
+    document_id: z.string(),
+    state: z
+      .enum(["none", "queued", "running", "done", "failed"])
+      .describe("none: indexing was never requested; queued: waiting for a worker, a free slot of the organization or its next attempt; running: being indexed (progress); done: indexed; failed: given up, see reason"),
+    status: DocumentStatus.describe("The document's status (its index: uploaded, indexing, indexed, failed)"),
+    progress: z.object({ done: z.number().int(), total: z.number().int().describe("0 while the file is read and chunked") }).describe("Chunks embedded and stored by the running job"),
+    attempts: z.number().int().describe("Attempts made for the current (or last) request"),
+    max_attempts: z.number().int(),
+    reason: z.string().nullable().describe("Why the last attempt failed or the job gave up, or what it waits for"),
+    requested_at: z.iso.datetime().nullable(),
+    next_attempt_at: z.iso.datetime().nullable(),
+    chunk_count: z.number().int().describe("Chunks of the index in use"),
+    indexed_at: z.iso.datetime().nullable(),
+    links: z.object({ document: z.string(), status: z.string() }),
+  })
+  .meta({ id: "IndexStatus" });
+export type IndexStatus = z.infer<typeof IndexStatus>;
+
 const ModelInfo = z.object({ provider: z.string(), model: z.string(), dims: z.number().int() });
 
 export const EmbeddingConfig = z
@@ -107,7 +127,9 @@ export const indexDocument = defineEndpoint({
   path: "/api/v1/documents/{id}/index",
   summary: "Index a document for search (extract, chunk, embed, store)",
   description:
-    "Runs to completion and answers the record with its chunk count. While it runs, the record's status is `indexing` and " +
+    "Queues an index job and waits for it while the client stays connected, then answers the record with its chunk count " +
+    "(the job goes on if the client leaves). With `Prefer: respond-async` it answers 202 at once with the IndexStatus and a " +
+    "`Location` header to follow (GET …/index). Uploads queue this job themselves unless `?index=false`. While it runs, the record's status is `indexing` and " +
     "index_progress_done/total count embedded chunks. The new index replaces the previous one atomically; when indexing " +
     "fails, the previous index (if any) stays searchable. 409 while the document is already being indexed or has no file; " +
     "422 when no text can be extracted (the reason is also stored on the record); 429 with Retry-After when the embedding provider " +
@@ -121,6 +143,17 @@ export const indexDocument = defineEndpoint({
   // Per organization as well as per admin: several admins indexing at once share the embedding provider's quota.
   sharedLimits: [{ name: "index-document", limit: 60, windowSeconds: 60, key: ({ principal }) => principal?.orgId ?? null }],
   errors: [404, 409, 422, 429, 502, 503, 504],
+});
+
+export const getIndexStatus = defineEndpoint({
+  method: "get",
+  path: "/api/v1/documents/{id}/index",
+  summary: "The document's index job: queued, running (with progress), done or failed (with the reason)",
+  tags: TAGS,
+  access: "user",
+  params: IdParams,
+  response: IndexStatus,
+  errors: [404],
 });
 
 export const removeDocumentIndex = defineEndpoint({

@@ -12,6 +12,8 @@ import { ContentInspector, ContentMismatchError, EmptyContentError, IncompleteBo
 import { resolveFileName } from "./documents";
 import { DOCUMENT_TYPES } from "./file-types";
 import { indexJobRunning } from "./index-document";
+import { markIndexRequested, sendIndexJob } from "./index-jobs";
+import { newId } from "@/lib/ids";
 import { newStorageKey, toDocumentRecord } from "./record";
 
 export interface UploadRequest {
@@ -22,6 +24,8 @@ export interface UploadRequest {
   declaredLength: number | null;
   /** `?filename=`: replaces the record's file name (and may change its type). */
   filename?: string;
+  /** Queue the file's indexing (`?index=`, default true). */
+  index?: boolean;
 }
 
 /**
@@ -62,12 +66,18 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
     throw failure;
   }
 
+  const autoIndex = request.index !== false;
+  const requestId = newId("idx");
   const committed = await withTenant(principal, async (tx) => {
     // Row lock: concurrent commits to one document apply one after the other.
-    const locked = await tx.$queryRaw<{ storage_key: string | null; status: string; chunk_count: number; index_stale: boolean; index_job_started_at: Date | null }[]>`
-      SELECT storage_key, status, chunk_count, index_stale, index_job_started_at FROM documents WHERE id = ${id} FOR UPDATE`;
+    const locked = await tx.$queryRaw<
+      { storage_key: string | null; status: string; chunk_count: number; index_stale: boolean; index_job_started_at: Date | null; index_heartbeat_at: Date | null }[]
+    >`SELECT storage_key, status, chunk_count, index_stale, index_job_started_at, index_heartbeat_at FROM documents WHERE id = ${id} FOR UPDATE`;
     if (locked.length === 0) return null;
     const previous = locked[0];
+    const running = indexJobRunning(previous.index_job_started_at, previous.index_heartbeat_at);
+    // The index request is committed with the file: a crash before its job is sent loses nothing (the sweep sends it).
+    if (autoIndex) await markIndexRequested(tx, id, requestId, null, running);
     const hadIndex = previous.chunk_count > 0 || previous.status === "indexing" || previous.status === "indexed";
     const row = await tx.document.update({
       where: { id },
@@ -79,7 +89,7 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
         checksumSha256: inspector.sha256,
         storageKey: key,
         // A running indexing run keeps its status; it notices the new file when it swaps its index in (stale).
-        status: indexJobRunning(previous.index_job_started_at) ? "indexing" : "uploaded",
+        status: running ? "indexing" : "uploaded",
         statusReason: null,
         uploadedBy: principal.userId,
         uploadedAt: new Date(),
@@ -93,6 +103,7 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
     await storage.delete(key).catch(() => undefined);
     throw notFound("Document");
   }
+  if (autoIndex) await sendIndexJob({ orgId: principal.orgId, documentId: id, requestId });
   if (committed.previousKey && committed.previousKey !== key) {
     await storage
       .delete(committed.previousKey)
