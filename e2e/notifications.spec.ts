@@ -69,10 +69,10 @@ async function createRule(page: Page, key: string, channels: { email?: boolean; 
   await form.getByLabel("Cadence (cron, UTC)").fill("0 0 1 1 *");
   await form.getByLabel("min_revenue").fill(String(FLOOR));
   const group = form.getByRole("group", { name: "Channels" });
-  // Only configured channels are offered; in_app always is.
-  await expect(group.getByLabel("in_app", { exact: true })).toBeVisible();
+  // Only configured channels are offered; in-app always is (labelled "In-app" everywhere; the API value is in_app).
+  await expect(group.getByLabel("In-app", { exact: true })).toBeVisible();
   for (const box of await group.getByRole("checkbox").all()) {
-    const kind = (await box.locator("xpath=..").innerText()).trim() as keyof typeof channels;
+    const kind = (await box.getAttribute("value")) as keyof typeof channels;
     await box.setChecked(channels[kind] === true);
   }
   await form.getByRole("button", { name: "Create rule" }).click();

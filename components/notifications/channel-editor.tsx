@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { putChannelConfig } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { attempt } from "./api";
@@ -91,7 +92,7 @@ export function ChannelEditor({ kind, enabled, configured, config, onSaved, onCa
   }
 
   return (
-    <form className={styles.editor} onSubmit={(e) => void save(e)} aria-label={`Configure ${kind}`}>
+    <form className={styles.editor} onSubmit={(e) => void save(e)} aria-label={`Configure ${channelLabel(kind)}`}>
       <label className={styles.check}>
         <input type="checkbox" checked={on} onChange={(e) => setOn(e.target.checked)} /> Enabled
       </label>

@@ -18,6 +18,7 @@ import {
 import type { PageQuery } from "@/lib/pagination";
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
+import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { useNotificationsAdmin } from "@/components/api-hooks";
 import type {
   deliveryHealth,
@@ -178,7 +179,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   </td>
                   <td className={styles.mono}>{Object.entries(r.thresholds).map(([k, v]) => `${k} = ${v}`).join(", ") || "—"}</td>
                   <td><span className={`chip ${r.severity === "critical" ? "bad" : r.severity === "warning" ? "warn" : ""}`}>{r.severity}</span></td>
-                  <td>{r.default_channels.join(", ")}{r.group_subscriptions > 0 && <div className="muted">+{r.group_subscriptions} email group(s)</div>}</td>
+                  <td>{r.default_channels.map(channelLabel).join(", ")}{r.group_subscriptions > 0 && <div className="muted">+{r.group_subscriptions} email group(s)</div>}</td>
                   <td className={`${styles.mono} ${styles.nowrap}`}>{r.cadence_cron}</td>
                   <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
                   <td>
@@ -261,7 +262,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
         <div className={styles.rates}>
           {health.channels.map((c) => (
             <div key={c.channel} className={styles.rate} data-channel={c.channel}>
-              <div className={styles.rateKind}>{c.channel}</div>
+              <div className={styles.rateKind}>{channelLabel(c.channel)}</div>
               <div className={styles.rateValue}>{c.success_rate === null ? "—" : `${Math.round(c.success_rate * 100)}%`}</div>
               <div className="muted">{c.delivered} delivered · {c.dead} dead · {c.skipped} skipped{c.in_flight > 0 ? ` · ${c.in_flight} in flight` : ""}</div>
             </div>
@@ -279,7 +280,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <tr key={d.id}>
                     <td className={styles.nowrap}>{when(d.created_at)}</td>
                     <td className={styles.mono}>{d.rule_key}</td>
-                    <td>{d.channel}</td>
+                    <td>{channelLabel(d.channel)}</td>
                     <td>{d.recipient}</td>
                     <td className={styles.nowrap}><StatusChip status={d.status} /></td>
                     <td>
@@ -310,7 +311,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <tr key={d.id}>
                     <td className={styles.nowrap}>{when(d.created_at)}</td>
                     <td className={styles.mono}>{d.rule_key}</td>
-                    <td>{d.channel}</td>
+                    <td>{channelLabel(d.channel)}</td>
                     <td>{d.recipient}</td>
                     <td>{d.attempts}/{d.max_attempts}</td>
                     <td className={styles.mono}>{d.last_error ?? d.reason}</td>
@@ -350,7 +351,7 @@ function ChannelRow({ channel: c, editing, flash, onEdit, onTest, onSaved }: Cha
   return (
     <>
       <tr data-channel={c.kind}>
-        <td><strong>{c.kind === "in_app" ? "In-app" : c.kind}</strong></td>
+        <td><strong>{channelLabel(c.kind)}</strong></td>
         <td className={styles.nowrap}>{!c.configured ? <span className="chip warn">not configured</span> : c.enabled ? <span className="chip good">enabled</span> : <span className="chip">disabled</span>}</td>
         <td className={styles.mono}>{settings || (c.kind === "in_app" ? "bell of every admin" : "—")}</td>
         <td className={styles.nowrap}>{when(c.updated_at)}</td>

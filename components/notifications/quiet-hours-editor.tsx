@@ -1,6 +1,7 @@
 "use client";
 
 import { useState } from "react";
+import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { putQuietHours } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { attempt } from "./api";
@@ -68,7 +69,7 @@ export function QuietHoursEditor({ initial, onSaved }: { initial: QuietHours; on
           <tbody>
             <WindowRow label="Whole organization" value={org} onChange={setOrg} />
             {Object.keys(channels).map((kind) => (
-              <WindowRow key={kind} label={kind} value={channels[kind]} onChange={(w) => setChannels((c) => ({ ...c, [kind]: w }))} />
+              <WindowRow key={kind} label={channelLabel(kind)} value={channels[kind]} onChange={(w) => setChannels((c) => ({ ...c, [kind]: w }))} />
             ))}
           </tbody>
         </table>

@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 import type { z } from "zod";
-import type { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { channelLabel, type ChannelKind } from "@/lib/notifications/channel-kinds";
 import { createRule, Severity, type BaseRuleView } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
 import { attempt } from "./api";
@@ -110,7 +110,7 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
         <legend>Channels</legend>
         {usableChannels.map((c) => (
           <label key={c} className={styles.check}>
-            <input type="checkbox" checked={channels.includes(c)} onChange={(e) => setChannels((list) => (e.target.checked ? [...list, c] : list.filter((x) => x !== c)))} /> {c}
+            <input type="checkbox" value={c} checked={channels.includes(c)} onChange={(e) => setChannels((list) => (e.target.checked ? [...list, c] : list.filter((x) => x !== c)))} /> {channelLabel(c)}
           </label>
         ))}
       </fieldset>

@@ -4,6 +4,12 @@ import { z } from "zod";
 export const ChannelKind = z.enum(["email", "slack", "webhook", "in_app"]);
 export type ChannelKind = z.infer<typeof ChannelKind>;
 
+/** How the interface names each kind, everywhere it shows one (the API keeps the values: `in_app`, …). */
+export const CHANNEL_LABELS: Record<ChannelKind, string> = { email: "Email", slack: "Slack", webhook: "Webhook", in_app: "In-app" };
+
+/** The label of a kind; a value this build does not know is shown as sent. */
+export const channelLabel = (kind: string): string => CHANNEL_LABELS[kind as ChannelKind] ?? kind;
+
 const host = z.string().trim().min(1).max(253).regex(/^[A-Za-z0-9.\-:[\]]+$/, "Must be a host name or IP address");
 
 /** What an admin sends per kind (PUT body `config`). Secret fields may be omitted to keep the stored value. */
