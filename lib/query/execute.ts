@@ -16,8 +16,19 @@ export interface ReadOnlyOptions {
 
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
-/** User SQL slots of this process, shared fairly between organizations (fair-queue.ts). */
-const userSqlQueue = processSingleton("userSqlQueue", () => new FairQueue(config().userSql));
+/** User SQL slots of this process, shared fairly between organizations (fair-queue.ts); a new queue when the configuration changes (tests, benches). */
+const userSqlQueues = processSingleton("userSqlQueues", () => new Map<string, FairQueue>());
+
+function userSqlQueue(): FairQueue {
+  const limits = config().userSql;
+  const key = JSON.stringify(limits);
+  let queue = userSqlQueues.get().get(key);
+  if (!queue) {
+    queue = new FairQueue(limits);
+    userSqlQueues.get().set(key, queue);
+  }
+  return queue;
+}
 
 /** How soon a caller turned away for want of a slot should try again. */
 const BUSY_RETRY_AFTER_SECONDS = 5;
@@ -29,7 +40,7 @@ const BUSY_RETRY_AFTER_SECONDS = 5;
  */
 async function inSlot<T>(scope: TenantScope, work: () => Promise<T>): Promise<T> {
   try {
-    return await userSqlQueue.get().run(scope.orgId, work);
+    return await userSqlQueue().run(scope.orgId, work);
   } catch (error) {
     if (error instanceof QueueDeadline) {
       throw new Unavailable(`Dashboard queries of your organization are busy (waited ${Math.round(error.waitedMs / 1000)} s for a free slot); retry shortly`, BUSY_RETRY_AFTER_SECONDS);
