@@ -262,7 +262,8 @@ export const queryDashboard = defineEndpoint({
   summary: "Data for the dashboard's widgets under the given filter values, in one round trip",
   description:
     "One widget's failure is reported in its `error` and does not fail the others. Results are cached briefly per organization, version, widget and the filter values that widget depends on. " +
-    "Each request has a budget: at most 100 distinct widgets (422), 100,000 rows in all and 30 s of computing (503 past either, and nothing of that request is cached).",
+    "Each request has a budget: at most 100 distinct widgets (422), 100,000 rows in all and 30 s of computing (503 past either, and nothing of that request is cached). " +
+    "A version whose stored manifest no longer passes validation (saved before a rule was tightened) answers 422 with its problems to editors and 503 with a sentence, no details, to other roles.",
   tags: ["Dashboards"],
   access: "user",
   params: IdParams,
@@ -289,7 +290,7 @@ export const queryEmbed = defineEndpoint({
   path: "/api/v1/embed/query",
   summary: "Widget data for an embedded dashboard",
   description:
-    "Authenticated by the embed token in the body only: cookies and Authorization headers are ignored. Data is read under the location scope of the embed's creator; locked filter values override whatever the page sends. The same per-request budget as the signed-in query applies (422, 503).",
+    "Authenticated by the embed token in the body only: cookies and Authorization headers are ignored. Data is read under the location scope of the embed's creator; locked filter values override whatever the page sends. The same per-request budget as the signed-in query applies (422, 503). A version whose stored manifest no longer passes validation answers 503 \"This dashboard is temporarily unavailable\", without details.",
   tags: ["Dashboards"],
   access: "public",
   credentials: "none",
@@ -313,7 +314,7 @@ export const queryPublicDashboard = defineEndpoint({
   path: "/api/v1/public/query",
   summary: "Widget data for a public dashboard",
   description:
-    "No sign-in: answers for the current published version of a dashboard whose manifest says `platform.public: true`, read under its publisher's location scope; 404 for anything else. Cookies and Authorization headers are ignored.",
+    "No sign-in: answers for the current published version of a dashboard whose manifest says `platform.public: true`, read under its publisher's location scope; 404 for anything else; 503 \"This dashboard is temporarily unavailable\" (no details) while its stored manifest no longer passes validation. Cookies and Authorization headers are ignored.",
   tags: ["Dashboards"],
   access: "public",
   credentials: "none",
