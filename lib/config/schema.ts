@@ -45,7 +45,7 @@ const Env = z.object({
   /** User SQL statements running at once in one process (the reader pool's size on a server; the embedded analytics engine runs one). */
   QUARRY_USER_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(4),
   /** Of those, at most this many for one organization; the rest of its requests wait their turn. */
-  QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(2),
+  QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(1),
   /** How long a request waits for a user-SQL slot before it answers 503 with Retry-After. */
   QUARRY_USER_SQL_QUEUE_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
