@@ -54,14 +54,17 @@ if (!process.env.DATABASE_URL) {
   const dataDir = path.resolve(process.env.QUARRY_DATA_DIR || ".data");
   try {
     // Held for the life of this process; the operating system releases it however the process ends.
-    await lockDataDir(dataDir, { processName: `Quarry server on port ${port}` });
+    await lockDataDir(dataDir, { processName: `Quarry server on port ${server.address().port}` });
   } catch (error) {
     console.error(error instanceof DataDirLocked ? error.message : `Quarry cannot lock QUARRY_DATA_DIR ${dataDir}: ${error.message}`);
     process.exit(1);
   }
 }
 
-// 3. The app: prepare() runs instrumentation.ts, which opens the database and boots (lib/boot.ts).
+// 3. The app: prepare() starts instrumentation.ts, which opens the database and boots (lib/boot.ts). prepare() does
+// not wait for that boot, so instrumentation.ts reports its end through this hook (issue 32: "ready" only once it is).
+const booted = new Promise((resolve, reject) => (globalThis[Symbol.for("quarry.boot")] = { resolve, reject }));
+booted.catch(() => undefined); // a failure while prepare() still runs is reported below, not as an unhandled rejection
 const app = next({ dev: false, hostname: "localhost", port });
 try {
   await app.prepare();
@@ -71,6 +74,12 @@ try {
 }
 handle = app.getRequestHandler();
 markReady();
+try {
+  await booted;
+} catch (error) {
+  console.error("Quarry failed to start:", error);
+  process.exit(1);
+}
 // One line for whoever started it, printed only now that the database is open and the boot finished.
 const publicUrl = process.env.QUARRY_PUBLIC_URL || `http://localhost:${server.address().port}`;
 const demo = process.env.QUARRY_SEED_DEMO === "false" ? "" : " and sign in as admin@acme.test / quarry-demo (the demo accounts are on the sign-in page)";
