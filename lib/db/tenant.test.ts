@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { Unavailable } from "@/lib/errors";
 import { getDb } from "./client";
 import { withTenant } from "./tenant";
 
@@ -89,5 +90,21 @@ describe("tenant settings cannot be changed from inside a tenant transaction", (
       { role: "reader", readOnly: true, timeZone: "Europe/Berlin", statementTimeoutMs: 1500 },
     );
     expect(row).toEqual({ tz: "Europe/Berlin", timeout: "1500ms" });
+  });
+});
+
+describe("a tenant transaction that cannot get a connection in time", () => {
+  it("answers busy with Retry-After (503), not a defect (500)", async () => {
+    const db = await getDb();
+    // Hold every connection of the pool, then ask for one more.
+    const max = (db.pool.options as { max?: number }).max ?? 10;
+    const held = await Promise.all(Array.from({ length: max }, () => db.pool.connect()));
+    try {
+      const error = await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe("SELECT 1 AS one"), { connectionWaitMs: 200 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Unavailable);
+      expect((error as Unavailable).retryAfterSeconds).toBe(5);
+    } finally {
+      for (const client of held) client.release();
+    }
   });
 });

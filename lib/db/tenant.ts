@@ -21,6 +21,8 @@ export interface TenantOptions {
   statementTimeoutMs?: number;
   /** Upper bound on the whole transaction (Prisma's interactive transaction timeout). */
   timeoutMs?: number;
+  /** How long to wait for a connection before answering busy (503); 30 s unless said. */
+  connectionWaitMs?: number;
   /** IANA time zone for the transaction (how `date` values meet `timestamptz` bounds). */
   timeZone?: string;
   /**
@@ -53,7 +55,7 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
       await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[role]}`);
       return work(tx);
     },
-    { timeout: options.timeoutMs ?? 30_000, maxWait: 30_000 },
+    { timeout: options.timeoutMs ?? 30_000, maxWait: options.connectionWaitMs ?? 30_000 },
   ));
   return result;
 }
