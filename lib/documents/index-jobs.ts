@@ -51,9 +51,13 @@ const jobPrincipal = (orgId: string): Principal => ({ userId: "system:indexer", 
 
 const prepared = new WeakMap<PgBoss, Promise<void>>();
 
-/** The process's pg-boss (lib/notifications/pipeline/queue.ts) with the documents queues created. */
+/**
+ * The process's pg-boss (lib/notifications/pipeline/queue.ts) with the documents queues created. Sending
+ * needs no maintenance: a process that only sends (a web process beside `npm run worker`, a script, a
+ * test) opens it without; a worker process has opened it with maintenance before (its first caller decides).
+ */
 export async function indexQueue(): Promise<PgBoss> {
-  const boss = await getQueue();
+  const boss = await getQueue(false);
   let ready = prepared.get(boss);
   if (!ready) {
     ready = createQueues(boss);
@@ -261,6 +265,8 @@ export async function sweepIndexRequests(): Promise<number> {
  * start, so a restarted worker picks up what a killed one left.
  */
 export async function startIndexWorker(): Promise<PgBoss> {
+  // With maintenance (handing out again the jobs of dead workers, the sweep's schedule), unless already open.
+  await getQueue(true);
   const boss = await indexQueue();
   const consumers = (await getDb()).kind === "postgres" ? 2 : 1;
   for (let i = 0; i < consumers; i++) {
