@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { exportJWK, generateKeyPair } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { issuerKeyFile, localIssuerKey } from "@/lib/auth/local-issuer";
@@ -42,6 +43,17 @@ describe("npm run token", () => {
     expect(run.stderr).toContain(`signed with ${issuerKeyFile(dataDir)}`);
     const principal = await principalFromBearer(run.stdout.trim().split("\n").at(-1)!);
     expect(principal).toMatchObject({ role: "admin", userId: "usr_acme_admin" });
+  });
+
+  it("a token signed with another folder's key gets a 401 that says so", async () => {
+    const other = tempFolder();
+    const { privateKey } = await generateKeyPair("ES256", { extractable: true });
+    fs.writeFileSync(issuerKeyFile(other), JSON.stringify({ ...(await exportJWK(privateKey)), kid: "local-other", alg: "ES256" }));
+    const run = await token({ QUARRY_DATA_DIR: other });
+    expect(run.code).toBe(0);
+    await expect(principalFromBearer(run.stdout.trim())).rejects.toThrow(
+      "Token signature is invalid: it was signed by another local issuer key (kid 'local-other'); run npm run token with the QUARRY_DATA_DIR this server uses",
+    );
   });
 
   it("refuses a folder no server has used, naming it and the command for another folder, and creates nothing", async () => {

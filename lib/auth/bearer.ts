@@ -1,5 +1,5 @@
 import "server-only";
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { config } from "@/lib/config";
 import { Unauthenticated, Forbidden } from "@/lib/errors";
 import { findOrganization } from "./directory";
@@ -20,7 +20,27 @@ async function verifyJwt(token: string): Promise<JWTPayload> {
   if (auth.jwksUrl) {
     return (await jwtVerify(token, jwksSingleton.get(), options)).payload;
   }
-  return (await jwtVerify(token, (await localIssuerKey()).publicKey, options)).payload;
+  const key = await localIssuerKey();
+  try {
+    return (await jwtVerify(token, key.publicKey, options)).payload;
+  } catch (error) {
+    // The usual cause (issue 32): a token from `npm run token` run against another data folder, whose key this server
+    // does not have. Say so, without naming this server's folder.
+    if ((error as { code?: unknown } | null)?.code === joseErrors.JWSSignatureVerificationFailed.code && otherKid(token, key.kid)) {
+      throw new Unauthenticated(`Token signature is invalid: it was signed by another local issuer key (kid '${otherKid(token, key.kid)}'); run npm run token with the QUARRY_DATA_DIR this server uses`);
+    }
+    throw error;
+  }
+}
+
+/** The token's key id when it names one other than `kid`. */
+function otherKid(token: string, kid: string): string | null {
+  try {
+    const header = decodeProtectedHeader(token);
+    return typeof header.kid === "string" && header.kid !== kid ? header.kid : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -42,7 +62,7 @@ export async function principalFromBearer(token: string): Promise<Principal> {
   try {
     payload = await verifyJwt(token);
   } catch (error) {
-    throw new Unauthenticated(describeJoseError(error));
+    throw error instanceof Unauthenticated ? error : new Unauthenticated(describeJoseError(error));
   }
   const { claims } = config().auth;
   const orgClaim = payload[claims.org];
