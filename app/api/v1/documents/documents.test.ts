@@ -161,6 +161,10 @@ describe("documents API", () => {
     const txt = (await create("binary.txt")).json.id as string;
     expect((await put(txt, Buffer.from([0x68, 0x69, 0x00, 0x01]))).status).toBe(415);
     expect((await put(pdf, files.pdf, { type: "image/png" })).status).toBe(415);
+    // A multipart form (curl -F file=@…) is not the file's bytes: 415, as the README's upload example says (issue 32).
+    const form = `--b\r\nContent-Disposition: form-data; name="file"; filename="fake.pdf"\r\nContent-Type: application/pdf\r\n\r\n`;
+    const multipart = await put(pdf, Buffer.concat([Buffer.from(form), files.pdf, Buffer.from("\r\n--b--\r\n")]), { type: "multipart/form-data; boundary=b" });
+    expect(multipart.status).toBe(415);
     for (const id of [pdf, docx, txt]) {
       const record = await call(one.GET, "GET", `/api/v1/documents/${id}`, { token: admin, params: { id } });
       expect(record.json).toMatchObject({ status: "created", size_bytes: null, checksum_sha256: null });
