@@ -34,8 +34,12 @@ export function useDashboards(fallbackData: Fallback<typeof listDashboards>) {
   return useApiRead(listDashboards, { query: {} }, { fallbackData });
 }
 
-/** Status chips follow other admins' uploads every few seconds, and progress bars every 0.7 s while anything indexes. */
+/**
+ * Status chips follow other admins' uploads every few seconds, queued index jobs every 2 s, and progress
+ * bars every 0.7 s while anything indexes: one list request per open tab (none while it is hidden).
+ */
 export const DOCUMENTS_POLL_MS = 4000;
+export const DOCUMENTS_QUEUED_POLL_MS = 2000;
 export const DOCUMENTS_INDEXING_POLL_MS = 700;
 
 export function useDocuments(filter: { q: string; status: "" | DocumentStatus; limit: number }, fallbackData: Fallback<typeof listDocuments>) {
@@ -45,7 +49,12 @@ export function useDocuments(filter: { q: string; status: "" | DocumentStatus; l
     {
       fallbackData,
       keepPreviousData: true,
-      refreshInterval: (latest) => (latest?.items.some((d) => d.status === "indexing") ? DOCUMENTS_INDEXING_POLL_MS : DOCUMENTS_POLL_MS),
+      refreshInterval: (latest) =>
+        latest?.items.some((d) => d.status === "indexing")
+          ? DOCUMENTS_INDEXING_POLL_MS
+          : latest?.items.some((d) => d.index_job?.state === "queued")
+            ? DOCUMENTS_QUEUED_POLL_MS
+            : DOCUMENTS_POLL_MS,
     },
   );
 }

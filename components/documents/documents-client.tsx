@@ -132,11 +132,11 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
   async function index(doc: DocumentRecord) {
     setBusy(doc.id, true);
     setIndexError(doc.id, null);
-    // The POST answers only when indexing ends; meanwhile the record carries the progress, and the list
-    // polls fast while a document shows `indexing`.
-    await replaceRow({ ...doc, status: "indexing", index_progress_done: 0, index_progress_total: 0 });
+    // The POST queues the job and answers at once (202); the list then follows the job's state and
+    // progress (it polls faster while a document is queued or indexing).
     try {
-      await replaceRow(await startIndexing(doc.id));
+      const record = await startIndexing(doc.id);
+      if (record) await replaceRow(record);
     } catch (error) {
       setIndexError(doc.id, (error as Error).message);
       const record = await fetchRecord(doc.id).catch(() => null);
@@ -273,11 +273,11 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
                             <button
                               type="button"
                               className="button"
-                              disabled={!doc.checksum_sha256 || doc.status === "indexing" || busyIds.has(doc.id) || !embedding.configured}
+                              disabled={!doc.checksum_sha256 || doc.status === "indexing" || doc.index_job?.state === "queued" || busyIds.has(doc.id) || !embedding.configured}
                               title={!embedding.configured ? "The embedding provider is not configured" : !doc.checksum_sha256 ? "Upload a file first" : undefined}
                               onClick={() => void index(doc)}
                             >
-                              {doc.chunk_count > 0 || doc.index_model ? "Re-index" : "Index"}
+                              {doc.index_job?.state === "failed" ? "Retry" : doc.chunk_count > 0 || doc.index_model ? "Re-index" : "Index"}
                             </button>
                             {(doc.chunk_count > 0 || doc.index_model) && (
                               <button type="button" className="button" disabled={doc.status === "indexing" || busyIds.has(doc.id)} onClick={() => void unindex(doc)}>

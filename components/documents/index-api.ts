@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { downloadDocument, getDocument, type DocumentRecord } from "@/lib/documents/contract";
 import { EmbeddingConfig, indexDocument, removeDocumentIndex, searchDocuments, type SearchResponse } from "@/lib/documents/search-contract";
-import { ApiClientError, callApi } from "@/components/api-client";
+import { ApiClientError, callApi, errorFromResponse } from "@/components/api-client";
 
 /** What GET …/documents/embedding-config answers, as the contract defines it. */
 export type EmbeddingView = z.output<typeof EmbeddingConfig>;
@@ -9,11 +9,19 @@ export type SearchMode = SearchResponse["mode"];
 export type SearchResultView = SearchResponse;
 
 /**
- * Indexes a document. The request lasts as long as the indexing does and
- * resolves with the finished record; progress is read from the record meanwhile.
+ * Queues a document's indexing (`Prefer: respond-async`: 202 at once) and answers the record as it
+ * now stands; the job runs on the server whether or not this page stays open, and the list follows
+ * its state and progress.
  */
-export function startIndexing(documentId: string): Promise<DocumentRecord> {
-  return callApi(indexDocument, { params: { id: documentId } });
+export async function startIndexing(documentId: string): Promise<DocumentRecord | null> {
+  const res = await fetch(indexDocument.path.replace("{id}", encodeURIComponent(documentId)), {
+    method: "POST",
+    headers: { prefer: "respond-async" },
+    cache: "no-store",
+    credentials: "same-origin",
+  });
+  if (!res.ok) throw await errorFromResponse(res);
+  return fetchRecord(documentId);
 }
 
 export async function removeIndex(documentId: string): Promise<void> {

@@ -8,8 +8,22 @@ import styles from "./documents.module.css";
  */
 export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; activeModel: string; error: string | null }) {
   const modelStale = doc.index_model_stale && doc.status !== "indexing";
+  const job = doc.index_job;
+  const queued = job?.state === "queued" && doc.status !== "indexing";
+  // A job given up while a previous index stays in use (status indexed): its reason is the job's.
+  const jobFailure = job?.state === "failed" && job.reason && job.reason !== doc.status_reason ? job.reason : null;
   return (
     <div className={styles.indexState}>
+      {queued && (
+        <span className="muted" data-testid="index-queued" title={job.reason ?? undefined}>
+          {job.attempts > 0 && job.next_attempt_at
+            ? `Attempt ${job.attempts} failed; retrying at ${new Date(job.next_attempt_at).toLocaleTimeString()}`
+            : job.reason?.startsWith("waiting")
+              ? "Queued: waiting for other documents to finish"
+              : "Queued for indexing"}
+        </span>
+      )}
+      {queued && job.attempts > 0 && job.reason && <span className={styles.failReason}>{job.reason}</span>}
       {doc.status === "indexing" && (
         <div className={styles.indexProgress} data-testid="index-progress">
           {doc.index_progress_total > 0 ? (
@@ -42,7 +56,10 @@ export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; a
         </span>
       )}
       {doc.status === "failed" && doc.status_reason && (
-        <span className={styles.failReason} data-testid="failure-reason">{doc.status_reason}</span>
+        <span className={styles.failReason} data-testid="failure-reason">{job?.state === "failed" && job.reason ? job.reason : doc.status_reason}</span>
+      )}
+      {jobFailure && doc.status !== "failed" && (
+        <span className={styles.failReason} data-testid="failure-reason">{jobFailure}</span>
       )}
       {error && error !== doc.status_reason && (
         <span className={styles.failReason} role="alert">{error}</span>
