@@ -4,11 +4,15 @@
 // The lock is a listening Unix domain socket, `quarry.lock` in the data folder (a named pipe on
 // Windows). Node has no flock(); a listening socket is the exclusive resource it does have, and the
 // operating system releases it with the last process holding it, however that process ends:
-//   - bind() fails with EADDRINUSE while the file exists;
+//   - a starter binds and listens on a socket under a random name, then hard-links it to
+//     `quarry.lock`: link() fails with EEXIST while the name exists, so exactly one starter gets it,
+//     and the name only ever appears already listening (bind and listen are two system calls; a
+//     socket seen between them would look dead);
 //   - connect() reaches a live holder, which answers with who it is (pid, process, since);
 //   - a file left by a process that died (SIGKILL, power loss) refuses connections (ECONNREFUSED):
-//     it is stale, and is removed under a short takeover mutex (an O_EXCL file) so two starters
-//     cannot both remove it and both bind.
+//     it is stale, and is removed under a short takeover mutex (an O_EXCL file), only while the name
+//     still is the very file that was found dead (inode and change time), so a starter that was slow
+//     cannot remove the next holder's file.
 // The holder passes the listening socket to every embedded engine process it forks
 // (lib/db/embedded-engine.ts), so the lock lasts until the last of them has exited: an engine
 // orphaned by a killed server keeps the folder locked while it shuts down, and a new server waits
@@ -68,37 +72,80 @@ export async function lockDataDir(dir, { processName = defaultProcessName(), wai
   const address = lockAddress(real);
   const deadline = Date.now() + waitMs;
   let waited = false;
+  const server = net.createServer((socket) => {
+    socket.on("error", () => undefined);
+    socket.end(`${JSON.stringify(holder)}\n`);
+  });
   try {
-    const server = net.createServer((socket) => {
-      socket.on("error", () => undefined);
-      socket.end(`${JSON.stringify(holder)}\n`);
-    });
-    for (;;) {
-      const bound = await listen(server, address.path);
-      if (bound === true) break;
-      if (bound !== "EADDRINUSE") throw Object.assign(new Error(`cannot lock QUARRY_DATA_DIR ${real}: ${bound}`), { code: bound });
-      const found = await probe(address.path);
-      if (found.state === "alive") {
-        // A silent holder is busy (an orphaned engine inside a statement, until its watchdog ends it): wait, as for one shutting down.
-        if ((found.holder === undefined || ownerGone(found.holder)) && Date.now() < deadline) {
-          if (!waited) logWaiting(real, found.holder, deadline);
-          waited = true;
-          await sleep(200);
-          continue;
-        }
-        throw new DataDirLocked(real, found.holder);
+    await take(server, address, real, async (found) => {
+      // A silent holder is busy (an orphaned engine inside a statement, until its watchdog ends it): wait, as for one shutting down.
+      if ((found.holder === undefined || ownerGone(found.holder)) && Date.now() < deadline) {
+        if (!waited) logWaiting(real, found.holder, deadline);
+        waited = true;
+        await sleep(200);
+        return;
       }
-      if (found.state === "stale") await removeStale(address.path);
-    }
-    // The server must not keep a script alive, and nothing here may end the process.
-    server.unref();
-    server.on("error", () => undefined);
-    const entry = { dir: real, server, holder, refs: 1, address };
-    registry.set(real, entry);
-    return handleOf(entry);
+      throw new DataDirLocked(real, found.holder);
+    });
   } catch (error) {
+    server.close();
     address.cleanup();
     throw error;
+  }
+  // The server must not keep a script alive, and nothing here may end the process.
+  server.unref();
+  server.on("error", () => undefined);
+  const entry = { dir: real, server, holder, refs: 1, address, identity: identityOf(address.path) };
+  registry.set(real, entry);
+  return handleOf(entry);
+}
+
+/**
+ * Makes `server` the one listening at `address.path`. `onHeld` is called for a live holder: it
+ * returns to try again, or throws.
+ */
+async function take(server, address, real, onHeld) {
+  const fail = (code) => Object.assign(new Error(`cannot lock QUARRY_DATA_DIR ${real}: ${code}`), { code });
+  if (process.platform === "win32") {
+    // A named pipe vanishes with its last handle: never stale, and creating it is the exclusive step.
+    for (;;) {
+      const bound = await listen(server, address.path);
+      if (bound === true) return;
+      if (bound !== "EADDRINUSE") throw fail(bound);
+      const found = await probe(address.path);
+      if (found.state === "alive") await onHeld(found);
+    }
+  }
+  const temporary = `${address.path}.${crypto.randomBytes(4).toString("hex")}`;
+  const bound = await listen(server, temporary);
+  if (bound !== true) throw fail(bound);
+  try {
+    for (;;) {
+      try {
+        fs.linkSync(temporary, address.path);
+        return;
+      } catch (error) {
+        if (error.code !== "EEXIST") throw error;
+      }
+      const identity = identityOf(address.path);
+      if (!identity) continue;
+      const found = await probe(address.path);
+      if (found.state === "alive") await onHeld(found);
+      else if (found.state === "stale") await removeStale(address.path, identity);
+    }
+  } finally {
+    // The socket stays reachable through the lock's name; closing the server later removes nothing else.
+    fs.rmSync(temporary, { force: true });
+  }
+}
+
+/** What tells one file at a path from the next one there: inode and change time (inode numbers are reused). */
+function identityOf(file) {
+  try {
+    const stat = fs.lstatSync(file, { bigint: true });
+    return `${stat.dev}:${stat.ino}:${stat.ctimeNs}`;
+  } catch {
+    return null;
   }
 }
 
@@ -135,7 +182,7 @@ function handleOf(entry) {
     dir: entry.dir,
     holder: entry.holder,
     /**
-     * Drops this reference; the last one closes the socket (which also removes its file). Call it
+     * Drops this reference; the last one removes the lock's name and closes the socket. Call it
      * only after the engines this process started have exited: they share the socket, and closing
      * it here removes the file they still listen on.
      */
@@ -145,6 +192,8 @@ function handleOf(entry) {
       entry.refs -= 1;
       if (entry.refs > 0) return;
       registry.delete(entry.dir);
+      // The name first, while this socket still answers on it (no one can have taken it over), then the socket.
+      if (process.platform !== "win32" && identityOf(entry.address.path) === entry.identity) fs.rmSync(entry.address.path, { force: true });
       entry.server.close();
       entry.address.cleanup();
     },
@@ -174,7 +223,8 @@ function lockAddress(real) {
     return { path: `\\\\?\\pipe\\quarry-lock-${name}`, cleanup: () => undefined };
   }
   const direct = path.join(real, LOCK_FILE);
-  if (Buffer.byteLength(direct) <= MAX_SOCKET_PATH) return { path: direct, cleanup: () => undefined };
+  // Room for the temporary name's suffix (take()).
+  if (Buffer.byteLength(direct) + 9 <= MAX_SOCKET_PATH) return { path: direct, cleanup: () => undefined };
   const alias = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-lock-"));
   fs.symlinkSync(real, path.join(alias, "d"));
   return { path: path.join(alias, "d", LOCK_FILE), cleanup: () => fs.rmSync(alias, { recursive: true, force: true }) };
@@ -245,11 +295,11 @@ function ownerGone(holder) {
 }
 
 /**
- * Removes a stale lock file. Under a takeover mutex, and only after probing again inside it: a
- * starter that found the file stale just before another removed it and bound a new one must not
- * remove the new one.
+ * Removes a stale lock file: under a takeover mutex, only while the name still is the file that was
+ * found dead (`identity`), and only if it still refuses connections. Another starter may have removed
+ * it and linked a live one meanwhile; that one is left alone.
  */
-async function removeStale(address) {
+async function removeStale(address, identity) {
   const mutex = `${address}.takeover`;
   try {
     fs.writeFileSync(mutex, `${process.pid}\n`, { flag: "wx" });
@@ -264,7 +314,7 @@ async function removeStale(address) {
     return;
   }
   try {
-    if ((await probe(address)).state === "stale") fs.rmSync(address, { force: true });
+    if (identityOf(address) === identity && (await probe(address)).state === "stale" && identityOf(address) === identity) fs.rmSync(address, { force: true });
   } finally {
     fs.rmSync(mutex, { force: true });
   }

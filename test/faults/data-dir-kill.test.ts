@@ -66,6 +66,7 @@ const kill = (server: Server) =>
 
 interface CallOptions {
   token: string;
+  url?: string;
   body?: unknown;
   rawBody?: string;
   headers?: Record<string, string>;
@@ -110,6 +111,8 @@ type Ack = "create" | "upload" | "index" | "dashboard" | "publish";
 function writeUntilKilled(server: Server, token: string, round: number, onAck: (kind: Ack) => void): { stop: () => void; done: Promise<void> } {
   let stopped = false;
   let n = 0;
+  // Publishing and indexing are rate limited per user (30 a minute): a refused write is not acknowledged; wait a little.
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 1_000));
   const documents = async () => {
     while (!stopped) {
       const name = `kill-${round}-${n++}`;
@@ -119,11 +122,17 @@ function writeUntilKilled(server: Server, token: string, round: number, onAck: (
       acked.documents.set(id, {});
       onAck("create");
       const text = `${name}: ${"Pallets of zinc leave Rotterdam on Tuesdays; copper cathodes leave Antwerp on Fridays. ".repeat(40 + (n % 7) * 20)}`;
-      const upload = await call(server, "app/api/v1/documents/[id]/upload", "POST", { token, params: { id }, rawBody: text, headers: { "content-type": "text/plain" } });
+      // Not indexed on upload (?index=false): the index request below is its own acknowledged write.
+      const upload = await call(server, "app/api/v1/documents/[id]/upload", "POST", { token, url: `/api/v1/documents/${id}/upload?index=false`, params: { id }, rawBody: text, headers: { "content-type": "text/plain" } });
+      if (upload.status === 429) continue;
       if (upload.status !== 200) throw new Error(`upload answered ${upload.status}: ${JSON.stringify(upload.json)}`);
       acked.documents.set(id, { checksum: upload.json.checksum_sha256 });
       onAck("upload");
       const indexed = await call(server, "app/api/v1/documents/[id]/index", "POST", { token, params: { id } });
+      if (indexed.status === 429) {
+        await pause();
+        continue;
+      }
       if (indexed.status !== 200) throw new Error(`index answered ${indexed.status}: ${JSON.stringify(indexed.json)}`);
       acked.documents.set(id, { checksum: upload.json.checksum_sha256, indexed: true });
       onAck("index");
@@ -138,6 +147,10 @@ function writeUntilKilled(server: Server, token: string, round: number, onAck: (
       acked.dashboards.set(id, {});
       onAck("dashboard");
       const published = await call(server, "app/api/v1/custom-dashboards/[id]/publish", "POST", { token, params: { id } });
+      if (published.status === 429) {
+        await pause();
+        continue;
+      }
       if (published.status !== 200) throw new Error(`publish answered ${published.status}: ${JSON.stringify(published.json)}`);
       acked.dashboards.set(id, { version: published.json.published_version ?? published.json.version });
       onAck("publish");
