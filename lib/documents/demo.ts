@@ -36,6 +36,8 @@ export async function seedDemoDocuments(): Promise<number> {
         body: Readable.toWeb(fs.createReadStream(/*turbopackIgnore: true*/ file)) as ReadableStream<Uint8Array>,
         declaredType: DOCUMENT_TYPES[record.extension].contentType,
         declaredLength: fs.statSync(/*turbopackIgnore: true*/ file).size,
+        // Indexed right below (when a provider is usable), not queued.
+        index: false,
       });
       // Without a usable embedding provider the files stay uploaded; an admin indexes them once it is configured.
       if (canIndex) await invoke(indexDocument, admin, { params: { id: record.id } });

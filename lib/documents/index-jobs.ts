@@ -52,12 +52,12 @@ const jobPrincipal = (orgId: string): Principal => ({ userId: "system:indexer", 
 const prepared = new WeakMap<PgBoss, Promise<void>>();
 
 /**
- * The process's pg-boss (lib/notifications/pipeline/queue.ts) with the documents queues created. Sending
- * needs no maintenance: a process that only sends (a web process beside `npm run worker`, a script, a
- * test) opens it without; a worker process has opened it with maintenance before (its first caller decides).
+ * The process's pg-boss (lib/notifications/pipeline/queue.ts) with the documents queues created. Opened with
+ * maintenance where the worker runs (`in_process_worker`), as every caller of getQueue() does: its first
+ * caller decides, and the start-up's demo documents are indexed before the workers start.
  */
 export async function indexQueue(): Promise<PgBoss> {
-  const boss = await getQueue(false);
+  const boss = await getQueue();
   let ready = prepared.get(boss);
   if (!ready) {
     ready = createQueues(boss);
