@@ -63,6 +63,12 @@ export function useEmbeddingConfig(fallbackData: Fallback<typeof getEmbeddingCon
   return useApiRead(getEmbeddingConfig, {}, { fallbackData });
 }
 
+/** While a rule's run waits for evaluation or its deliveries are under way, the rules and delivery health follow it every 2 s. */
+export const RULE_RUN_POLL_MS = 2000;
+const UNDER_WAY = new Set(["pending", "sending", "retrying"]);
+const runUnderWay = (rule: ResponseOf<typeof listRules>["items"][number]) =>
+  rule.last_run?.status === "queued" || (rule.last_run?.deliveries.some((d) => UNDER_WAY.has(d.status)) ?? false);
+
 /** What the notifications admin page reads; the health window and the pages are the server render's. */
 export function useNotificationsAdmin(initial: {
   channels: Fallback<typeof listChannelConfigs>;
@@ -77,11 +83,11 @@ export function useNotificationsAdmin(initial: {
   deadLetterPage: PageQuery;
 }) {
   const channels = useApiRead(listChannelConfigs, {}, { fallbackData: initial.channels });
-  const rules = useApiRead(listRules, { query: initial.listPage }, { fallbackData: initial.rules });
+  const rules = useApiRead(listRules, { query: initial.listPage }, { fallbackData: initial.rules, refreshInterval: (latest) => (latest?.items.some(runUnderWay) ? RULE_RUN_POLL_MS : 0) });
   const groups = useApiRead(listGroupSubscriptions, { query: initial.listPage }, { fallbackData: initial.groups });
   const unsubscribes = useApiRead(listUnsubscribes, { query: initial.listPage }, { fallbackData: initial.unsubscribes });
   const quietHours = useApiRead(getQuietHours, {}, { fallbackData: initial.quietHours });
-  const health = useApiRead(deliveryHealth, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health });
+  const health = useApiRead(deliveryHealth, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health, refreshInterval: () => (rules.data?.items.some(runUnderWay) ? RULE_RUN_POLL_MS : 0) });
   const deadLetters = useApiRead(listDeadLetters, { query: initial.deadLetterPage }, { fallbackData: initial.deadLetters });
   return {
     channels: channels.data,

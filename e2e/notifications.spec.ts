@@ -113,10 +113,12 @@ test("an admin configures email against a real SMTP server, fans a new rule out 
 
   const before = smtp.received.length;
   await ruleRow(page, EMAIL_RULE).getByRole("button", { name: "Run now" }).click();
-  await expect(ruleRow(page, EMAIL_RULE).getByRole("status")).toHaveText("Queued: deliveries appear below shortly.");
+  await expect(ruleRow(page, EMAIL_RULE).getByRole("status")).toHaveText("Queued: the outcome appears under Last run.");
   await expect.poll(() => smtp.received.slice(before).filter((m) => m.to.includes(MEMBER)).length, { timeout: 45_000 }).toBe(1);
   const alert = smtp.received.slice(before).find((m) => m.to.includes(MEMBER));
   expect(alert?.raw).toContain(`took less than ${FLOOR_TEXT}`);
+  // The rule shows what it did without a reload (issue 32 §5): the page follows a run under way.
+  await expect(ruleRow(page, EMAIL_RULE).getByTestId("last-run")).toContainText(/fired.*Email: \d+ delivered/s, { timeout: 30_000 });
 
   const recent = page.getByRole("table", { name: "Recent deliveries" });
   const delivered = recent.getByRole("row").filter({ hasText: MEMBER });
@@ -132,7 +134,7 @@ test("a permanently failing webhook lands in the dead letters, and a requeue del
   await configureChannel(page, "webhook", { URL: `${receiver.url}/hook`, "Signing secret (16+ characters)": `e2e-secret-${run}-0123456789` });
   await createRule(page, WEBHOOK_RULE, { webhook: true });
   await ruleRow(page, WEBHOOK_RULE).getByRole("button", { name: "Run now" }).click();
-  await expect(ruleRow(page, WEBHOOK_RULE).getByRole("status")).toHaveText("Queued: deliveries appear below shortly.");
+  await expect(ruleRow(page, WEBHOOK_RULE).getByRole("status")).toHaveText("Queued: the outcome appears under Last run.");
 
   const deadRow = section(page, /Dead letters/).getByRole("row").filter({ hasText: WEBHOOK_RULE });
   await reloadUntilVisible(page, deadRow);

@@ -169,7 +169,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
           !creatingRule && <p className="empty-state">No custom rules yet. Clone a base rule with “New rule” to start alerting.</p>
         ) : (
           <Table>
-            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence (UTC cron)</th><th>Next runs (your time)</th><th>Actions</th></tr></thead>
+            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence (UTC cron)</th><th>Next runs (your time)</th><th>Last run</th><th>Actions</th></tr></thead>
             <tbody>
               {rules.map((r) => (
                 <tr key={r.id} data-rule={r.key}>
@@ -182,9 +182,10 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <td>{r.default_channels.map(channelLabel).join(", ")}{r.group_subscriptions > 0 && <div className="muted">+{r.group_subscriptions} email group(s)</div>}</td>
                   <td className={`${styles.mono} ${styles.nowrap}`}>{r.cadence_cron}</td>
                   <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
+                  <td data-testid="last-run"><LastRun rule={r} /></td>
                   <td>
                     <div className={`${styles.row} ${styles.nowrap}`}>
-                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, () => callApi(triggerRule, { params: { id: r.id } }), "Queued: deliveries appear below shortly.")}>Run now</button>
+                      <button className="button" type="button" disabled={!r.enabled} onClick={() => void act(`rule:${r.id}`, () => callApi(triggerRule, { params: { id: r.id } }), "Queued: the outcome appears under Last run.")}>Run now</button>
                       <button className="button" type="button" onClick={() => void act(`rule:${r.id}`, () => callApi(updateRule, { params: { id: r.id }, body: { enabled: !r.enabled } }), r.enabled ? "Disabled." : "Enabled.")}>{r.enabled ? "Disable" : "Enable"}</button>
                     </div>
                     <Result value={flash[`rule:${r.id}`] ?? null} />
@@ -432,5 +433,27 @@ function UnsubscribeForm({ rules, groups, onDone }: { rules: Rule[]; groups: Gro
       <button className="button" type="submit">Unsubscribe</button>
       <Result value={status} />
     </form>
+  );
+}
+
+const RUN_CHIP = { queued: "", fired: "warn", quiet: "good", error: "bad" } as const;
+const RUN_TEXT = { queued: "queued", fired: "fired", quiet: "nothing to report", error: "failed" } as const;
+
+/** What a rule did last: its run's outcome, when, the deliveries per channel, or the evaluation's error (issue 32). */
+function LastRun({ rule }: { rule: Rule }) {
+  const run = rule.last_run;
+  if (!run) return <span className="muted">not run yet</span>;
+  const byChannel = new Map<string, string[]>();
+  for (const d of run.deliveries) byChannel.set(d.channel, [...(byChannel.get(d.channel) ?? []), `${d.count} ${d.status}`]);
+  return (
+    <div>
+      <span className={`chip ${RUN_CHIP[run.status]}`}>{RUN_TEXT[run.status]}</span>{" "}
+      <span className={`muted ${styles.nowrap}`}>{when(run.finished_at ?? run.scheduled_for)}{run.trigger === "manual" ? " · Run now" : ""}</span>
+      {[...byChannel].map(([channel, outcomes]) => (
+        <div key={channel}>{channelLabel(channel)}: {outcomes.join(", ")}</div>
+      ))}
+      {run.error && <div className={`${styles.mono} ${styles.failed}`}>{run.error}</div>}
+      <div className="muted">fired {rule.fired_runs} time{rule.fired_runs === 1 ? "" : "s"} in all</div>
+    </div>
   );
 }

@@ -135,6 +135,22 @@ export const UpdateRuleBody = z
   .meta({ id: "CustomRuleUpdate" });
 export type UpdateRuleBody = z.output<typeof UpdateRuleBody>;
 
+export const RuleRunView = z
+  .object({
+    id: z.string(),
+    trigger: z.enum(["cron", "manual"]).describe("cron: its schedule; manual: Run now (POST …/trigger)"),
+    scheduled_for: ts,
+    status: z
+      .enum(["queued", "fired", "quiet", "error"])
+      .describe("queued: waiting to be evaluated; fired: the condition held and deliveries were made; quiet: evaluated, nothing to send; error: the evaluation failed (see error)"),
+    finished_at: ts.nullable(),
+    error: z.string().nullable().describe("Why the evaluation failed"),
+    deliveries: z
+      .array(z.object({ channel: ChannelKind, status: z.string().describe("pending, sending, retrying, delivered, skipped or dead"), count: z.number().int() }))
+      .describe("The run's deliveries per channel and outcome"),
+  })
+  .meta({ id: "RuleRun" });
+
 export const RuleView = z
   .object({
     id: z.string(),
@@ -150,6 +166,8 @@ export const RuleView = z
     enabled: z.boolean(),
     next_runs: z.array(ts).describe("The next five occurrences (empty when disabled)"),
     last_scheduled_for: ts.nullable(),
+    last_run: RuleRunView.nullable().describe("What the rule did last (scheduled or manual), null before its first run"),
+    fired_runs: z.number().int().describe("How many of its runs fired (found something to report), all time"),
     group_subscriptions: z.number().int(),
     created_at: ts,
     updated_at: ts,

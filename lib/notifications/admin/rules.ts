@@ -8,13 +8,51 @@ import { type ValidationItem, notFound, conflict, unprocessable, zodIssuesToItem
 import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/pipeline/catalog";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { usableKinds } from "@/lib/notifications/admin/channels";
-import type { CreateRuleBody, RuleView, UpdateRuleBody } from "@/lib/notifications/contract";
+import type { CreateRuleBody, RuleRunView, RuleView, UpdateRuleBody } from "@/lib/notifications/contract";
 import { cronError, nextRuns } from "@/lib/notifications/pipeline/cron";
 import { newId } from "@/lib/ids";
 
 export const listBaseRules = () => ({ items: describeBaseRules() });
 
-export function ruleView(rule: NotificationRule, now: Date, groupSubscriptions = 0): z.input<typeof RuleView> {
+/** What a rule did: its latest run with that run's deliveries per channel and outcome, and how many runs fired. */
+export interface RuleActivity {
+  lastRun: z.input<typeof RuleRunView> | null;
+  firedRuns: number;
+}
+
+const NO_ACTIVITY: RuleActivity = { lastRun: null, firedRuns: 0 };
+
+async function ruleActivity(tx: TenantTx, ruleIds: string[]): Promise<Map<string, RuleActivity>> {
+  if (ruleIds.length === 0) return new Map();
+  const [latest, fired] = await Promise.all([
+    tx.notificationRuleRun.findMany({ where: { ruleId: { in: ruleIds } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], distinct: ["ruleId"] }),
+    tx.notificationRuleRun.groupBy({ by: ["ruleId"], where: { ruleId: { in: ruleIds }, status: "fired" }, _count: true }),
+  ]);
+  const deliveries =
+    latest.length === 0
+      ? []
+      : await tx.notificationDelivery.groupBy({ by: ["runId", "channel", "status"], where: { runId: { in: latest.map((r) => r.id) } }, _count: true, orderBy: [{ runId: "asc" }, { channel: "asc" }, { status: "asc" }] });
+  const firedBy = new Map(fired.map((f) => [f.ruleId, f._count]));
+  const activity = new Map<string, RuleActivity>();
+  for (const run of latest) {
+    const result = run.result as { error?: unknown } | null;
+    activity.set(run.ruleId, {
+      firedRuns: firedBy.get(run.ruleId) ?? 0,
+      lastRun: {
+        id: run.id,
+        trigger: run.trigger as "cron" | "manual",
+        scheduled_for: run.scheduledFor.toISOString(),
+        status: run.status as "queued" | "fired" | "quiet" | "error",
+        finished_at: run.finishedAt?.toISOString() ?? null,
+        error: run.status === "error" && typeof result?.error === "string" ? result.error : null,
+        deliveries: deliveries.filter((d) => d.runId === run.id).map((d) => ({ channel: d.channel as ChannelKind, status: d.status, count: d._count })),
+      },
+    });
+  }
+  return activity;
+}
+
+export function ruleView(rule: NotificationRule, now: Date, groupSubscriptions = 0, activity: RuleActivity = NO_ACTIVITY): z.input<typeof RuleView> {
   return {
     id: rule.id,
     kind: "clone",
@@ -29,6 +67,8 @@ export function ruleView(rule: NotificationRule, now: Date, groupSubscriptions =
     enabled: rule.enabled,
     next_runs: rule.enabled ? nextRuns(rule.cadenceCron, now).map((d) => d.toISOString()) : [],
     last_scheduled_for: rule.lastScheduledFor?.toISOString() ?? null,
+    last_run: activity.lastRun,
+    fired_runs: activity.firedRuns,
     group_subscriptions: groupSubscriptions,
     created_at: rule.createdAt.toISOString(),
     updated_at: rule.updatedAt.toISOString(),
@@ -95,27 +135,28 @@ export async function createRule(principal: Principal, body: CreateRuleBody, now
 }
 
 export async function listRules(principal: Principal, page: PageQuery, now: Date) {
-  const [rules, total, counts] = await withTenant(principal, (tx) =>
-    Promise.all([
+  const [rules, total, counts, activity] = await withTenant(principal, async (tx) => {
+    const [rules, total, counts] = await Promise.all([
       tx.notificationRule.findMany({ orderBy: [{ key: "asc" }, { id: "asc" }], ...pageWindow(page) }),
       tx.notificationRule.count(),
       tx.notificationGroupSubscription.groupBy({ by: ["ruleId"], _count: true }),
-    ]),
-  );
+    ]);
+    return [rules, total, counts, await ruleActivity(tx, rules.map((r) => r.id))] as const;
+  });
   const byRule = new Map(counts.map((c) => [c.ruleId, c._count]));
   return pageBody(
-    rules.map((r) => ruleView(r, now, byRule.get(r.id) ?? 0)),
+    rules.map((r) => ruleView(r, now, byRule.get(r.id) ?? 0, activity.get(r.id))),
     total,
     page,
   );
 }
 
 export async function getRule(principal: Principal, id: string, now: Date) {
-  const [rule, subs] = await withTenant(principal, (tx) =>
-    Promise.all([tx.notificationRule.findUnique({ where: { id } }), tx.notificationGroupSubscription.count({ where: { ruleId: id } })]),
+  const [rule, subs, activity] = await withTenant(principal, (tx) =>
+    Promise.all([tx.notificationRule.findUnique({ where: { id } }), tx.notificationGroupSubscription.count({ where: { ruleId: id } }), ruleActivity(tx, [id])]),
   );
   if (!rule) throw notFound("Rule");
-  return ruleView(rule, now, subs);
+  return ruleView(rule, now, subs, activity.get(id));
 }
 
 export async function updateRule(principal: Principal, id: string, body: UpdateRuleBody, now: Date) {

@@ -5,7 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig, listChannelConfigs } from "@/lib/notifications/admin/channels";
 import { manualClock } from "@/lib/notifications/clock";
-import { createRule, updateRule } from "@/lib/notifications/admin/rules";
+import { createRule, getRule, listRules, updateRule } from "@/lib/notifications/admin/rules";
 import { createGroupSubscription } from "@/lib/notifications/admin/group-subscriptions";
 import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
@@ -327,5 +327,36 @@ describe("delivery", () => {
     await putChannelConfig(acme, "slack", { enabled: true, config: { mode: "webhook" } });
     const [d] = await deliveriesOf(rule.id);
     expect(d).toMatchObject({ status: "skipped", reason: "channel not configured or disabled" });
+  });
+});
+
+// Issue 32 §5: triggering a rule answered 202, and then nothing showed what happened.
+describe("what a rule did", () => {
+  it("shows its last run, what it delivered per channel and how many runs fired, through get and list", async () => {
+    clock.set(START);
+    const rule = await newRule(["webhook", "in_app"]);
+    expect(rule).toMatchObject({ last_run: null, fired_runs: 0 });
+    await triggerRule(acme, rule.id, rt);
+    expect((await getRule(acme, rule.id, clock.now())).last_run).toMatchObject({ trigger: "manual", status: "queued", finished_at: null, deliveries: [] });
+    await drainQueues(rt);
+    const seen = await getRule(acme, rule.id, clock.now());
+    expect(seen.fired_runs).toBe(1);
+    expect(seen.last_run).toMatchObject({ trigger: "manual", status: "fired", error: null, finished_at: expect.any(String) });
+    expect(seen.last_run!.deliveries).toEqual([
+      { channel: "in_app", status: "delivered", count: expect.any(Number) },
+      { channel: "webhook", status: "delivered", count: 1 },
+    ]);
+    const listed = (await listRules(acme, { limit: 200, offset: 0 }, clock.now())).items.find((r) => r.id === rule.id);
+    expect(listed?.last_run).toEqual(seen.last_run);
+  });
+
+  it("shows the error of a failed evaluation", async () => {
+    clock.set(START);
+    const rule = await newRule(["in_app"]);
+    await withTenant(acme, (tx) => tx.notificationRule.update({ where: { id: rule.id }, data: { baseRuleKey: "sales.retired" } }));
+    await triggerRule(acme, rule.id, rt);
+    await drainQueues(rt);
+    const seen = await getRule(acme, rule.id, clock.now());
+    expect(seen).toMatchObject({ fired_runs: 0, last_run: { status: "error", error: "Base rule sales.retired no longer exists", deliveries: [] } });
   });
 });
