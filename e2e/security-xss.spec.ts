@@ -179,7 +179,8 @@ test("a public dashboard opens without sign-in; another organization's private o
   await anonymous.close();
 });
 
-for (const path of ["/", "/dashboards/custom", "/documents", "/chat", "/admin/notifications", "/docs", "/signin", "embed"]) {
+// The manifest editor too: CodeMirror writes its styles into <style> elements, admitted only with the nonce (issue 26).
+for (const path of ["/", "/dashboards/custom", "/dashboards/custom/sample-sales/edit", "/documents", "/chat", "/admin/notifications", "/docs", "/signin", "embed"]) {
   test(`CSP with a nonce on ${path}, and the page works under it`, async ({ page, browser }) => {
     const target = path === "embed" ? `/embed/${embedToken}` : path;
     const context = path === "/signin" ? await browser.newContext({ storageState: { cookies: [], origins: [] } }) : null;
@@ -196,6 +197,10 @@ for (const path of ["/", "/dashboards/custom", "/documents", "/chat", "/admin/no
     await tab.waitForLoadState("networkidle");
     if (path === "/docs") await expect(tab.getByText(/custom-dashboards/).first()).toBeVisible({ timeout: 30_000 });
     if (path === "/signin") await expect(tab.getByRole("button", { name: "Sign in" })).toBeEnabled();
+    // CodeMirror's <style> elements carry the nonce (the CSP admits no other), and images only load from this origin, data: and the organization's list.
+    if (path.endsWith("/edit")) expect(await tab.locator("style[nonce]").count()).toBeGreaterThan(0);
+    expect(csp).toMatch(/(^|; )style-src-elem 'self' 'nonce-[^']+'(;|$)/);
+    expect(csp).toMatch(/(^|; )img-src 'self' data: blob:(;|$)/);
     expect(seen.cspViolations).toEqual([]);
     await context?.close();
   });
