@@ -7,11 +7,11 @@ import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import type { ChatEvent, ChatRequest, ChatSource } from "./contract";
 import { ChatAbortedError, openChatStream, type ModelPiece } from "./model";
-import { buildPrompt, excerpt, passagesAnswer, relevantPassages } from "./prompt";
+import { buildPrompt, excerpt, isRelevant, passagesAnswer, relevantPassages } from "./prompt";
 
 type SearchHit = Awaited<ReturnType<typeof searchDocuments>>["results"][number];
 
-const NO_MATCH = "None of your organization's indexed documents has a passage that matches the question, so there is nothing to answer from. Index more documents or rephrase the question.";
+const NO_MATCH = "Nothing relevant was found: none of your organization's indexed documents has a passage that matches the question, so there is nothing to answer from. Index more documents or rephrase the question.";
 
 /**
  * Answers a chat request as an NDJSON stream: retrieve the caller's passages
@@ -32,7 +32,10 @@ export async function answerChat(principal: Principal, request: ChatRequest, cli
   const question = request.messages[request.messages.length - 1].content.trim();
   // Hybrid: full-text ranks rescue exact terms (names, codes) that an embedding alone can rank low.
   const found = await searchDocuments(principal, { query: question, top_k: request.top_k ?? cfg.contextChunks, document_ids: request.document_ids, model: null, mode: "hybrid" });
-  const sources = await toSources(principal, relevantPassages(found.results), question);
+  // Only passages that answer to the question at all; then the strong ones, cited best (highest shown score) first.
+  const semantic = embedding.provider !== "local";
+  const relevant = relevantPassages(found.results.filter((hit) => isRelevant(hit, semantic))).sort((a, b) => b.similarity - a.similarity);
+  const sources = await toSources(principal, relevant, question);
   const head = (mode: "model" | "passages", notice: string | null): ChatEvent => ({
     type: "sources",
     mode,
@@ -42,8 +45,9 @@ export async function answerChat(principal: Principal, request: ChatRequest, cli
     sources: sources.map((s) => s.source),
   });
 
+  // Nothing relevant: say so plainly, with or without a chat model, rather than cite an unrelated passage.
+  if (sources.length === 0) return ndjsonResponse(fixedAnswer(head(cfg.model ? "model" : "passages", "Nothing relevant was found."), NO_MATCH));
   if (!cfg.model) return ndjsonResponse(fixedAnswer(head("passages", "No chat model is configured: the answer lists the retrieved passages."), passagesAnswer(sources.map((s) => s.prompt), question)));
-  if (sources.length === 0) return ndjsonResponse(fixedAnswer(head("model", "No passage matched the question."), NO_MATCH));
 
   // Aborted when the client goes away, so the model stops writing an answer nobody reads.
   const upstream = new AbortController();

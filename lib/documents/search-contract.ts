@@ -46,6 +46,9 @@ export const SearchHit = z
       .number()
       .describe("vector mode: cosine similarity (1 - cosine distance, -1..1); hybrid mode: the reciprocal-rank-fusion score, sum of 1/(60 + rank) over both rankings"),
     similarity: z.number().describe("Cosine similarity of the chunk to the query, in both modes"),
+    keyword_match: z.boolean().describe("hybrid mode: the full-text search matched the chunk (every word of the query, stemmed); always false in vector mode"),
+    term_coverage: z.number().describe("Share (0..1) of the query's words, stemmed and without stop words, that the chunk contains"),
+    terms_matched: z.number().int().describe("How many of the query's words (stemmed, without stop words) the chunk contains"),
     text: z.string(),
     page_start: z.number().int().nullable().describe("First page (1-based) the chunk covers; pdf only"),
     page_end: z.number().int().nullable(),

@@ -20,6 +20,8 @@ export const DEFAULT_EF_SEARCH = 200;
 
 /** Reciprocal rank fusion constant (Cormack et al.; the usual 60). */
 export const RRF_K = 60;
+/** Passages at or below this cosine similarity are not presented as matches (unless the full-text search matched them). */
+export const MIN_SIMILARITY = 0;
 
 /**
  * Searches the caller's organization: embeds the query (outside any
@@ -38,7 +40,9 @@ export async function searchDocuments(principal: Principal, req: SearchRequest):
   if (request.document_ids !== null && request.document_ids.length === 0) return { ...head, results: [] };
   const vector = await embedder.embedQuery(request.query);
   const results = await searchTenantChunks(principal, { vector, model: embedder.model, dims: embedder.dims, topK: request.top_k, documentIds: request.document_ids, mode: request.mode, queryText: request.query });
-  return { ...head, results };
+  // The relevance floor (docs/search.md "Relevance"): a passage whose embedding points away from the
+  // query's (cosine similarity 0 or less) is no match, whatever its rank; a full-text match always is.
+  return { ...head, results: results.filter((hit) => hit.keyword_match || hit.similarity > MIN_SIMILARITY) };
 }
 
 /**
@@ -84,6 +88,9 @@ interface HitRow {
   word_end: number;
   score: number;
   similarity: number;
+  keyword_match: boolean;
+  term_coverage: number;
+  terms_matched: number;
 }
 
 /**
@@ -155,6 +162,10 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
       ? { from: Prisma.sql`document_chunks c`, filter: Prisma.sql`AND c.generation <= (SELECT d.index_generation FROM documents d WHERE d.id = c.document_id)` }
       : { from: Prisma.sql`document_chunks c JOIN documents d ON d.id = c.document_id AND d.index_generation = c.generation`, filter: Prisma.empty };
 
+  // Share of the query's words (stemmed, stop words dropped) that the chunk contains, for the few rows returned.
+  const terms = Prisma.sql`unnest(tsvector_to_array(to_tsvector('english', ${search.queryText}))) l`;
+  const coverage = Prisma.sql`(SELECT coalesce(avg((c.tsv @@ quote_literal(l)::tsquery)::int), 0)::float8 FROM ${terms}) AS term_coverage,
+    (SELECT count(*) FILTER (WHERE c.tsv @@ quote_literal(l)::tsquery)::int FROM ${terms}) AS terms_matched`;
   const vectorCandidates = Prisma.sql`
     SELECT c.id, ${distance} AS distance
     FROM ${current.from}
@@ -167,7 +178,8 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
     rows = await sql.rows<HitRow>(Prisma.sql`
       WITH hits AS MATERIALIZED (${vectorCandidates})
       SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
-             c.row_start, c.row_end, c.word_start, c.word_end, 1 - h.distance AS score, 1 - h.distance AS similarity
+             c.row_start, c.row_end, c.word_start, c.word_end, 1 - h.distance AS score, 1 - h.distance AS similarity, false AS keyword_match,
+             ${coverage}
       FROM hits h JOIN document_chunks c ON c.id = h.id JOIN documents d ON d.id = c.document_id
       ORDER BY h.distance, c.id`, reusable);
   } else {
@@ -190,7 +202,8 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
         LIMIT ${limit(fusedLimit)}
       )
       SELECT c.id, c.document_id, d.title, d.filename, d.extension, c.ordinal, c.text, c.page_start, c.page_end,
-             c.row_start, c.row_end, c.word_start, c.word_end, f.score, 1 - ${distance} AS similarity
+             c.row_start, c.row_end, c.word_start, c.word_end, f.score, 1 - ${distance} AS similarity,
+             EXISTS (SELECT FROM kw WHERE kw.id = f.id) AS keyword_match, ${coverage}
       FROM fused f JOIN document_chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
       ORDER BY f.score DESC, c.id`, reusable);
   }
@@ -219,6 +232,9 @@ function toHit(row: HitRow): SearchHit {
     ordinal: row.ordinal,
     score: Number(row.score),
     similarity: Number(row.similarity),
+    keyword_match: row.keyword_match === true,
+    term_coverage: Number(row.term_coverage),
+    terms_matched: Number(row.terms_matched),
     text: row.text,
     page_start: row.page_start,
     page_end: row.page_end,

@@ -166,7 +166,7 @@ describe("POST /api/v1/chat with a chat model", () => {
     const res = await ask(admin, "anything", { document_ids: [] });
     expect(res.status).toBe(200);
     const evs = events(res.text);
-    expect(sourcesOf(evs)).toMatchObject({ mode: "model", sources: [], notice: "No passage matched the question." });
+    expect(sourcesOf(evs)).toMatchObject({ mode: "model", sources: [], notice: "Nothing relevant was found." });
     expect(answerText(evs)).toMatch(/nothing to answer from/);
     expect(server.requests.length).toBe(before);
   });
