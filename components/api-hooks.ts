@@ -8,6 +8,7 @@ import {
   getQuietHours,
   listChannelConfigs,
   listDeadLetters,
+  listDemoOutbox,
   listGroupSubscriptions,
   listInbox,
   listRules,
@@ -78,6 +79,7 @@ export function useNotificationsAdmin(initial: {
   quietHours: Fallback<typeof getQuietHours>;
   health: Fallback<typeof deliveryHealth>;
   deadLetters: Fallback<typeof listDeadLetters>;
+  demoOutbox: Fallback<typeof listDemoOutbox>;
   healthHours: number;
   listPage: PageQuery;
   deadLetterPage: PageQuery;
@@ -89,6 +91,7 @@ export function useNotificationsAdmin(initial: {
   const quietHours = useApiRead(getQuietHours, {}, { fallbackData: initial.quietHours });
   const health = useApiRead(deliveryHealth, { query: { hours: initial.healthHours, limit: 50 } }, { fallbackData: initial.health, refreshInterval: () => (rules.data?.items.some(runUnderWay) ? RULE_RUN_POLL_MS : 0) });
   const deadLetters = useApiRead(listDeadLetters, { query: initial.deadLetterPage }, { fallbackData: initial.deadLetters });
+  const demoOutbox = useApiRead(listDemoOutbox, { query: initial.deadLetterPage }, { fallbackData: initial.demoOutbox, refreshInterval: () => (rules.data?.items.some(runUnderWay) ? RULE_RUN_POLL_MS : 0) });
   return {
     channels: channels.data,
     rules: rules.data,
@@ -97,8 +100,9 @@ export function useNotificationsAdmin(initial: {
     quietHours: quietHours.data,
     health: health.data,
     deadLetters: deadLetters.data,
+    demoOutbox: demoOutbox.data,
     /** After a write: read everything on the page again. */
-    refresh: () => Promise.all([channels, rules, groups, unsubscribes, quietHours, health, deadLetters].map((read) => read.mutate())),
+    refresh: () => Promise.all([channels, rules, groups, unsubscribes, quietHours, health, deadLetters, demoOutbox].map((read) => read.mutate())),
   };
 }
 

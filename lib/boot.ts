@@ -12,6 +12,7 @@ import { migrate } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/db/seed";
 import { withStartupLock } from "@/lib/db/startup-lock";
 import { seedDemoDocuments } from "@/lib/documents/demo";
+import { seedDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
 import { startIndexWorker } from "@/lib/documents/index-jobs";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
@@ -50,6 +51,8 @@ export async function boot(): Promise<void> {
       if (seeded > 0) log.info("sample dashboard loaded", { organizations: seeded });
       const withDocuments = await seedDemoDocuments();
       if (withDocuments > 0) log.info("sample documents loaded", { organizations: withDocuments });
+      const outboxes = await seedDemoOutbox();
+      if (outboxes > 0) log.info("demo e-mail outbox configured", { organizations: outboxes });
     }
   });
   // A server runs user-written SQL only on a confined login: say now whether there is one.

@@ -12,6 +12,7 @@ import * as rules from "@/app/api/v1/notifications/admin/custom-rules/route";
 import * as groups from "@/app/api/v1/notifications/admin/group-subscriptions/route";
 import * as unsubscribes from "@/app/api/v1/notifications/admin/unsubscribes/route";
 import * as deadLetters from "@/app/api/v1/notifications/admin/dead-letters/route";
+import * as demoOutbox from "@/app/api/v1/notifications/admin/demo-outbox/route";
 import * as inbox from "@/app/api/v1/notifications/inbox/route";
 
 /*
@@ -121,6 +122,21 @@ const LISTS: List[] = [
     },
   },
   { name: "dead letters", handler: deadLetters.GET, seed: (tx, org, n) => deliveries(tx, org, n, "ndl") },
+  {
+    name: "demo outbox",
+    handler: demoOutbox.GET,
+    seed: async (tx, org, n) => {
+      const { ruleId, runId } = await ruleAndRun(tx, org);
+      for (let i = 0; i < n; i++) {
+        await tx.notificationDelivery.create({
+          data: {
+            id: id("ndo", org, i), orgId: ORG_ID[org], runId, ruleId, channel: "email", recipient: `ndo-${i}@${org}.test`, status: "delivered", reason: "kept in the demo outbox on attempt 1 (the demo's e-mail: nothing was sent)",
+            subject: "S", body: "B", severity: "info", dedupeKey: `ndo-${i}`, attempts: 1, maxAttempts: 6, createdAt: stamp(i), updatedAt: stamp(i), deliveredAt: stamp(i % 2), // equal timestamps: the id breaks ties
+          },
+        });
+      }
+    },
+  },
   {
     name: "inbox",
     handler: inbox.GET,

@@ -25,6 +25,7 @@ import type {
   getQuietHours,
   listChannelConfigs,
   listDeadLetters,
+  listDemoOutbox,
   listGroupSubscriptions,
   listRules,
   listUnsubscribes,
@@ -55,6 +56,8 @@ export interface NotificationsAdminProps {
   listPage: PageQuery;
   deadLetters: ResponseOf<typeof listDeadLetters>;
   deadLetterPage: PageQuery;
+  /** The demo's e-mail outbox (the first page, newest first); shown while the e-mail channel is the outbox. */
+  demoOutbox: ResponseOf<typeof listDemoOutbox>;
 }
 
 const STATUS_TONE: Record<string, string> = { delivered: "good", dead: "bad", retrying: "warn", skipped: "", pending: "", sending: "" };
@@ -92,6 +95,8 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
   const unsubscribes = unsubscribePage.items;
   const health = live.health ?? props.health;
   const { items: deadLetters, total: deadLetterTotal } = deadLetterPage;
+  const outbox = live.demoOutbox ?? props.demoOutbox;
+  const outboxChannel = channels.some((c) => c.kind === "email" && c.config.demo_outbox === true);
   const refresh = () => void live.refresh();
   const [editing, setEditing] = useState<string | null>(null);
   const [creatingRule, setCreatingRule] = useState(false);
@@ -299,6 +304,36 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
         )}
       </section>
 
+      {(outboxChannel || outbox.total > 0) && (
+        <section className={styles.section} aria-labelledby="outbox-h">
+          <h2 id="outbox-h">Demo outbox ({outbox.total})</h2>
+          <p className="muted">
+            The demo&apos;s e-mail: with the demo data, e-mail goes here instead of to a mail server, so rules, e-mail groups and subscriptions
+            work offline. Nothing is sent. Configure an SMTP server under Channels to send real mail.
+          </p>
+          {outbox.items.length === 0 ? (
+            <p className="empty-state">No mail yet. Run a rule with the Email channel or an e-mail group.</p>
+          ) : (
+            <Table aria-label="Demo outbox">
+              <thead><tr><th>Delivered</th><th>To</th><th>Rule</th><th>Message</th></tr></thead>
+              <tbody>
+                {outbox.items.map((m) => (
+                  <tr key={m.id}>
+                    <td className={styles.nowrap}>{when(m.delivered_at ?? m.created_at)}</td>
+                    <td>{m.recipient}</td>
+                    <td className={styles.mono}>{m.rule_key}</td>
+                    <td>
+                      <strong>{m.subject}</strong>
+                      <div className={`${styles.mono} ${styles.mailBody}`}>{m.body}</div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+          )}
+        </section>
+      )}
+
       <section className={styles.section} aria-labelledby="dead-h">
         <h2 id="dead-h">Dead letters ({deadLetterTotal})</h2>
         {deadLetters.length === 0 ? (
@@ -354,7 +389,9 @@ function ChannelRow({ channel: c, editing, flash, onEdit, onTest, onSaved }: Cha
       <tr data-channel={c.kind}>
         <td><strong>{channelLabel(c.kind)}</strong></td>
         <td className={styles.nowrap}>{!c.configured ? <span className="chip warn">not configured</span> : c.enabled ? <span className="chip good">enabled</span> : <span className="chip">disabled</span>}</td>
-        <td className={styles.mono}>{settings || (c.kind === "in_app" ? "bell of every admin" : "—")}</td>
+        <td className={styles.mono}>
+          {c.config.demo_outbox === true ? <><span className="chip warn">demo outbox</span> kept below, never sent · from: {String(c.config.from)}</> : settings || (c.kind === "in_app" ? "bell of every admin" : "—")}
+        </td>
         <td className={styles.nowrap}>{when(c.updated_at)}</td>
         <td>
           <div className={`${styles.row} ${styles.nowrap}`}>

@@ -39,7 +39,6 @@ export const ENDPOINTS: Endpoint[] = [
   documents.deleteDocument, // DELETE /api/v1/documents/{id}
   documents.downloadDocument, // GET /api/v1/documents/{id}/download
   documentsSearch.getIndexStatus, // GET /api/v1/documents/{id}/index
-  documentsSearch.getIndexStatus, // GET /api/v1/documents/{id}/index
   documentsSearch.indexDocument, // POST /api/v1/documents/{id}/index
   documentsSearch.removeDocumentIndex, // DELETE /api/v1/documents/{id}/index
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
@@ -58,6 +57,7 @@ export const ENDPOINTS: Endpoint[] = [
   notifications.triggerRule, // POST /api/v1/notifications/admin/custom-rules/{id}/trigger
   notifications.listDeadLetters, // GET /api/v1/notifications/admin/dead-letters
   notifications.requeueDeadLetter, // POST /api/v1/notifications/admin/dead-letters/{id}/requeue
+  notifications.listDemoOutbox, // GET /api/v1/notifications/admin/demo-outbox
   notifications.listGroupSubscriptions, // GET /api/v1/notifications/admin/group-subscriptions
   notifications.createGroupSubscription, // POST /api/v1/notifications/admin/group-subscriptions
   notifications.deleteGroupSubscription, // DELETE /api/v1/notifications/admin/group-subscriptions/{id}

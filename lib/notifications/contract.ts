@@ -430,6 +430,21 @@ export const DeliveryView = z
   })
   .meta({ id: "Delivery" });
 
+export const DemoOutboxMail = DeliveryView.extend({ body: z.string() }).meta({ id: "DemoOutboxMail" });
+
+export const listDemoOutbox = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/demo-outbox",
+  summary: "The embedded demo's outbox: e-mail kept, never sent",
+  description:
+    "With the demo data (QUARRY_SEED_DEMO) an organization without an e-mail channel gets the demo outbox as its e-mail channel: rules, " +
+    "e-mail groups and subscriptions deliver to it and nothing leaves Quarry. Newest first; empty once an SMTP server is configured.",
+  tags,
+  access: "admin",
+  query: pageQuery,
+  response: pageOf(DemoOutboxMail),
+});
+
 export const listDeadLetters = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/dead-letters",

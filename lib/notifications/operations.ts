@@ -3,6 +3,7 @@ import { defineOperation } from "@/lib/operation";
 import { testChannel as sendTestMessage } from "./admin/channel-test";
 import * as channels from "./admin/channels";
 import * as deadLetters from "./admin/dead-letters";
+import * as demoOutbox from "./admin/demo-outbox";
 import * as health from "./admin/delivery-health";
 import * as groups from "./admin/group-subscriptions";
 import * as quietHours from "./admin/quiet-hours";
@@ -57,6 +58,8 @@ export const getQuietHours = defineOperation(contract.getQuietHours, ({ principa
 export const putQuietHours = defineOperation(contract.putQuietHours, ({ principal, body }) => quietHours.putQuietHours(principal, body, systemClock.now()));
 
 /* ---------- dead letters and delivery health ---------- */
+
+export const listDemoOutbox = defineOperation(contract.listDemoOutbox, ({ principal, query }) => demoOutbox.listDemoOutbox(principal, query));
 
 export const listDeadLetters = defineOperation(contract.listDeadLetters, ({ principal, query }) => deadLetters.listDeadLetters(principal, query));
 

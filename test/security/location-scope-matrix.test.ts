@@ -61,6 +61,7 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "GET /api/v1/organization/settings": "organization settings (image origins)",
   "PUT /api/v1/organization/settings": "organization settings (image origins)",
   "GET /api/v1/notifications/admin/dead-letters": "failed deliveries of organization-wide rules (admin feature, as trigger)",
+  "GET /api/v1/notifications/admin/demo-outbox": "the demo's e-mail of organization-wide rules (admin feature, as dead letters)",
   "POST /api/v1/notifications/admin/dead-letters/{id}/requeue": "re-sends a delivery",
   "GET /api/v1/notification-channels/delivery-health": "delivery counts per channel",
   "GET /api/v1/notifications/inbox":
@@ -76,6 +77,7 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "GET /api/v1/documents/{id}/download": "documents carry no location",
   "GET /api/v1/documents/signed-file": "documents carry no location",
   "DELETE /api/v1/documents/{id}": "documents carry no location",
+  "GET /api/v1/documents/{id}/index": "documents carry no location",
   "POST /api/v1/documents/{id}/index": "documents carry no location",
   "DELETE /api/v1/documents/{id}/index": "documents carry no location",
   "POST /api/v1/documents/search": "searches document chunks, which carry no location",

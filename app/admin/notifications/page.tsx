@@ -9,6 +9,7 @@ import {
   listBaseRules,
   listChannelConfigs,
   listDeadLetters,
+  listDemoOutbox,
   listGroupSubscriptions,
   listRules,
   listUnsubscribes,
@@ -38,7 +39,7 @@ export default async function NotificationsAdminPage() {
     );
   }
   // Each answer has the shape its endpoint sends over HTTP: the page hands it to the client's swr cache as is.
-  const [channels, rules, baseRules, groups, unsubscribes, quietHours, health, deadLetters] = await Promise.all([
+  const [channels, rules, baseRules, groups, unsubscribes, quietHours, health, deadLetters, demoOutbox] = await Promise.all([
     invoke(listChannelConfigs, principal),
     invoke(listRules, principal, { query: LIST_PAGE }),
     invoke(listBaseRules, principal),
@@ -47,6 +48,7 @@ export default async function NotificationsAdminPage() {
     invoke(getQuietHours, principal),
     invoke(deliveryHealth, principal, { query: { hours: HEALTH_HOURS, limit: 50 } }),
     invoke(listDeadLetters, principal, { query: DEAD_LETTER_PAGE }),
+    invoke(listDemoOutbox, principal, { query: DEAD_LETTER_PAGE }),
   ]);
   return (
     <div className="page">
@@ -64,6 +66,7 @@ export default async function NotificationsAdminPage() {
         listPage={LIST_PAGE}
         deadLetters={deadLetters}
         deadLetterPage={DEAD_LETTER_PAGE}
+        demoOutbox={demoOutbox}
       />
     </div>
   );

@@ -3,6 +3,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery } from "@/lib/db/generated/client";
 import { resolveChannel } from "@/lib/notifications/admin/channels";
+import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
 import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue";
@@ -47,6 +48,10 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
         data: { id: newId("nib"), orgId: job.orgId, userId: d.recipient, deliveryId: d.id, title: d.subject, body: d.body, severity: d.severity, createdAt: now },
       });
       await finish(tx, d, { status: "delivered", reason: `delivered to the in-app inbox on attempt ${job.attempt}`, attempts: job.attempt, deliveredAt: now }, now);
+      return null;
+    }
+    if (kind === "email" && isDemoOutbox(channel.settings)) {
+      await finish(tx, d, { status: "delivered", reason: demoOutboxReason(job.attempt), attempts: job.attempt, deliveredAt: now }, now);
       return null;
     }
     const rule = await tx.notificationRule.findUnique({ where: { id: d.ruleId }, select: { key: true } });

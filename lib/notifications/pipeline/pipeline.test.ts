@@ -6,6 +6,8 @@ import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig, listChannelConfigs } from "@/lib/notifications/admin/channels";
 import { manualClock } from "@/lib/notifications/clock";
 import { createRule, getRule, listRules, updateRule } from "@/lib/notifications/admin/rules";
+import { listDemoOutbox, seedDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
+import { testChannel } from "@/lib/notifications/admin/channel-test";
 import { createGroupSubscription } from "@/lib/notifications/admin/group-subscriptions";
 import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
@@ -358,5 +360,44 @@ describe("what a rule did", () => {
     await drainQueues(rt);
     const seen = await getRule(acme, rule.id, clock.now());
     expect(seen).toMatchObject({ fired_runs: 0, last_run: { status: "error", error: "Base rule sales.retired no longer exists", deliveries: [] } });
+  });
+});
+
+// Issue 32 §4: offline, the demo could not show a single e-mail (SMTP needs a reachable host).
+describe("the demo's e-mail outbox", () => {
+  const globex: Principal = { userId: "usr_globex_admin", orgId: "org_globex", orgSlug: "globex", orgName: "Globex", role: "admin", locationIds: null, via: "bearer" };
+
+  it("is seeded only where no e-mail channel exists, keeps a rule's mail for the admin to read, and sends nothing", async () => {
+    clock.set(START);
+    // acme has an SMTP server (beforeAll); globex has no e-mail channel.
+    expect(await seedDemoOutbox(clock.now())).toBe(1);
+    expect(await seedDemoOutbox(clock.now())).toBe(0);
+    const email = (await listChannelConfigs(globex)).items.find((c) => c.kind === "email");
+    expect(email).toMatchObject({ configured: true, enabled: true, config: { demo_outbox: true, from: "alerts@globex.test" } });
+    expect((await listChannelConfigs(acme)).items.find((c) => c.kind === "email")?.config).not.toHaveProperty("demo_outbox");
+
+    const rule = await createRule(
+      globex,
+      { kind: "clone", key: "sales.gap_to_target.outbox", name: "Outbox", description: "", base_rule_key: "sales.gap_to_target", thresholds: { gap_pct: 0 }, severity: "warning", default_channels: ["email", "in_app"], cadence_cron: "0 0 1 1 *" },
+      clock.now(),
+    );
+    const mails = smtp.received.length;
+    await triggerRule(globex, rule.id, rt);
+    await drainQueues(rt);
+    expect(smtp.received.length).toBe(mails);
+    const outbox = await listDemoOutbox(globex, { limit: 50, offset: 0 });
+    expect(outbox.total).toBeGreaterThan(0);
+    expect(outbox.items[0]).toMatchObject({ channel: "email", status: "delivered", rule_key: rule.key, recipient: expect.stringMatching(/@/), subject: expect.any(String), body: expect.any(String) });
+    expect(outbox.items[0].reason).toMatch(/^kept in the demo outbox on attempt 1/);
+    expect((await getRule(globex, rule.id, clock.now())).last_run?.deliveries).toContainEqual({ channel: "email", status: "delivered", count: outbox.total });
+    expect((await listDemoOutbox(acme, { limit: 50, offset: 0 })).total).toBe(0);
+
+    const test = await testChannel(globex, "email", clock.now());
+    expect(test).toMatchObject({ ok: false, detail: expect.stringMatching(/demo outbox sends nothing/) });
+
+    // An SMTP server replaces it for good.
+    await putChannelConfig(globex, "email", { enabled: true, config: { host: "127.0.0.1", port: smtp.port, secure: false, from: "alerts@globex.test" } });
+    expect((await listChannelConfigs(globex)).items.find((c) => c.kind === "email")?.config).not.toHaveProperty("demo_outbox");
+    expect(await seedDemoOutbox(clock.now())).toBe(0);
   });
 });

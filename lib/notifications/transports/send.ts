@@ -4,6 +4,7 @@ import nodemailer from "nodemailer";
 import { ErrorCode as SlackErrorCode, WebClient, type FetchFunction } from "@slack/web-api";
 import { notificationsConfig } from "@/lib/config/notifications";
 import type { ResolvedChannel } from "@/lib/notifications/admin/channels";
+import { isDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
 import { UnsafeTargetError, assertPublicHost, guardedFetch } from "@/lib/notifications/transports/url-guard";
 
 /** One message to one recipient on one channel. */
@@ -41,6 +42,9 @@ export async function sendExternal(channel: ResolvedChannel, message: OutboundMe
 }
 
 async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
+  if (isDemoOutbox(channel.settings)) {
+    throw new SendError("The demo outbox sends nothing: rules' e-mails appear in its list on this page. Configure an SMTP server to send real mail.", false);
+  }
   const s = channel.settings as { host: string; port: number; secure: boolean; user?: string; from: string };
   // Connect to the address that was checked; the host name is still what TLS verifies (servername).
   const target = await assertPublicHost(s.host);
