@@ -149,6 +149,27 @@ describe("dashboards API", () => {
     expect(second.json.widgets.revenue_kpi.cached).toBe(false);
   });
 
+  it("merges identical cold requests in flight: computed once, the same answers to both", async () => {
+    const { json } = await create("in-flight");
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const body = { filters: { period: "2026-03-01" } };
+    const [a, b] = await Promise.all([
+      call(query.POST, "POST", { token: admin, params: { id: json.id }, body }),
+      call(query.POST, "POST", { token: admin, params: { id: json.id }, body }),
+    ]);
+    const flags = [a.json.widgets.by_channel.cached, b.json.widgets.by_channel.cached].sort();
+    // Both computed (false, false) without the merge; one computed and one shared with it.
+    expect(flags).toEqual([false, true]);
+    expect(a.json.widgets.by_channel.rows).toEqual(b.json.widgets.by_channel.rows);
+    expect(a.json.widgets.revenue_kpi.rows).toEqual(b.json.widgets.revenue_kpi.rows);
+    // A different filter is a different request: not merged.
+    const [c, d] = await Promise.all([
+      call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-04-01" } } }),
+      call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-05-01" } } }),
+    ]);
+    expect([c.json.widgets.revenue_kpi.cached, d.json.widgets.revenue_kpi.cached]).toEqual([false, false]);
+  });
+
   it("reports one widget's failure without failing the others", async () => {
     const bad = SMALL.replace("expression: count(*)", "expression: count(*) / 0");
     const { json } = await create("one-fails", admin, bad);

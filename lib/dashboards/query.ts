@@ -44,20 +44,47 @@ interface RunInput {
 
 
 /**
+ * Identical requests being computed in this process, by the keys of their widgets: a second one
+ * arriving while the first runs waits for its answer instead of scanning the warehouse again (a
+ * published dashboard's cache expiring under many viewers). Only a wait, never a stored result:
+ * the cache below is what keeps answers.
+ */
+const inFlight = new Map<string, Promise<Record<string, WidgetResult>>>();
+
+/**
  * Computes (or serves from cache) every requested widget once, however often it is asked for;
  * one widget's failure is its own `error`. A request past its budget fails as a whole (422 for
  * too many widgets, before anything runs; 503 for rows or time) and writes nothing to the cache,
  * so repeating it cannot make progress piece by piece.
  */
-async function runWidgets(input: RunInput) {
+async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>> {
   const budget = input.budget ?? DEFAULT_QUERY_BUDGET;
   const wanted = [...new Set(input.widgetIds ?? input.manifest.widgets.filter(isDataWidget).map((w) => w.metadata.id))];
   if (wanted.length > budget.maxWidgets) {
     throw new Invalid(`A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
   }
+  const now = new Date();
+  const keys = new Map(wanted.filter((id) => input.manifest.widgetsById.has(id)).map((id) => [id, widgetResultKey({ ...input, widgets: input.manifest.widgetsById, now }, id)]));
+  if (input.refresh) return computeWidgets(input, wanted, keys, budget, now);
+  const flight = JSON.stringify([budget, wanted.map((id) => keys.get(id) ?? id)]);
+  const running = inFlight.get(flight);
+  if (running) {
+    // Computed once for both: to this caller the answers are as good as cached.
+    const shared = await running;
+    return Object.fromEntries(Object.entries(shared).map(([id, result]) => [id, result.error ? result : { ...result, cached: true }]));
+  }
+  const mine = computeWidgets(input, wanted, keys, budget, now);
+  inFlight.set(flight, mine);
+  try {
+    return await mine;
+  } finally {
+    inFlight.delete(flight);
+  }
+}
+
+async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyMap<string, string>, budget: QueryBudget, now: Date): Promise<Record<string, WidgetResult>> {
   const widgets: Record<string, WidgetResult> = {};
   const fresh: [string, WidgetQueryResult][] = [];
-  const now = new Date();
   // The clock starts at the first widget (after the transaction is open).
   let started: number | undefined;
   let rowsSoFar = 0;
@@ -71,7 +98,7 @@ async function runWidgets(input: RunInput) {
       widgets[widgetId] = { columns: [], rows: [], error: { detail: `No widget '${widgetId}' in this dashboard` }, cached: false, truncated: false };
       return { widgetId, key: "", settled: true };
     }
-    const key = widgetResultKey({ ...input, widgets: input.manifest.widgetsById, now }, widgetId);
+    const key = keys.get(widgetId)!;
     const hit = input.refresh ? undefined : getCachedResult(key);
     if (hit) widgets[widgetId] = { ...hit, error: null, cached: true };
     return { widgetId, key, settled: hit !== undefined };
