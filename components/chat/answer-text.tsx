@@ -17,7 +17,8 @@ export function openSourceHandler(source: ChatSource, onError: (message: string)
     const tab = window.open("about:blank", "_blank");
     try {
       const body = await callApi(downloadDocument, { params: { id: source.document_id }, query: { disposition: "inline" } });
-      const anchor = source.extension === "pdf" && source.page_start !== null ? `#page=${source.page_start}` : "";
+      const page = source.page ?? source.page_start;
+      const anchor = source.extension === "pdf" && page !== null ? `#page=${page}` : "";
       if (tab) tab.location.href = `${body.url}${anchor}`;
     } catch (error) {
       tab?.close();

@@ -44,7 +44,7 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
   async function open(hit: SearchResultView["results"][number]) {
     setError(null);
     try {
-      await openDocument(hit.document_id, hit.filename, hit.page_start);
+      await openDocument(hit.document_id, hit.filename, hit.page ?? hit.page_start);
     } catch (e) {
       setError((e as Error).message);
     }
@@ -127,7 +127,7 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
                       <strong>{hit.document_title}</strong>
                       {where && <span className="muted">{where}</span>}
                       <button type="button" className={`link-button ${styles.openLink}`} onClick={() => void open(hit)} aria-label={`Open ${hit.filename}`} title={hit.filename}>
-                        Open file{hit.page_start !== null ? ` at page ${hit.page_start}` : ""}
+                        Open file{(hit.page ?? hit.page_start) !== null ? ` at page ${hit.page ?? hit.page_start}` : ""}
                       </button>
                     </div>
                     <p className={styles.passage}>

@@ -104,7 +104,8 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
     hits.map(async (hit, index) => {
       const link = await linkFor(hit.document_id);
       const n = index + 1;
-      const pageAnchor = hit.extension === "pdf" && hit.page_start !== null ? `#page=${hit.page_start}` : "";
+      // The page of the best-matching passage inside the chunk, not the chunk's first page.
+      const pageAnchor = hit.extension === "pdf" && hit.page !== null ? `#page=${hit.page}` : "";
       const source: ChatSource = {
         n,
         chunk_id: hit.chunk_id,
@@ -113,6 +114,7 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
         filename: hit.filename,
         extension: hit.extension,
         ordinal: hit.ordinal,
+        page: hit.page,
         page_start: hit.page_start,
         page_end: hit.page_end,
         row_start: hit.row_start,

@@ -49,6 +49,7 @@ export const ChatSource = z
     filename: z.string(),
     extension: z.string(),
     ordinal: z.number().int(),
+    page: z.number().int().nullable().describe("pdf only: the page of the best-matching passage, which open_url opens"),
     page_start: z.number().int().nullable(),
     page_end: z.number().int().nullable(),
     row_start: z.number().int().nullable(),

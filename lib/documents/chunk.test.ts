@@ -95,8 +95,9 @@ describe("chunkDocument", () => {
       { text: numbered(8, "c"), page: 5 },
     ]);
     const chunks = chunkDocument(doc, { size: 10, overlap: 2 });
-    expect(chunks[0]).toMatchObject({ text: `${numbered(8, "a")}\n\nb0 b1`, pageStart: 2, pageEnd: 3 });
-    expect(chunks[1]).toMatchObject({ wordStart: 8, wordEnd: 18, text: `b0 b1 b2 b3 b4 b5 b6 b7\n\nc0 c1`, pageStart: 3, pageEnd: 5 });
+    // A form feed per page advanced marks where the words of each page start (issue 28 §2).
+    expect(chunks[0]).toMatchObject({ text: `${numbered(8, "a")}\n\n\fb0 b1`, pageStart: 2, pageEnd: 3 });
+    expect(chunks[1]).toMatchObject({ wordStart: 8, wordEnd: 18, text: `b0 b1 b2 b3 b4 b5 b6 b7\n\n\f\fc0 c1`, pageStart: 3, pageEnd: 5 });
     expect(chunks[2]).toMatchObject({ wordStart: 16, wordEnd: 24, pageStart: 5, pageEnd: 5 });
   });
 

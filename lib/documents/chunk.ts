@@ -22,6 +22,12 @@ export const DEFAULT_CHUNK_OVERLAP = 50;
 
 /** Between the texts of two segments (pages, rows) inside one chunk. */
 const SEGMENT_SEPARATOR = "\n\n";
+/**
+ * Where a chunk's words fall on pages: after the blank line between two pages' texts, one form feed per
+ * page advanced (`…end of page 3\n\n\f\fstart of page 5`). Neither the embedders nor full-text search see
+ * it (not a word character); search finds the page of the best-matching passage by it and strips it.
+ */
+export const PAGE_BREAK = "\f";
 
 /**
  * Splits a document into windows of `size` words, each starting `size -
@@ -81,7 +87,8 @@ function grow(array: Uint32Array, capacity: number): Uint32Array {
 }
 
 function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, wordStart: number, wordEnd: number): DocumentChunk {
-  const parts: string[] = [];
+  let text = "";
+  let previousPage: number | null = null;
   let pageStart: number | null = null;
   let pageEnd: number | null = null;
   let rowStart: number | null = null;
@@ -92,8 +99,13 @@ function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, w
     let last = first;
     while (last + 1 < wordEnd && words.segment[last + 1] === segmentIndex) last++;
     const segment = doc.segments[segmentIndex];
-    parts.push(segment.text.slice(words.start[first], words.end[last]));
+    // A form feed inside a page's own text would read as a page break.
+    const part = segment.text.slice(words.start[first], words.end[last]).replaceAll(PAGE_BREAK, " ");
+    if (first > wordStart) text += SEGMENT_SEPARATOR;
+    if (segment.page !== undefined && previousPage !== null) text += PAGE_BREAK.repeat(Math.max(0, segment.page - previousPage));
+    text += part;
     if (segment.page !== undefined) {
+      previousPage = segment.page;
       pageStart ??= segment.page;
       pageEnd = segment.page;
     }
@@ -103,5 +115,5 @@ function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, w
     }
     first = last + 1;
   }
-  return { ordinal, text: parts.join(SEGMENT_SEPARATOR), wordStart, wordEnd, pageStart, pageEnd, rowStart, rowEnd };
+  return { ordinal, text, wordStart, wordEnd, pageStart, pageEnd, rowStart, rowEnd };
 }

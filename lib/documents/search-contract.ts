@@ -50,6 +50,7 @@ export const SearchHit = z
     term_coverage: z.number().describe("Share (0..1) of the query's words, stemmed and without stop words, that the chunk contains"),
     terms_matched: z.number().int().describe("How many of the query's words (stemmed, without stop words) the chunk contains"),
     text: z.string(),
+    page: z.number().int().nullable().describe("pdf only: the page (1-based) of the passage inside the chunk that matches the query best, where a link should open; page_start for chunks indexed before pages were mapped"),
     page_start: z.number().int().nullable().describe("First page (1-based) the chunk covers; pdf only"),
     page_end: z.number().int().nullable(),
     row_start: z.number().int().nullable().describe("First data row (1-based, header excluded) the chunk covers; csv only"),
@@ -181,6 +182,8 @@ export const searchDocuments = defineEndpoint({
     "current index of each document is searched.",
   tags: TAGS,
   access: "user",
+  // A search reads, though it is sent by POST.
+  keyScope: "documents:read",
   body: SearchRequest,
   response: SearchResponse,
   rateLimit: { limit: 120, windowSeconds: 60 },

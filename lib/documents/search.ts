@@ -5,6 +5,7 @@ import { Prisma } from "@/lib/db/generated/client";
 import type { TenantScope, TenantTx } from "@/lib/db/tenant";
 import { getEmbedder } from "@/lib/embeddings";
 import { unprocessable } from "@/lib/errors";
+import { locatePassage } from "./page-locator";
 import type { DocumentType } from "./file-types";
 import { SearchRequest, type SearchHit, type SearchResponse } from "./search-contract";
 import { vectorLiteral, vectorPlan } from "./vector-indexes";
@@ -207,7 +208,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
       FROM fused f JOIN document_chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
       ORDER BY f.score DESC, c.id`, reusable);
   }
-  return rows.slice(0, search.topK).map(toHit);
+  return rows.slice(0, search.topK).map((row) => toHit(row, search.queryText));
 }
 
 /**
@@ -222,7 +223,8 @@ function limitStep(n: number): number {
   return LIMIT_STEPS.find((step) => step >= n) ?? Math.ceil(n);
 }
 
-function toHit(row: HitRow): SearchHit {
+function toHit(row: HitRow, query: string): SearchHit {
+  const { text, page } = locatePassage(row.text, row.page_start, query);
   return {
     chunk_id: String(row.id),
     document_id: row.document_id,
@@ -235,7 +237,8 @@ function toHit(row: HitRow): SearchHit {
     keyword_match: row.keyword_match === true,
     term_coverage: Number(row.term_coverage),
     terms_matched: Number(row.terms_matched),
-    text: row.text,
+    text,
+    page,
     page_start: row.page_start,
     page_end: row.page_end,
     row_start: row.row_start,

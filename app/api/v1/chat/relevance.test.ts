@@ -1,9 +1,13 @@
 // Honest relevance (issue 28 §3, first part): search never presents a passage whose embedding points away
 // from the query (cosine similarity 0 or less) unless the full-text search matched it, and chat says
 // plainly that nothing relevant was found instead of citing an unrelated passage; citations come best first.
+import PDFDocument from "pdfkit";
 import { beforeAll, describe, expect, it } from "vitest";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { call, tokenFor } from "@/test/helpers";
+import * as collection from "../documents/route";
+import * as indexRoute from "../documents/[id]/index/route";
+import * as upload from "../documents/[id]/upload/route";
 import * as search from "../documents/search/route";
 import * as chat from "./route";
 
@@ -58,4 +62,41 @@ describe("honest relevance", () => {
       expect(scores, question).toEqual([...scores].sort((a, b) => b - a));
     }
   });
+});
+
+/** A real PDF with one text per page. */
+async function multiPagePdf(pages: string[]): Promise<Buffer> {
+  const doc = new PDFDocument({ size: "A4" });
+  const parts: Buffer[] = [];
+  doc.on("data", (c: Buffer) => parts.push(c));
+  const done = new Promise<void>((resolve) => doc.on("end", () => resolve()));
+  pages.forEach((text, i) => {
+    if (i > 0) doc.addPage();
+    doc.fontSize(10).text(text);
+  });
+  doc.end();
+  await done;
+  return Buffer.concat(parts);
+}
+
+describe("citations point where the words are (issue 28 §2)", () => {
+  it("a hit and a chat citation open the page of the matching passage, not the chunk's first page", async () => {
+    const admin = await tokenFor("acme", "admin");
+    const filler = (topic: string) => `${topic} notes for the quarterly operations review, covering staffing rotas, till audits and stock counts across the region.`;
+    const pdf = await multiPagePdf([filler("Opening"), filler("Staffing"), filler("Audit"), "The penguin enclosure is hosed down and disinfected every Thursday before opening.", filler("Closing")]);
+    const id = (await call(collection.POST, "POST", "/api/v1/documents", { token: admin, body: { filename: "zoo.pdf" } })).json.id as string;
+    expect((await call(upload.POST, "POST", `/api/v1/documents/${id}/upload?index=false`, { token: admin, params: { id }, rawBody: new Uint8Array(pdf), headers: { "content-type": "application/pdf" } })).status).toBe(200);
+    const indexed = await call(indexRoute.POST, "POST", `/api/v1/documents/${id}/index`, { token: admin, params: { id } });
+    expect(indexed.json.chunk_count).toBe(1);
+
+    const [hit] = (await call(search.POST, "POST", "/api/v1/documents/search", { token: admin, body: { query: "when is the penguin enclosure disinfected", document_ids: [id], mode: "hybrid" } })).json.results;
+    expect(hit).toMatchObject({ page_start: 1, page_end: 5, page: 4 });
+    expect(hit.text).not.toContain("\f");
+    const { head } = await (async () => {
+      const res = await call(chat.POST, "POST", "/api/v1/chat", { token: admin, body: { messages: [{ role: "user", content: "When is the penguin enclosure disinfected?" }], document_ids: [id] } });
+      return { head: JSON.parse(res.text.split("\n")[0]) as { sources: { page: number; page_start: number; open_url: string }[] } };
+    })();
+    expect(head.sources[0]).toMatchObject({ page: 4, page_start: 1 });
+    expect(head.sources[0].open_url).toMatch(/#page=4$/);
+  }, 60_000);
 });
