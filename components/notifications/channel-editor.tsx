@@ -97,7 +97,7 @@ export function ChannelEditor({ kind, enabled, configured, config, onSaved, onCa
         <input type="checkbox" checked={on} onChange={(e) => setOn(e.target.checked)} /> Enabled
       </label>
       {kind === "in_app" && <p className="muted">In-app notifications need no provider: they land in the bell of each admin.</p>}
-      {kind === "email" && config.demo_outbox === true && <p className="muted">E-mail is the demo outbox now: mail is kept on this page and never sent. Saving an SMTP server replaces it.</p>}
+      {config.demo_outbox === true && <p className="muted">This channel is the demo outbox now: its messages are kept on this page and never sent. Saving a real provider replaces it.</p>}
       <div className={styles.fields}>
         {FIELDS[kind]
           .filter((f) => !f.when || values[f.when[0]] === f.when[1])

@@ -96,7 +96,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
   const health = live.health ?? props.health;
   const { items: deadLetters, total: deadLetterTotal } = deadLetterPage;
   const outbox = live.demoOutbox ?? props.demoOutbox;
-  const outboxChannel = channels.some((c) => c.kind === "email" && c.config.demo_outbox === true);
+  const outboxChannel = channels.some((c) => c.config.demo_outbox === true);
   const refresh = () => void live.refresh();
   const [editing, setEditing] = useState<string | null>(null);
   const [creatingRule, setCreatingRule] = useState(false);
@@ -308,18 +308,19 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
         <section className={styles.section} aria-labelledby="outbox-h">
           <h2 id="outbox-h">Demo outbox ({outbox.total})</h2>
           <p className="muted">
-            The demo&apos;s e-mail: with the demo data, e-mail goes here instead of to a mail server, so rules, e-mail groups and subscriptions
-            work offline. Nothing is sent. Configure an SMTP server under Channels to send real mail.
+            The demo&apos;s e-mail and Slack: with the demo data, their messages are kept here instead of sent, so rules, e-mail groups and
+            subscriptions work offline. Nothing leaves Quarry. Configure an SMTP server or Slack under Channels to send for real.
           </p>
           {outbox.items.length === 0 ? (
-            <p className="empty-state">No mail yet. Run a rule with the Email channel or an e-mail group.</p>
+            <p className="empty-state">Nothing yet. Run a rule with the Email or Slack channel, or an e-mail group.</p>
           ) : (
             <Table aria-label="Demo outbox">
-              <thead><tr><th>Delivered</th><th>To</th><th>Rule</th><th>Message</th></tr></thead>
+              <thead><tr><th>Delivered</th><th>Channel</th><th>To</th><th>Rule</th><th>Message</th></tr></thead>
               <tbody>
                 {outbox.items.map((m) => (
                   <tr key={m.id}>
                     <td className={styles.nowrap}>{when(m.delivered_at ?? m.created_at)}</td>
+                    <td>{channelLabel(m.channel)}</td>
                     <td>{m.recipient}</td>
                     <td className={styles.mono}>{m.rule_key}</td>
                     <td>
@@ -390,7 +391,7 @@ function ChannelRow({ channel: c, editing, flash, onEdit, onTest, onSaved }: Cha
         <td><strong>{channelLabel(c.kind)}</strong></td>
         <td className={styles.nowrap}>{!c.configured ? <span className="chip warn">not configured</span> : c.enabled ? <span className="chip good">enabled</span> : <span className="chip">disabled</span>}</td>
         <td className={styles.mono}>
-          {c.config.demo_outbox === true ? <><span className="chip warn">demo outbox</span> kept below, never sent · from: {String(c.config.from)}</> : settings || (c.kind === "in_app" ? "bell of every admin" : "—")}
+          {c.config.demo_outbox === true ? <><span className="chip warn">demo outbox</span> kept below, never sent{c.kind === "email" ? ` · from: ${String(c.config.from)}` : ""}</> : settings || (c.kind === "in_app" ? "bell of every admin" : "—")}
         </td>
         <td className={styles.nowrap}>{when(c.updated_at)}</td>
         <td>

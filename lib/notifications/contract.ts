@@ -435,10 +435,10 @@ export const DemoOutboxMail = DeliveryView.extend({ body: z.string() }).meta({ i
 export const listDemoOutbox = defineEndpoint({
   method: "get",
   path: "/api/v1/notifications/admin/demo-outbox",
-  summary: "The embedded demo's outbox: e-mail kept, never sent",
+  summary: "The embedded demo's outbox: e-mail and Slack messages kept, never sent",
   description:
-    "With the demo data (QUARRY_SEED_DEMO) an organization without an e-mail channel gets the demo outbox as its e-mail channel: rules, " +
-    "e-mail groups and subscriptions deliver to it and nothing leaves Quarry. Newest first; empty once an SMTP server is configured.",
+    "With the demo data (QUARRY_SEED_DEMO) an organization without an e-mail or Slack channel gets the demo outbox as that channel: rules, " +
+    "e-mail groups and subscriptions deliver to it and nothing leaves Quarry. Newest first; a real provider configured replaces it.",
   tags,
   access: "admin",
   query: pageQuery,

@@ -50,7 +50,7 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
       await finish(tx, d, { status: "delivered", reason: `delivered to the in-app inbox on attempt ${job.attempt}`, attempts: job.attempt, deliveredAt: now }, now);
       return null;
     }
-    if (kind === "email" && isDemoOutbox(channel.settings)) {
+    if ((kind === "email" || kind === "slack") && isDemoOutbox(channel.settings)) {
       await finish(tx, d, { status: "delivered", reason: demoOutboxReason(job.attempt), attempts: job.attempt, deliveredAt: now }, now);
       return null;
     }

@@ -364,36 +364,45 @@ describe("what a rule did", () => {
 });
 
 // Issue 32 §4: offline, the demo could not show a single e-mail (SMTP needs a reachable host).
-describe("the demo's e-mail outbox", () => {
+describe("the demo's e-mail and Slack outbox", () => {
   const globex: Principal = { userId: "usr_globex_admin", orgId: "org_globex", orgSlug: "globex", orgName: "Globex", role: "admin", locationIds: null, via: "bearer" };
 
-  it("is seeded only where no e-mail channel exists, keeps a rule's mail for the admin to read, and sends nothing", async () => {
+  it("is seeded only where no such channel exists, keeps what the spec's example rule sends for the admin to read, and sends nothing", async () => {
     clock.set(START);
-    // acme has an SMTP server (beforeAll); globex has no e-mail channel.
+    // acme has an SMTP server and a Slack webhook (beforeAll); globex has neither.
     expect(await seedDemoOutbox(clock.now())).toBe(1);
     expect(await seedDemoOutbox(clock.now())).toBe(0);
     const email = (await listChannelConfigs(globex)).items.find((c) => c.kind === "email");
     expect(email).toMatchObject({ configured: true, enabled: true, config: { demo_outbox: true, from: "alerts@globex.test" } });
+    expect((await listChannelConfigs(globex)).items.find((c) => c.kind === "slack")).toMatchObject({ configured: true, config: { demo_outbox: true, mode: "bot", channel: "#alerts" } });
     expect((await listChannelConfigs(acme)).items.find((c) => c.kind === "email")?.config).not.toHaveProperty("demo_outbox");
 
     const rule = await createRule(
       globex,
-      { kind: "clone", key: "sales.gap_to_target.outbox", name: "Outbox", description: "", base_rule_key: "sales.gap_to_target", thresholds: { gap_pct: 0 }, severity: "warning", default_channels: ["email", "in_app"], cadence_cron: "0 0 1 1 *" },
+      { kind: "clone", key: "sales.gap_to_target.outbox", name: "Outbox", description: "", base_rule_key: "sales.gap_to_target", thresholds: { gap_pct: 0 }, severity: "warning", default_channels: ["in_app", "email", "slack"], cadence_cron: "0 0 1 1 *" },
       clock.now(),
     );
     const mails = smtp.received.length;
+    const requests = receiver.received.length;
     await triggerRule(globex, rule.id, rt);
     await drainQueues(rt);
     expect(smtp.received.length).toBe(mails);
+    expect(receiver.received.length).toBe(requests);
     const outbox = await listDemoOutbox(globex, { limit: 50, offset: 0 });
     expect(outbox.total).toBeGreaterThan(0);
-    expect(outbox.items[0]).toMatchObject({ channel: "email", status: "delivered", rule_key: rule.key, recipient: expect.stringMatching(/@/), subject: expect.any(String), body: expect.any(String) });
-    expect(outbox.items[0].reason).toMatch(/^kept in the demo outbox on attempt 1/);
-    expect((await getRule(globex, rule.id, clock.now())).last_run?.deliveries).toContainEqual({ channel: "email", status: "delivered", count: outbox.total });
+    const mail = outbox.items.find((m) => m.channel === "email");
+    expect(mail).toMatchObject({ status: "delivered", rule_key: rule.key, recipient: expect.stringMatching(/@/), subject: expect.any(String), body: expect.any(String) });
+    expect(mail!.reason).toMatch(/^kept in the demo outbox on attempt 1/);
+    expect(outbox.items.filter((m) => m.channel === "slack")).toEqual([expect.objectContaining({ status: "delivered", recipient: "#alerts", subject: mail!.subject })]);
+    const emails = outbox.items.filter((m) => m.channel === "email").length;
+    expect((await getRule(globex, rule.id, clock.now())).last_run?.deliveries).toEqual(
+      expect.arrayContaining([{ channel: "email", status: "delivered", count: emails }, { channel: "slack", status: "delivered", count: 1 }]),
+    );
     expect((await listDemoOutbox(acme, { limit: 50, offset: 0 })).total).toBe(0);
 
     const test = await testChannel(globex, "email", clock.now());
     expect(test).toMatchObject({ ok: false, detail: expect.stringMatching(/demo outbox sends nothing/) });
+    expect(await testChannel(globex, "slack", clock.now())).toMatchObject({ ok: false, detail: expect.stringMatching(/demo outbox sends nothing/) });
 
     // An SMTP server replaces it for good.
     await putChannelConfig(globex, "email", { enabled: true, config: { host: "127.0.0.1", port: smtp.port, secure: false, from: "alerts@globex.test" } });

@@ -29,6 +29,9 @@ export class SendError extends Error {
 
 /** Sends through an external channel (email, slack, webhook); `in_app` is written to the inbox by the caller. */
 export async function sendExternal(channel: ResolvedChannel, message: OutboundMessage): Promise<void> {
+  if (isDemoOutbox(channel.settings)) {
+    throw new SendError("The demo outbox sends nothing: what rules send appears in its list on this page. Configure a real provider to send.", false);
+  }
   try {
     if (channel.kind === "email") return await sendEmail(channel, message);
     if (channel.kind === "slack") return await sendSlack(channel, message);
@@ -42,9 +45,6 @@ export async function sendExternal(channel: ResolvedChannel, message: OutboundMe
 }
 
 async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
-  if (isDemoOutbox(channel.settings)) {
-    throw new SendError("The demo outbox sends nothing: rules' e-mails appear in its list on this page. Configure an SMTP server to send real mail.", false);
-  }
   const s = channel.settings as { host: string; port: number; secure: boolean; user?: string; from: string };
   // Connect to the address that was checked; the host name is still what TLS verifies (servername).
   const target = await assertPublicHost(s.host);
