@@ -74,6 +74,13 @@ try {
 }
 handle = app.getRequestHandler();
 markReady();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    server.close(() => process.exit(0));
+    // Idle keep-alive connections would hold close() open.
+    setTimeout(() => process.exit(0), 3000).unref();
+  });
+}
 try {
   await booted;
 } catch (error) {
@@ -84,11 +91,3 @@ try {
 const publicUrl = process.env.QUARRY_PUBLIC_URL || `http://localhost:${server.address().port}`;
 const demo = process.env.QUARRY_SEED_DEMO === "false" ? "" : " and sign in as admin@acme.test / quarry-demo (the demo accounts are on the sign-in page)";
 console.log(`Quarry is ready: open ${publicUrl}${demo}`);
-
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    server.close(() => process.exit(0));
-    // Idle keep-alive connections would hold close() open.
-    setTimeout(() => process.exit(0), 3000).unref();
-  });
-}
