@@ -2,6 +2,7 @@ import "server-only";
 import crypto from "node:crypto";
 import type { NextRequest } from "next/server";
 import type { z } from "zod";
+import { requiredScopes } from "@/lib/auth/api-key-scopes";
 import { allows, type Principal } from "@/lib/auth/roles";
 import { Invalid, forbidden, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { toJsonValue } from "@/lib/json";
@@ -47,13 +48,28 @@ export type Answer<E, R> = E extends Endpoint<infer _P, infer _Q, infer _B, infe
  * who must be signed in and hold one of the endpoint's roles.
  */
 export function authorize(endpoint: Endpoint, principal: Principal | null): Principal | null {
-  if (endpoint.access === "public") return principal;
+  if (endpoint.access === "public") return principal?.via === "api_key" && !keyMay(endpoint, principal) ? null : principal;
   if (!principal) throw unauthorized();
+  if (principal.via === "api_key" && !keyMay(endpoint, principal)) {
+    const needed = requiredScopes(endpoint);
+    throw forbidden(needed.length === 0 ? "API keys cannot call this operation" : `This operation requires an API key with the scope ${needed.map((s) => `'${s}'`).join(" or ")}`);
+  }
   if (!allows(endpoint.access, principal.role)) {
     const needed = endpoint.access === "admin" ? "admin" : (endpoint.access as readonly string[]).join(" or ");
     throw forbidden(`This operation requires the ${needed} role; you are ${principal.role}`);
   }
   return principal;
+}
+
+/**
+ * Whether an organization API key's principal may call the endpoint: it must hold one of the scopes the
+ * endpoint requires (none: keys are refused). Its role (admin) is then checked like anyone's, so a key
+ * never does more than its scopes nor more than an admin could. On a public endpoint a key without the
+ * scope is treated as anonymous.
+ */
+function keyMay(endpoint: Endpoint, principal: Principal): boolean {
+  const held = principal.scopes ?? [];
+  return requiredScopes(endpoint).some((scope) => held.includes(scope));
 }
 
 /** Parses params, query and body with the endpoint's schemas; all three are checked first, so one 422 lists every problem. */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { KeyScopeRule } from "@/lib/auth/api-key-scopes";
 import type { Access, Principal } from "@/lib/auth/roles";
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -34,6 +35,12 @@ export interface Endpoint<
   description?: string;
   tags: string[];
   access: Access;
+  /**
+   * Which organization API key scope lets a key call it (lib/auth/api-key-scopes.ts `requiredScopes`):
+   * by default from the first tag and the method (GET `<area>:read`, others `<area>:write`, keys refused
+   * outside the dashboards and documents areas); "none" refuses keys.
+   */
+  keyScope?: KeyScopeRule;
   /**
    * "none": the wrapper reads neither cookies nor an Authorization header, so the request acts
    * only with what its body carries (embed and public data requests never use the viewer's session).

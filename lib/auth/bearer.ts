@@ -2,6 +2,8 @@ import "server-only";
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from "jose";
 import { config } from "@/lib/config";
 import { Unauthenticated, Forbidden } from "@/lib/errors";
+import { principalFromApiKey } from "./api-key-principal";
+import { isApiKeyToken } from "./api-key-secret";
 import { findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
 import { readLocationClaim } from "./location-claim";
@@ -56,8 +58,12 @@ function describeJoseError(error: unknown): string {
   return "Token is malformed or not signed by a trusted issuer";
 }
 
-/** Verifies a bearer token and maps its claims to a principal; 401 for any token problem, 403 for an unknown role. */
+/**
+ * Verifies a bearer token and maps its claims to a principal; 401 for any token problem, 403 for an unknown role.
+ * An organization API key (`qk_…`) is recognised by its prefix before any JWT verification.
+ */
 export async function principalFromBearer(token: string): Promise<Principal> {
+  if (isApiKeyToken(token)) return principalFromApiKey(token);
   let payload: JWTPayload;
   try {
     payload = await verifyJwt(token);

@@ -85,3 +85,47 @@ export async function findSessionUser(userId: string, sessionId: string): Promis
   const { orgId, orgSlug, orgName, timeZone, ...user } = row;
   return { ...user, org: { id: orgId, slug: orgSlug, name: orgName, timeZone } };
 }
+
+/** An organization API key's row as a request checks it (lib/auth/api-keys.ts), with its organization. */
+export interface ApiKeyRow {
+  id: string;
+  secretHash: Buffer;
+  scopes: string[];
+  locationIds: string[] | null;
+  expired: boolean;
+  revoked: boolean;
+  /** Whether last_used_at is older than a minute (or unset), so the request should record its use. */
+  stale: boolean;
+  org: OrgIdentity;
+}
+
+/**
+ * A key by its id, read on every request it authenticates (one primary-key probe joined to its
+ * organization), so a revocation or an expiry holds at once on every replica. Expiry and revocation are
+ * judged by the database's clock in the same query.
+ */
+export async function findApiKey(id: string): Promise<ApiKeyRow | null> {
+  const { system } = await getDb();
+  const rows = await system.query<Omit<ApiKeyRow, "org" | "secretHash"> & { secretHash: Buffer | Uint8Array; orgId: string; orgSlug: string; orgName: string; timeZone: string }>(
+    `SELECT k.id, k.secret_hash AS "secretHash", k.scopes, k.location_ids AS "locationIds",
+            (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired, (k.revoked_at IS NOT NULL) AS revoked,
+            (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale,
+            o.id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", o.time_zone AS "timeZone"
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id
+      WHERE k.id = $1`,
+    [id],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { orgId, orgSlug, orgName, timeZone, secretHash, ...key } = row;
+  return { ...key, secretHash: Buffer.from(secretHash), org: { id: orgId, slug: orgSlug, name: orgName, timeZone } };
+}
+
+/** Records that a key was used (at most once a minute per key: the caller asks only when the row is stale). */
+export async function touchApiKey(id: string): Promise<void> {
+  const { system } = await getDb();
+  await system.query(
+    `UPDATE api_keys SET last_used_at = now() WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
+    [id],
+  );
+}

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ApiKeyScope } from "./api-key-scopes";
 
 export const Role = z.enum(["admin", "general_manager", "analyst"]);
 export type Role = z.infer<typeof Role>;
@@ -12,7 +13,12 @@ export interface Principal {
   role: Role;
   /** null: every location of the organization. */
   locationIds: string[] | null;
-  via: "bearer" | "session";
+  via: "bearer" | "session" | "api_key";
+  /**
+   * An organization API key's scopes (via "api_key"): the key acts as an admin capped by them
+   * (`authorize`, lib/operation.ts); its `userId` is the key's id.
+   */
+  scopes?: readonly ApiKeyScope[];
 }
 
 /** Who may call an endpoint: anyone, any signed-in user, or a set of roles. */

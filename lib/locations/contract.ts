@@ -22,6 +22,8 @@ export const listLocations = defineEndpoint({
   description: "The caller's organization's locations, narrowed to the token's location scope; by code.",
   tags: ["Locations"],
   access: "user",
+  // What dashboards and documents keys see their filters and documents by.
+  keyScope: ["dashboards:read", "documents:read"],
   query: pageQuery,
   response: LocationList,
 });
