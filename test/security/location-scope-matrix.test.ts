@@ -68,6 +68,9 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
     "the caller's own notifications; in-app deliveries go to admins only (lib/notifications/pipeline.ts), findings of organization-wide rules",
   "POST /api/v1/notifications/inbox/{id}/read": "marks the caller's own notification read",
   "DELETE /api/v1/me/sessions": "ends the caller's own sessions; answers 204",
+  "GET /api/v1/api-keys": "key metadata (admins only): names, scopes and the locations each key was given, as configured; no warehouse rows",
+  "POST /api/v1/api-keys": "answers the new key; its locations must be ones the creating admin sees (lib/auth/api-keys.test.ts)",
+  "DELETE /api/v1/api-keys/{id}": "answers 204",
   "DELETE /api/v1/users/{id}/sessions": "ends a user's sessions (admin); answers 204",
   "GET /api/v1/documents/upload-constraints": "static limits",
   "GET /api/v1/documents": "documents belong to the organization, not to a location (no location column)",
@@ -191,8 +194,18 @@ const session = (role: Role, locationIds: string[]) => async (): Promise<Caller>
   headers: { cookie: await sessionCookieFor("acme", role, locationIds), origin: ORIGIN },
 });
 
-/** Every scoped caller: each role by bearer token, and by session cookie. */
-const SCOPED_CALLERS = [...Role.options.map((role) => bearer(role, SCOPE)), ...Role.options.map((role) => session(role, SCOPE))];
+/** An organization API key (dashboards:read) given the locations, made by acme's unscoped admin. */
+const apiKey = (locationIds: string[]) => async (): Promise<Caller> => {
+  const made = await call(await handler("POST /api/v1/api-keys"), "POST", "/api/v1/api-keys", {
+    token: await tokenFor("acme", "admin"),
+    body: { name: "scope matrix", scopes: ["dashboards:read"], location_ids: locationIds },
+  });
+  expect(made.status, made.text).toBe(201);
+  return { label: `acme API key (dashboards:read, ${locationIds.length} locations)`, headers: {}, token: made.json.key };
+};
+
+/** Every scoped caller: each role by bearer token, and by session cookie, and an API key. */
+const SCOPED_CALLERS = [...Role.options.map((role) => bearer(role, SCOPE)), ...Role.options.map((role) => session(role, SCOPE)), apiKey(SCOPE)];
 
 /** The observations of the location-bearing endpoints, made once the fixtures exist. */
 async function observations(): Promise<Observation[]> {

@@ -20,6 +20,7 @@ function paramsFor(endpoint: Endpoint): Record<string, string> {
     else if (endpoint.path.startsWith("/api/v1/custom-dashboards/")) params.id = acme.dashboard;
     else if (endpoint.path.startsWith("/api/v1/documents/")) params.id = acme.document;
     else if (endpoint.path.startsWith("/api/v1/users/")) params.id = acme.user;
+    else if (endpoint.path.startsWith("/api/v1/api-keys/")) params.id = acme.apiKey;
     else params.id = `acme_missing_${name}`;
   }
   return params;
@@ -30,7 +31,7 @@ const urlFor = (endpoint: Endpoint, params: Record<string, string>) =>
 
 /** Strings that appear only in acme's data: any of them in a globex response is a leak. */
 function acmeMarkers(): string[] {
-  return ["org_acme", "loc_acme_", "usr_acme_", acme.dashboard, acme.embed, acme.document, "acme-secret-document"].filter(Boolean);
+  return ["org_acme", "loc_acme_", "usr_acme_", acme.dashboard, acme.embed, acme.document, "acme-secret-document", acme.apiKey].filter(Boolean);
 }
 
 /** acme's user whose sessions the matrix aims at (an admin may end a user's sessions, DELETE /api/v1/users/{id}/sessions). */
@@ -53,6 +54,10 @@ beforeAll(async () => {
   const doc = await call(documents.POST, "POST", "/api/v1/documents", { token: admin, body: { filename: "acme-secret-document.txt" } });
   expect(doc.status).toBe(201);
   acme.document = doc.json.id;
+  const apiKeys = await import("@/app/api/v1/api-keys/route");
+  const key = await call(apiKeys.POST, "POST", "/api/v1/api-keys", { token: admin, body: { name: "acme ci", scopes: ["dashboards:read"] } });
+  expect(key.status).toBe(201);
+  acme.apiKey = key.json.id;
 }, 120_000);
 
 const tenantEndpoints = ENDPOINTS.filter((e) => e.access !== "public");
@@ -78,7 +83,7 @@ describe("route × role × organization matrix", () => {
     expect(res.status, res.text.slice(0, 300)).not.toBe(500);
     for (const marker of acmeMarkers()) expect(res.text, `${marker} leaked`).not.toContain(marker);
     // An id of acme in the path is never found, allowed or acted on.
-    if (Object.values(params).some((v) => v === acme.dashboard || v === acme.document || v === acme.embed || v === acme.user)) {
+    if (Object.values(params).some((v) => v === acme.dashboard || v === acme.document || v === acme.embed || v === acme.user || v === acme.apiKey)) {
       expect([401, 403, 404, 405, 409, 422], `status ${res.status}: ${res.text.slice(0, 200)}`).toContain(res.status);
     }
   });
@@ -93,5 +98,7 @@ describe("route × role × organization matrix", () => {
     // No acme session was ended by a globex admin (the epoch of every acme user is as seeded).
     const moved = await system.query("SELECT id FROM users WHERE org_id = 'org_acme' AND session_epoch <> 0");
     expect(moved).toEqual([]);
+    // acme's API key was neither revoked nor deleted.
+    expect(await system.query("SELECT id FROM api_keys WHERE id = $1 AND revoked_at IS NULL", [acme.apiKey])).toHaveLength(1);
   });
 });
