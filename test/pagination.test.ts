@@ -14,6 +14,7 @@ import * as unsubscribes from "@/app/api/v1/notifications/admin/unsubscribes/rou
 import * as deadLetters from "@/app/api/v1/notifications/admin/dead-letters/route";
 import * as demoOutbox from "@/app/api/v1/notifications/admin/demo-outbox/route";
 import * as inbox from "@/app/api/v1/notifications/inbox/route";
+import * as apiKeys from "@/app/api/v1/api-keys/route";
 
 /*
  * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
@@ -65,6 +66,15 @@ async function deliveries(tx: TenantTx, org: Org, n: number, prefix: string) {
 
 const LISTS: List[] = [
   { name: "locations", handler: locations.GET },
+  {
+    name: "api keys",
+    handler: apiKeys.GET,
+    seed: async (tx, org, n) => {
+      for (let i = 0; i < n; i++) {
+        await tx.apiKey.create({ data: { id: id("apk", org, i), orgId: ORG_ID[org], name: `Paging ${i}`, secretHash: new Uint8Array(32), scopes: ["dashboards:read"], createdBy: `usr_${org}_admin`, createdAt: stamp(i % 2) } }); // equal timestamps: the id breaks ties
+      }
+    },
+  },
   {
     name: "dashboards",
     handler: dashboards.GET,
