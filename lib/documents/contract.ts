@@ -119,9 +119,9 @@ export const UploadQuery = z.object({
   filename: z.string().min(1).max(1000).optional().describe("New file name (replaces the record's); its extension may change the type"),
   index: z
     .enum(["true", "false"])
-    .default("true")
-    .transform((v) => v === "true")
-    .describe("Queue the file's indexing (default true); `false` stores the file only, to be indexed later with POST …/index"),
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === "true"))
+    .describe("Queue the file's indexing: `true` or `false` (store the file only, to index it later with POST …/index); omitted, the organization's setting index_on_upload decides (default true)"),
 });
 
 export const DownloadLink = z

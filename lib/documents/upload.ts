@@ -14,6 +14,7 @@ import { DOCUMENT_TYPES } from "./file-types";
 import { indexJobRunning } from "./index-document";
 import { markIndexRequested, sendIndexJob } from "./index-jobs";
 import { newId } from "@/lib/ids";
+import { indexOnUpload } from "@/lib/organizations/settings";
 import { newStorageKey, toDocumentRecord } from "./record";
 
 export interface UploadRequest {
@@ -24,7 +25,7 @@ export interface UploadRequest {
   declaredLength: number | null;
   /** `?filename=`: replaces the record's file name (and may change its type). */
   filename?: string;
-  /** Queue the file's indexing (`?index=`, default true). */
+  /** Queue the file's indexing (`?index=`); undefined: the organization's setting (index_on_upload, default true). */
   index?: boolean;
 }
 
@@ -66,9 +67,10 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
     throw failure;
   }
 
-  const autoIndex = request.index !== false;
   const requestId = newId("idx");
+  let autoIndex = false;
   const committed = await withTenant(principal, async (tx) => {
+    autoIndex = request.index ?? (await indexOnUpload(tx));
     // Row lock: concurrent commits to one document apply one after the other.
     const locked = await tx.$queryRaw<
       { storage_key: string | null; status: string; chunk_count: number; index_stale: boolean; index_job_started_at: Date | null; index_heartbeat_at: Date | null }[]

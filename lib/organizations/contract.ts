@@ -23,6 +23,7 @@ export const OrganizationSettingsBody = z
       .array(ImageOrigin)
       .max(MAX_IMAGE_ORIGINS)
       .describe("Origins the organization's dashboard images may load from, besides this app's own origin and data: URLs; replaces the list"),
+    index_on_upload: z.boolean().optional().describe("Whether uploading a file queues its indexing (default true); omitted keeps the stored value"),
   })
   .meta({ id: "OrganizationSettingsInput" });
 export type OrganizationSettingsBody = z.output<typeof OrganizationSettingsBody>;
@@ -30,6 +31,7 @@ export type OrganizationSettingsBody = z.output<typeof OrganizationSettingsBody>
 export const OrganizationSettings = z
   .object({
     image_origins: z.array(z.string()).describe("Origins dashboard images may load from, besides this app's own origin and data: URLs"),
+    index_on_upload: z.boolean().describe("Whether uploading a file queues its indexing; an upload's ?index=true|false overrides it"),
     updated_at: z.iso.datetime().nullable().describe("ISO 8601, UTC; null until first saved"),
   })
   .meta({ id: "OrganizationSettings" });

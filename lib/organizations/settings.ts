@@ -6,12 +6,18 @@ import type { OrganizationSettingsBody } from "./contract";
 
 interface SettingsRow {
   image_origins: string[];
+  index_on_upload: boolean;
   updated_at: Date | null;
 }
 
-const view = (row: SettingsRow | undefined) => ({ image_origins: row?.image_origins ?? [], updated_at: row?.updated_at ?? null });
+const view = (row: SettingsRow | undefined) => ({ image_origins: row?.image_origins ?? [], index_on_upload: row?.index_on_upload ?? true, updated_at: row?.updated_at ?? null });
 
-const readRow = async (tx: TenantTx) => (await tx.$queryRaw<SettingsRow[]>`SELECT image_origins, updated_at FROM organization_settings`)[0];
+const readRow = async (tx: TenantTx) => (await tx.$queryRaw<SettingsRow[]>`SELECT image_origins, index_on_upload, updated_at FROM organization_settings`)[0];
+
+/** Whether an upload queues its file's indexing in this organization (issue 28 §1; no row: yes). */
+export async function indexOnUpload(tx: TenantTx): Promise<boolean> {
+  return (await readRow(tx))?.index_on_upload ?? true;
+}
 
 export async function getOrganizationSettings(principal: Principal) {
   return view(await withTenant(principal, readRow));
@@ -22,8 +28,10 @@ export async function putOrganizationSettings(principal: Principal, body: Organi
   const origins = [...new Set(body.image_origins)];
   const row = await withTenant(principal, async (tx) => {
     await tx.$executeRaw`
-      INSERT INTO organization_settings (org_id, image_origins, updated_by, updated_at) VALUES (${principal.orgId}, ${origins}::text[], ${principal.userId}, now())
-      ON CONFLICT (org_id) DO UPDATE SET image_origins = EXCLUDED.image_origins, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at`;
+      INSERT INTO organization_settings (org_id, image_origins, index_on_upload, updated_by, updated_at)
+      VALUES (${principal.orgId}, ${origins}::text[], ${body.index_on_upload ?? true}, ${principal.userId}, now())
+      ON CONFLICT (org_id) DO UPDATE SET image_origins = EXCLUDED.image_origins, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at,
+        index_on_upload = coalesce(${body.index_on_upload ?? null}::boolean, organization_settings.index_on_upload)`;
     return readRow(tx);
   });
   imageOriginCache.delete(principal.orgId);

@@ -13,6 +13,7 @@ import * as indexRoute from "./[id]/index/route";
 import * as one from "./[id]/route";
 import * as upload from "./[id]/upload/route";
 import * as collection from "./route";
+import * as settings from "@/app/api/v1/organization/settings/route";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ in_process_worker: false });
 
@@ -80,6 +81,27 @@ describe("indexing as a job", () => {
     expect(uploaded).toMatchObject({ status: "uploaded", index_job: null });
     expect((await status(id)).json).toMatchObject({ state: "none", status: "uploaded" });
     expect((await drainIndexQueue()).done).toBe(0);
+  });
+
+  it("an organization may turn indexing on upload off; ?index=true still queues one file", async () => {
+    const put = (body: Record<string, unknown>) => call(settings.PUT, "PUT", "/api/v1/organization/settings", { token: admin, body });
+    const off = await put({ image_origins: [], index_on_upload: false });
+    expect(off.status, off.text).toBe(200);
+    expect(off.json).toMatchObject({ index_on_upload: false });
+    // Omitted: kept.
+    expect((await put({ image_origins: [] })).json).toMatchObject({ index_on_upload: false });
+    try {
+      expect((await createAndUpload("quiet.txt", "Not indexed on upload.")).record).toMatchObject({ index_job: null });
+      expect((await createAndUpload("asked.txt", "Indexed on request.", "?index=true")).record).toMatchObject({ index_job: { state: "queued" } });
+      // globex keeps its default.
+      const created = await call(collection.POST, "POST", "/api/v1/documents", { token: globex, body: { filename: "g.txt" } });
+      const gid = created.json.id as string;
+      const res = await call(upload.POST, "POST", `/api/v1/documents/${gid}/upload`, { token: globex, rawBody: new Uint8Array(Buffer.from("Globex text.")), params: { id: gid }, headers: { "content-type": "text/plain" } });
+      expect(res.json.index_job).toMatchObject({ state: "queued" });
+    } finally {
+      expect((await put({ image_origins: [], index_on_upload: true })).json).toMatchObject({ index_on_upload: true });
+    }
+    await drainIndexQueue();
   });
 
   it("Prefer: respond-async answers 202 with the status and where to follow it", async () => {
