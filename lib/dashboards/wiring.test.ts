@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { widgetConditions } from "@/lib/query/filters";
 import {
   activeBreakpoints,
   decodeFilterValue,
@@ -108,5 +109,16 @@ describe("breakpoints", () => {
     expect(activeBreakpoints(undefined)).toEqual({ mobile: 0, tablet: 640, desktop: 1000, wide: 1500 });
     expect(activeBreakpoints(["wide", "tablet"])).toEqual({ tablet: 0, wide: 1500 });
     expect(activeBreakpoints([])).toEqual({ mobile: 0, tablet: 640, desktop: 1000, wide: 1500 });
+  });
+});
+
+describe("the viewer and the engine agree on which filters drive a widget", () => {
+  it("re-queries a widget for exactly the filters whose values become its conditions (sample dashboard)", () => {
+    // A value for every filter, so each use becomes a condition; the viewer's rule must name the same filters.
+    const everyFilter = Object.fromEntries(sample.widgets.filter((w) => w.spec.component === "filter").map((w) => [w.metadata.id, "2026-01-01"]));
+    for (const widget of sample.widgets) {
+      const engine = [...new Set(widgetConditions(sample.widgets, widget, everyFilter).map((c) => c.source))].sort();
+      expect(filtersAffecting(sample.widgets, widget.metadata.id), widget.metadata.id).toEqual(engine);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { jsonDepthExceeds } from "@/lib/json";
+import { filterUses } from "@/lib/query/filters";
 import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manifest/schema";
 
 /**
@@ -32,15 +33,10 @@ export function renderOnlyView(view: ViewManifest): ViewManifest {
   };
 }
 
-/** Filter widgets whose value changes what `widgetId` shows: the cache key of the query service and the re-query rule of the viewer. */
+/** Filter widgets whose value changes what `widgetId` shows: the viewer's re-query rule, read from the engine's own (filterUses). */
 export function filtersAffecting(widgets: readonly WidgetManifest[], widgetId: string): string[] {
-  const ids = new Set<string>();
-  for (const w of widgets) {
-    if (w.spec.component !== "filter" || w.metadata.id === widgetId) continue;
-    if (w.spec.bindings.some((b) => b.target === "*" || b.target === widgetId)) ids.add(w.metadata.id);
-  }
-  for (const use of widgets.find((w) => w.metadata.id === widgetId)?.spec.filters ?? []) ids.add(use.filter_id);
-  return [...ids].sort();
+  const widget = widgets.find((w) => w.metadata.id === widgetId);
+  return widget ? [...new Set(filterUses(widgets, widget).map((use) => use.source))].sort() : [];
 }
 
 /** Widgets that fetch data (filters with dataset options included); text, image and markdown carry none. */

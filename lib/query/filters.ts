@@ -57,6 +57,33 @@ function pick(value: unknown, param: string | undefined): unknown {
   return Object.hasOwn(value, param) ? (value as Record<string, unknown>)[param] : undefined;
 }
 
+/** One way a filter widget's value reaches a widget: a binding that targets it (or `*`), or one of its own `filters` entries. */
+export interface FilterUse {
+  source: string;
+  field: string;
+  operator: FilterOperator;
+  param?: string;
+  required: boolean;
+}
+
+/**
+ * Which filters drive `widget`, and how: the one rule, read by the engine (conditions, cache key)
+ * and by the viewer (what to fetch again when a filter changes). Only filter widgets bind (the
+ * manifest validator refuses bindings elsewhere); a filter never drives itself.
+ */
+export function filterUses(widgets: Iterable<WidgetManifest>, widget: WidgetManifest): FilterUse[] {
+  const uses: FilterUse[] = [];
+  for (const filter of widgets) {
+    if (filter.spec.component !== "filter" || filter.metadata.id === widget.metadata.id) continue;
+    for (const binding of filter.spec.bindings) {
+      if (binding.target !== "*" && binding.target !== widget.metadata.id) continue;
+      uses.push({ source: filter.metadata.id, field: binding.field, operator: binding.operator, param: binding.param, required: binding.target !== "*" });
+    }
+  }
+  for (const use of widget.spec.filters) uses.push({ source: use.filter_id, field: use.field, operator: use.operator, param: use.param, required: true });
+  return uses;
+}
+
 /** The conditions that apply to `widget` given the current value of every filter widget (absent: the filter's default). */
 export function widgetConditions(widgets: Iterable<WidgetManifest>, widget: WidgetManifest, filterValues: Readonly<Record<string, unknown>>): FilterCondition[] {
   const byId = new Map<string, WidgetManifest>();
@@ -66,22 +93,12 @@ export function widgetConditions(widgets: Iterable<WidgetManifest>, widget: Widg
     return Object.hasOwn(filterValues, filterId) ? filterValues[filterId] : filter?.spec.display.filter?.default;
   };
   const conditions = new Map<string, FilterCondition>();
-  const add = (condition: FilterCondition) => {
-    if (isUnset(condition.value)) return;
+  for (const use of filterUses(byId.values(), widget)) {
+    const condition: FilterCondition = { source: use.source, field: use.field, operator: use.operator, value: pick(valueOf(use.source), use.param), required: use.required };
+    if (isUnset(condition.value)) continue;
     const key = JSON.stringify([condition.source, condition.field, condition.operator]);
     const existing = conditions.get(key);
     if (!existing || (!existing.required && condition.required)) conditions.set(key, condition);
-  };
-  for (const filter of byId.values()) {
-    if (filter.metadata.id === widget.metadata.id) continue;
-    for (const binding of filter.spec.bindings) {
-      if (binding.target !== "*" && binding.target !== widget.metadata.id) continue;
-      const value = pick(valueOf(filter.metadata.id), binding.param);
-      add({ source: filter.metadata.id, field: binding.field, operator: binding.operator, value, required: binding.target !== "*" });
-    }
-  }
-  for (const use of widget.spec.filters) {
-    add({ source: use.filter_id, field: use.field, operator: use.operator, value: pick(valueOf(use.filter_id), use.param), required: true });
   }
   return [...conditions.values()];
 }
