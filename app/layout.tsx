@@ -33,6 +33,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
               <Link href="/documents">Documents</Link>
               <Link href="/chat">Chat</Link>
               {principal.role === "admin" && <Link href="/admin/notifications">Notifications</Link>}
+              {principal.role === "admin" && <Link href="/admin/api-keys">API keys</Link>}
               <Link href="/docs">API</Link>
             </nav>
           )}
