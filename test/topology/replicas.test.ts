@@ -68,6 +68,20 @@ describe.skipIf(!onPostgres)("replicas on one PostgreSQL database", () => {
     expect(after.json.detail).toMatch(/revoked/);
   });
 
+  it("an API key revoked on one replica is refused by the others at once", async () => {
+    const [a, b, c] = replicas;
+    const made = await a.call("app/api/v1/api-keys", "POST", "/api/v1/api-keys", { token: admin, body: { name: "replicas", scopes: ["dashboards:read"] } });
+    expect(made.status, JSON.stringify(made.json)).toBe(201);
+    const list = (replica: Replica) => replica.call("app/api/v1/custom-dashboards", "GET", "/api/v1/custom-dashboards", { token: made.json.key });
+    expect((await list(b)).status).toBe(200);
+    expect((await list(c)).status).toBe(200);
+    const revoked = await a.call("app/api/v1/api-keys/[id]", "DELETE", { token: admin, params: { id: made.json.id } });
+    expect(revoked.status).toBe(204);
+    expect((await list(b)).status).toBe(401);
+    expect((await list(c)).status).toBe(401);
+    expect((await list(a)).status).toBe(401);
+  });
+
   it("a sign-out on one replica is refused on another at once: the same session cookie gets 401", async () => {
     const [a, b, c] = replicas;
     // Cookies are verified with the application secret every replica derives from the shared data folder.
