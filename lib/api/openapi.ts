@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { requiredScopes } from "@/lib/auth/api-key-scopes";
 import type { Endpoint } from "./endpoint";
 import { ENDPOINTS } from "./registry";
 
@@ -121,16 +122,25 @@ export function buildOpenApi(servers: OpenApiServers, endpoints: Endpoint[] = EN
     paths,
     components: {
       schemas: components,
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT" } },
+      securitySchemes: {
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT or API key",
+          description: "A token of the identity provider (JWT), or an organization API key `qk_…` (scopes in each operation's description).",
+        },
+      },
     },
   };
 }
 
 function accessNote(ep: Endpoint): string {
   if (ep.access === "public") return "";
-  if (ep.access === "user") return "Any signed-in role.";
-  if (ep.access === "admin") return "Admin only.";
-  return `Roles: ${ep.access.join(", ")}.`;
+  const scopes = requiredScopes(ep);
+  const keys = scopes.length === 0 ? " API keys: refused." : ` API keys: scope ${scopes.map((scope) => `\`${scope}\``).join(" or ")}.`;
+  if (ep.access === "user") return `Any signed-in role.${keys}`;
+  if (ep.access === "admin") return `Admin only.${keys}`;
+  return `Roles: ${ep.access.join(", ")}.${keys}`;
 }
 
 function operationId(ep: Endpoint): string {
