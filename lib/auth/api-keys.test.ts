@@ -8,6 +8,7 @@ import * as embedRoute from "@/app/api/v1/custom-dashboards/[id]/embed/route";
 import * as queryRoute from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as seedRoute from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import * as documentsRoute from "@/app/api/v1/documents/route";
+import * as embedQueryRoute from "@/app/api/v1/embed/query/route";
 import * as uploadRoute from "@/app/api/v1/documents/[id]/upload/route";
 import * as locationsRoute from "@/app/api/v1/locations/route";
 import * as rulesRoute from "@/app/api/v1/notifications/admin/custom-rules/route";
@@ -168,6 +169,17 @@ describe("API keys as credentials", () => {
     const publisher = await keyWith(["dashboards:publish"]);
     const res = await call(publishRoute.POST, "POST", { token: publisher.key, params: { id: "sample-sales" } });
     expect(res.status, res.text).toBeLessThan(300);
+  });
+
+  it("an embeds:write key makes an embed that carries the key's locations, and nothing else", async () => {
+    const { key } = await keyWith(["embeds:write"], { location_ids: ["loc_acme_nyc"] });
+    const made = await call(embedRoute.POST, "POST", { token: key, params: { id: "sample-sales" }, body: {} });
+    expect(made.status, made.text).toBe(201);
+    const data = await call(embedQueryRoute.POST, "POST", { body: { token: made.json.token, filters: {} } });
+    expect(data.status, data.text.slice(0, 300)).toBe(200);
+    expect(data.text).toContain("loc_acme_nyc");
+    for (const other of ["loc_acme_bos", "loc_acme_chi", "loc_acme_aus", "loc_acme_sfo"]) expect(data.text).not.toContain(other);
+    expect((await call(dashboardsRoute.GET, "GET", { token: key })).status).toBe(403);
   });
 
   it("a key scoped to one location sees only that location", async () => {
