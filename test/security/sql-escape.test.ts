@@ -77,9 +77,10 @@ describe("user SQL that tries to leave its organization (issue 26)", () => {
       await call(publicQuery.POST, "POST", "/api/v1/public/query", { body: { org: "acme", slug } }),
     ];
     for (const res of answers) {
-      expect(res.status, res.text).toBeLessThan(500);
+      // Refused whole: 422 with the problems to the editor, 503 "temporarily unavailable" to the public link; never a 500.
+      expect([200, 422, 503], res.text).toContain(res.status);
       assertNothingForeign(res.text);
-      // The stored manifest is refused whole (422 signed in, 404 to the public), or its widget answers no rows.
+      // Or the widget answers no rows.
       const rows = res.json?.widgets?.w?.rows;
       if (rows !== undefined) expect(rows).toEqual([]);
     }
