@@ -30,7 +30,7 @@ describe("request gate: methods", () => {
   it("knows every registered path, literal segments before placeholders", () => {
     expect(allowedMethods("/api/v1/custom-dashboards/abc")).toEqual(["DELETE", "GET", "PUT"]);
     expect(allowedMethods("/api/v1/custom-dashboards/_seed")).toEqual(["POST"]);
-    expect(allowedMethods("/api/v1/documents/doc_1/index")).toEqual(["DELETE", "POST"]);
+    expect(allowedMethods("/api/v1/documents/doc_1/index")).toEqual(["DELETE", "GET", "POST"]);
     expect(allowedMethods("/api/v1/documents/doc_1/index/extra")).toBeNull();
   });
 });
