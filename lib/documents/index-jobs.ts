@@ -109,7 +109,11 @@ export async function markIndexRequested(tx: TenantTx, documentId: string, reque
  * Requests the indexing of a document's current file and queues its job; answers the request id.
  * 404 unknown (or another organization's), 409 no file, or (whileRunning "refuse") a run owns the document.
  */
-export async function requestIndex(principal: Principal, documentId: string, options: { model?: string | null; whileRunning?: "refuse" | "queue" } = {}): Promise<string> {
+export async function requestIndex(
+  principal: Principal,
+  documentId: string,
+  options: { model?: string | null; whileRunning?: "refuse" | "queue"; sendJob?: boolean } = {},
+): Promise<string> {
   const requestId = newId("idx");
   await withTenant(principal, async (tx) => {
     const rows = await tx.$queryRaw<{ storage_key: string | null; index_job_started_at: Date | null; index_heartbeat_at: Date | null }[]>`
@@ -120,7 +124,7 @@ export async function requestIndex(principal: Principal, documentId: string, opt
     if (live && options.whileRunning !== "queue") throw conflict("This document is already being indexed; wait for that run to finish");
     await markIndexRequested(tx, documentId, requestId, options.model ?? null, live);
   });
-  await sendIndexJob({ orgId: principal.orgId, documentId, requestId });
+  if (options.sendJob !== false) await sendIndexJob({ orgId: principal.orgId, documentId, requestId });
   return requestId;
 }
 
@@ -206,10 +210,17 @@ async function recordFailure(principal: Principal, data: IndexJobData, error: un
  * goes on (it is queued), only the waiting stops.
  */
 export async function indexAndWait(principal: Principal, documentId: string, options: { model?: string | null; signal?: AbortSignal } = {}) {
-  const requestId = await requestIndex(principal, documentId, { model: options.model ?? null });
+  // No job yet: the request runs right here, and it is on the row, so if this process dies the sweep queues it.
+  // A job is sent when this run has to wait for a slot (a worker may take it first) or when a failure is retried.
+  const requestId = await requestIndex(principal, documentId, { model: options.model ?? null, sendJob: false });
   const data = { orgId: principal.orgId, documentId, requestId };
+  let sent = false;
   for (;;) {
     const { outcome, error } = await runIndexJob(data, { inline: true });
+    if (outcome === "deferred" && !sent) {
+      sent = true;
+      await sendIndexJob(data);
+    }
     if (outcome === "retrying" || outcome === "failed") throw error;
     const row = await withTenant(principal, (tx) => tx.document.findUnique({ where: { id: documentId } }));
     if (!row) throw notFound("Document");
