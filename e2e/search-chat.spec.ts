@@ -51,12 +51,22 @@ const PDF = `${run} handbook.pdf`;
 
 test.describe.configure({ mode: "serial" });
 
+/** Turns acme's indexing on upload on or off (organization settings). */
+async function indexOnUpload(context: { request: Page["request"] }, on: boolean) {
+  const current = await (await context.request.get("/api/v1/organization/settings")).json();
+  const res = await context.request.put("/api/v1/organization/settings", { headers: sameOrigin(), data: { image_origins: current.image_origins ?? [], index_on_upload: on } });
+  expect(res.status()).toBe(200);
+}
+
 // These tests rank passages against each other: they start from an organization holding none but
-// their own (the demo documents and other specs' files would compete for the first place).
+// their own (the demo documents and other specs' files would compete for the first place). The
+// first ones index from the page's buttons, so uploads do not queue indexing by themselves until
+// the test of that.
 test.beforeAll(async ({ browser }) => {
   const context = await browser.newContext({ storageState: "e2e/.auth/admin.json" });
   const list = await (await context.request.get("/api/v1/documents?limit=100")).json();
   for (const doc of list.items ?? []) expect((await context.request.delete(`/api/v1/documents/${doc.id}`, { headers: sameOrigin() })).status()).toBe(204);
+  await indexOnUpload(context, false);
   await context.close();
 });
 
@@ -65,6 +75,7 @@ test.afterAll(async ({ browser }) => {
   const context = await browser.newContext({ storageState: "e2e/.auth/admin.json" });
   const list = await (await context.request.get(`/api/v1/documents?q=${encodeURIComponent(run)}`)).json();
   for (const doc of list.items ?? []) await context.request.delete(`/api/v1/documents/${doc.id}`, { headers: sameOrigin() });
+  await indexOnUpload(context, true);
   await context.close();
 });
 
@@ -188,4 +199,16 @@ test("an admin removes an index and deletes the documents", async ({ page }) => 
     await row(page, name).getByRole("button", { name: "Delete" }).click();
     await expect(row(page, name)).toHaveCount(0);
   }
+});
+
+test("an uploaded file is indexed by itself, with no click on Index", async ({ page }) => {
+  await indexOnUpload(page, true);
+  const name = `${run} auto.txt`;
+  await page.goto("/documents");
+  page.on("dialog", (dialog) => void dialog.accept());
+  await dropFiles(page, [{ name, type: "text/plain", data: Buffer.from(`The ${marker} forklift inspection happens every Monday before the first shift.`, "utf8") }]);
+  await expect(row(page, name).getByTestId("status-chip")).toHaveText("indexed", { timeout: 60_000 });
+  await expect(row(page, name).getByTestId("chunk-count")).toHaveText(/^\d+ chunks?$/);
+  await row(page, name).getByRole("button", { name: "Delete" }).click();
+  await expect(row(page, name)).toHaveCount(0);
 });
