@@ -16,3 +16,17 @@ describe("the time limit a statement sets", () => {
     expect(requestedLimitMs("SELECT 1", [])).toBeUndefined();
   });
 });
+
+describe("closing the engine while it restarts", () => {
+  it.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("starts no new engine process after the close", async () => {
+    const { closeDb, getDb } = await import("./client");
+    const db = await getDb();
+    const engine = db.engine!;
+    const restarting = engine.restart("test: closed while restarting");
+    await closeDb();
+    await restarting;
+    // A start after the close would set the state back to ready (and leave a process behind).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(engine.state).toBe("closed");
+  });
+});

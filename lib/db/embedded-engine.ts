@@ -122,6 +122,8 @@ export class EmbeddedEngine {
     dying?.kill("SIGKILL");
     const exited = dying && dying.exitCode === null && dying.signalCode === null ? new Promise<void>((resolve) => dying.once("exit", () => resolve())) : Promise.resolve();
     this.booting = exited.then(async () => {
+      // Closed while the old process was dying: starting another would outlive the close, and find its socket folder gone.
+      if (this.stateValue === "closed") return;
       await beforeStart?.();
       await this.spawn();
     });
