@@ -197,7 +197,8 @@ async function expectEveryAcknowledgedWrite(server: Server, token: string) {
   }
 }
 
-describe("fault: the server killed (SIGKILL) in the middle of writes", () => {
+// The data folder's lock guards the embedded engine; on a PostgreSQL server the folder holds no database (replicas share it).
+describe.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("fault: the server killed (SIGKILL) in the middle of writes", () => {
   it(`keeps every acknowledged write over ${KILLS} kills and restarts on the same data folder`, { timeout: 300_000 }, async () => {
     const token = await tokenFor("acme", "admin");
 
