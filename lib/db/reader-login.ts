@@ -47,6 +47,15 @@ export function scramVerifier(password: string, salt: Buffer = crypto.randomByte
 const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
+/** The roles `login` is a member of. */
+async function membershipsOf(system: SqlRunner, login: string): Promise<string[]> {
+  const rows = await system.query<{ name: string }>(
+    "SELECT r.rolname AS name FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = $1",
+    [login],
+  );
+  return rows.map((row) => row.name);
+}
+
 interface RoleFacts {
   rolsuper: boolean;
   rolbypassrls: boolean;
@@ -63,11 +72,7 @@ export async function readerLoginProblem(system: SqlRunner, login: string): Prom
   const attributes = (["rolsuper", "rolbypassrls", "rolcreaterole", "rolcreatedb", "rolreplication"] as const).filter((a) => role[a]);
   if (attributes.length > 0) return `${login} has ${attributes.map((a) => a.slice(3).toUpperCase()).join(", ")}`;
   if (!role.rolcanlogin) return `${login} cannot log in`;
-  const memberships = await system.query<{ name: string }>(
-    "SELECT r.rolname AS name FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = $1",
-    [login],
-  );
-  const names = memberships.map((m) => m.name);
+  const names = await membershipsOf(system, login);
   if (!names.includes("quarry_reader")) return `${login} is not a member of quarry_reader`;
   const others = names.filter((n) => n !== "quarry_reader");
   if (others.length > 0) return `${login} is also a member of ${others.join(", ")}`;
@@ -107,12 +112,9 @@ export async function provisionReaderLogin(system: SqlRunner, login: string, pas
   const [existing] = await system.query<{ ok: boolean }>("SELECT true AS ok FROM pg_roles WHERE rolname = $1", [login]);
   if (!existing) await tolerate(`CREATE ROLE ${ident} ${attributes} PASSWORD ${verifier}`);
   else await tolerate(`ALTER ROLE ${ident} ${attributes} PASSWORD ${verifier}`);
-  const memberships = await system.query<{ name: string }>(
-    "SELECT r.rolname AS name FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = $1",
-    [login],
-  );
-  if (!memberships.some((m) => m.name === "quarry_reader")) await tolerate(`GRANT quarry_reader TO ${ident}`);
-  for (const { name } of memberships) if (name !== "quarry_reader") await system.exec(`REVOKE ${quoteIdent(name)} FROM ${ident}`);
+  const memberships = await membershipsOf(system, login);
+  if (!memberships.includes("quarry_reader")) await tolerate(`GRANT quarry_reader TO ${ident}`);
+  for (const name of memberships) if (name !== "quarry_reader") await system.exec(`REVOKE ${quoteIdent(name)} FROM ${ident}`);
 }
 
 /** The connection string of `databaseUrl` with another login and password. */
