@@ -14,10 +14,11 @@ describe("fault: a PDF that keeps the extractor busy", () => {
   it.each(["auto", "pdfjs"] as const)("is stopped at the PDF time limit while other requests are answered; the next PDF is read (engine %s)", async (engine) => {
     const bomb = pdfTextBomb(100);
     expect(bomb.length).toBeLessThan(300 * 1024);
-    const limits = { maxPages: 10, timeoutMs: 3_000, maxHeapMb: 128 };
+    // Well under the bomb's cost on a quiet machine: pdftotext reads it in 2.4-2.5 s there (it did within a 3 s limit once).
+    const limits = { maxPages: 10, timeoutMs: 1_000, maxHeapMb: 128 };
     const report = await probeWhile(() => reasonOf(extractPdf(bomb, undefined, limits, engine)));
-    expect(report.outcome).toBe("Reading the PDF took longer than 3 s and was stopped");
-    expect(report.faultMs).toBeLessThan(3_000 + 5_000);
+    expect(report.outcome).toBe("Reading the PDF took longer than 1 s and was stopped");
+    expect(report.faultMs).toBeLessThan(1_000 + 5_000);
     expect(report.probeStatuses.every((s) => s === 200)).toBe(true);
     expect(report.probeMs.length).toBeGreaterThan(5);
     expect(Math.max(...report.probeMs)).toBeLessThan(QUICK_MS);
