@@ -15,7 +15,17 @@ describe.skipIf(!onPostgres)("the PostgreSQL pool", () => {
     for (const c of clients) c.release();
     expect(pool.idleCount).toBeGreaterThanOrEqual(3);
 
-    const lost = new Promise<void>((resolve) => pool.once("error", () => resolve()));
+    // Each idle connection reports its own end; a query taken before the last report could land on a dead one.
+    let ended = 0;
+    const lost = new Promise<void>((resolve) => {
+      const onError = () => {
+        ended += 1;
+        if (ended < pids.length) return;
+        pool.off("error", onError);
+        resolve();
+      };
+      pool.on("error", onError);
+    });
     const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await admin.connect();
     try {
