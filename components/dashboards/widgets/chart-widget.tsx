@@ -4,7 +4,7 @@ import dynamic from "next/dynamic";
 import { useMemo } from "react";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { usePrefersDark } from "./color-scheme";
-import { buildEchartsOption, chartType } from "./echarts-option";
+import { buildEchartsOption, chartType } from "@/lib/dashboards/chart-option";
 import styles from "./widgets.module.css";
 
 // ECharts touches window on import, so it loads in the browser only, after the page is painted.

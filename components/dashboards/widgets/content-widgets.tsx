@@ -3,7 +3,7 @@
 import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { isExternal, safeUrl } from "./markdown-links";
+import { isExternal, safeUrl } from "@/lib/dashboards/markdown-links";
 import styles from "./widgets.module.css";
 
 /** Markdown without raw HTML; external links open in a new tab without access to this page. */

@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-tables";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { toCsv, toXlsx } from "./export-cells";
-import { columnDecimals, formatFixed, humanize, toNumber } from "./format";
+import { columnDecimals, formatFixed, humanize, toNumber } from "@/lib/dashboards/format";
 import { groupAwarePageModule } from "./grid-pages";
 import styles from "./widgets.module.css";
 

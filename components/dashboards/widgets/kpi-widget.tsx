@@ -1,7 +1,7 @@
 "use client";
 
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { formatKpiValue, kpiDelta, toNumber } from "./format";
+import { formatKpiValue, kpiDelta, toNumber } from "@/lib/dashboards/format";
 import styles from "./widgets.module.css";
 
 interface KpiWidgetProps {

@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { columnDecimals, formatCell, formatFixed, humanize, toNumber } from "./format";
+import { columnDecimals, formatCell, formatFixed, humanize, toNumber } from "@/lib/dashboards/format";
 import styles from "./widgets.module.css";
 
 interface TableWidgetProps {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildEchartsOption, chartType, niceMax, orderedCategories, type EchartsOption } from "./echarts-option";
-import { sampleWidget } from "./sample-widgets";
+import { buildEchartsOption, chartType, niceMax, orderedCategories, type EchartsOption } from "./chart-option";
+import { sampleWidget } from "@/components/dashboards/widgets/sample-widgets";
 
 type Obj = Record<string, unknown>;
 type Series = Obj & { data: unknown[] };
