@@ -1,6 +1,7 @@
 import { loadChatConfig } from "./chat";
 import { loadEmbeddingSettings } from "./embeddings";
 import { loadExtractionLimits } from "./extraction";
+import { loadIndexingSettings } from "./indexing";
 import { loadNotificationsConfig } from "./notifications";
 import { ConfigError, loadConfig } from "./schema";
 import { loadDocumentStorageConfig } from "./storage";
@@ -28,6 +29,7 @@ export function configurationProblems(env: Record<string, string | undefined>): 
   check(() => (dataDir = loadConfig(env).dataDir));
   check(() => loadDocumentStorageConfig(env, dataDir));
   check(() => loadExtractionLimits(env));
+  check(() => loadIndexingSettings(env));
   check(() => loadEmbeddingSettings(env));
   check(() => loadChatConfig(env));
   check(() => loadNotificationsConfig(env));

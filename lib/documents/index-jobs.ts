@@ -1,6 +1,7 @@
 import "server-only";
 import type PgBoss from "pg-boss";
 import type { Principal } from "@/lib/auth/roles";
+import { indexingSettings } from "@/lib/config/indexing";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { Conflict, DomainError, Invalid, NotFound, Unavailable, conflict, notFound } from "@/lib/errors";
@@ -20,15 +21,18 @@ export const INDEX_QUEUE = "documents.index";
 /** Every minute: re-sends the job of a request whose job was lost (crash between commit and send, a killed worker). */
 export const INDEX_SWEEP_QUEUE = "documents.index-sweep";
 
-/** Retry and concurrency policy of index jobs (mutable for tests only). */
+/**
+ * Retry and concurrency policy of index jobs: attempts, back-off and the per-organization limit come from the
+ * configuration (DOCUMENT_INDEX_*, lib/config/indexing.ts; read when this module loads). Mutable for tests only.
+ */
 export const indexJobPolicy = {
   /** Attempts per request before it is given up (failed, the dead-letter state, with the reason). */
-  maxAttempts: 5,
+  maxAttempts: indexingSettings().maxAttempts,
   /** Back-off after failed attempt n: base × 2^(n-1), capped. */
-  backoffBaseMs: 30_000,
-  backoffMaxMs: 30 * 60_000,
+  backoffBaseMs: indexingSettings().backoffBaseMs,
+  backoffMaxMs: indexingSettings().backoffMaxMs,
   /** Runs at a time per organization (all workers together); further jobs wait. */
-  perOrgConcurrency: 2,
+  perOrgConcurrency: indexingSettings().perOrgConcurrency,
   /** How long a job that found its organization at the limit (or its document owned by a run) waits to try again. */
   busyDelayMs: 5_000,
   /** A pending request that has been due this long without a live run gets its job sent again by the sweep. */
