@@ -414,8 +414,9 @@ export const DeliveryStatus = z.enum(["pending", "sending", "retrying", "deliver
 export const DeliveryView = z
   .object({
     id: z.string(),
-    rule_id: z.string(),
-    rule_key: z.string(),
+    rule_id: z.string().nullable().describe("The rule that sent it; null for a scheduled report's delivery"),
+    report_schedule_id: z.string().nullable().describe("The report schedule that sent it; null for a rule's delivery"),
+    rule_key: z.string().describe("The rule's key, or `report: <schedule name>` for a scheduled report"),
     channel: ChannelKind,
     recipient: z.string(),
     status: DeliveryStatus,

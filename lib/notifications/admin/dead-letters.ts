@@ -4,7 +4,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { notFound, conflict } from "@/lib/errors";
-import { deliveryView, ruleKeys } from "@/lib/notifications/admin/delivery-health";
+import { deliveryView, ruleKeys, senderOf } from "@/lib/notifications/admin/delivery-health";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 
@@ -16,7 +16,7 @@ export async function listDeadLetters(principal: Principal, page: PageQuery) {
       tx.notificationDelivery.findMany({ where: { status: "dead" }, orderBy: [{ updatedAt: "desc" }, { id: "asc" }], ...pageWindow(page) }),
     ]);
     return pageBody(
-      rows.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")),
+      rows.map((d) => deliveryView(d, keys.get(senderOf(d)) ?? "")),
       total,
       page,
     );
@@ -30,12 +30,12 @@ export async function requeueDeadLetter(principal: Principal, id: string, rt: Ru
     const existing = await tx.notificationDelivery.findUnique({ where: { id } });
     if (!existing) throw notFound("Delivery");
     if (existing.status !== "dead") throw conflict(`Only dead letters can be requeued; this delivery is ${existing.status}`);
-    const rule = await tx.notificationRule.findUnique({ where: { id: existing.ruleId }, select: { key: true } });
+    const keys = await ruleKeys(tx);
     const updated = await tx.notificationDelivery.update({
       where: { id },
       data: { status: "pending", attempts: 0, maxAttempts: notificationsConfig().max_attempts, nextAttemptAt: now, reason: `requeued by ${principal.userId}`, updatedAt: now },
     });
-    return deliveryView(updated, rule?.key ?? "");
+    return deliveryView(updated, keys.get(senderOf(updated)) ?? "");
   });
   await rt.queue.send(QUEUES.deliver, { orgId: principal.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob);
   return d;

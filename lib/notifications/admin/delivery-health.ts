@@ -6,14 +6,20 @@ import { ChannelKind } from "@/lib/notifications/channel-kinds";
 
 const IN_FLIGHT = ["pending", "sending", "retrying"];
 
+/** What each delivery's sender is called: a rule by its key, a report schedule (migration 0034) as `report: <name>`. */
 export async function ruleKeys(tx: TenantTx): Promise<Map<string, string>> {
-  return new Map((await tx.notificationRule.findMany({ select: { id: true, key: true } })).map((r) => [r.id, r.key]));
+  const [rules, schedules] = await Promise.all([tx.notificationRule.findMany({ select: { id: true, key: true } }), tx.reportSchedule.findMany({ select: { id: true, name: true } })]);
+  return new Map([...rules.map((r) => [r.id, r.key] as const), ...schedules.map((s) => [s.id, `report: ${s.name}`] as const)]);
 }
+
+/** The sender's id of a delivery: its rule or its report schedule. */
+export const senderOf = (d: Pick<NotificationDelivery, "ruleId" | "scheduleId">): string => d.ruleId ?? d.scheduleId ?? "";
 
 export function deliveryView(d: NotificationDelivery, ruleKey: string) {
   return {
     id: d.id,
     rule_id: d.ruleId,
+    report_schedule_id: d.scheduleId,
     rule_key: ruleKey,
     channel: ChannelKind.parse(d.channel),
     recipient: d.recipient,
@@ -56,6 +62,6 @@ export async function deliveryHealth(principal: Principal, query: { hours: numbe
       else b.in_flight += row.n;
       buckets.set(key, b);
     }
-    return { from, to: now, channels, series: [...buckets.values()], recent: recent.map((d) => deliveryView(d, keys.get(d.ruleId) ?? "")) };
+    return { from, to: now, channels, series: [...buckets.values()], recent: recent.map((d) => deliveryView(d, keys.get(senderOf(d)) ?? "")) };
   });
 }

@@ -4,7 +4,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import { DEMO_ORGS } from "@/lib/db/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
-import { deliveryView, ruleKeys } from "@/lib/notifications/admin/delivery-health";
+import { deliveryView, ruleKeys, senderOf } from "@/lib/notifications/admin/delivery-health";
 
 /**
  * The embedded demo's e-mail and Slack (issue 32): offline there is no SMTP server or Slack to reach, so the demo's
@@ -32,7 +32,7 @@ export async function listDemoOutbox(principal: Principal, page: PageQuery) {
       tx.notificationDelivery.findMany({ where, orderBy: [{ deliveredAt: "desc" }, { id: "asc" }], ...pageWindow(page) }),
     ]);
     return pageBody(
-      rows.map((d) => ({ ...deliveryView(d, keys.get(d.ruleId) ?? ""), body: d.body })),
+      rows.map((d) => ({ ...deliveryView(d, keys.get(senderOf(d)) ?? ""), body: d.body })),
       total,
       page,
     );

@@ -54,7 +54,7 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
       await finish(tx, d, { status: "delivered", reason: demoOutboxReason(job.attempt), attempts: job.attempt, deliveredAt: now }, now);
       return null;
     }
-    const rule = await tx.notificationRule.findUnique({ where: { id: d.ruleId }, select: { key: true } });
+    const rule = d.ruleId ? await tx.notificationRule.findUnique({ where: { id: d.ruleId }, select: { key: true } }) : null;
     return { d, channel, ruleKey: rule?.key ?? "" };
   });
   if (notBefore) {
