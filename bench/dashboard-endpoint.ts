@@ -1,23 +1,30 @@
-// npm run bench -- dashboard-endpoint [--engine pglite|postgres|both]: latency of
-// POST /api/v1/custom-dashboards/{id}/query for the seeded sample dashboard (real route handler:
-// auth, zod, one tenant transaction per request, cache), cold (every request a new date filter) and
-// cached, at concurrency 8, beside the bare SQL of the same statements. On PGlite, and on PostgreSQL
-// too when QUARRY_TEST_DATABASE_URL is set (both in one run).
+// npm run bench -- dashboard-endpoint [--engine pglite|postgres|both] [--scale 1,10,100] [--concurrency 1,8] [--cold N]:
+// latency of POST /api/v1/custom-dashboards/{id}/query for the seeded sample dashboard (real route
+// handler: auth, zod, rate limits, one tenant transaction per request, cache), cold (every request a new
+// date filter, so nothing is cached) and warm (a few filter values over and over: cache hits), at each
+// concurrency, beside the bare SQL of the same widgets in the same run: the statements of one widget
+// each (what the engine ran before shared scans) and the shared-scan statements the engine runs now,
+// sequential in one transaction. At each scale the demo orders are copied N times over the same two
+// years (N× as many orders per day). On PGlite, and on PostgreSQL too when QUARRY_TEST_DATABASE_URL is
+// set (both in one run; PostgreSQL uses the seeded `quarry_bench` database, copies removed at the end).
+//
+// Each concurrent client is its own analyst, as eight analysts would be; at concurrency 1 one analyst
+// sends every request (hundreds a minute), so the run raises QUARRY_RATE_LIMIT_MULTIPLIER instead of
+// tripping the endpoint's per-user limit: requests are still counted, as in production.
 import { NextRequest } from "next/server";
 import { POST as seedRoute } from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import { POST as queryRoute } from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { findOrganization } from "@/lib/auth/directory";
+import type { Database } from "@/lib/db/client";
 import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
 import { withTenant } from "@/lib/db/tenant";
 import { compileWarehouseStatements, loadSampleDashboard } from "./lib/sample-statements";
 import { benchEngines } from "./lib/scratch-db";
 import { withSeededDb } from "./lib/seeded-db";
 
-const CONCURRENCY = 8;
-const COLD_REQUESTS = 48;
-const CACHED_REQUESTS = 400;
-const BARE_SAMPLES = 20;
+const WARM_REQUESTS = 200;
+const WARM_FILTERS = 8;
 
 type Handler = (req: NextRequest, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 
@@ -32,13 +39,13 @@ async function post(handler: Handler, url: string, token: string, body: unknown,
   return res.json();
 }
 
-/** Runs `count` jobs with at most CONCURRENCY in flight; returns each job's latency in ms and the wall time. */
-async function load(count: number, job: (i: number, worker: number) => Promise<unknown>) {
+/** Runs `count` jobs with at most `concurrency` in flight; returns each job's latency in ms and the wall time. */
+async function load(count: number, concurrency: number, job: (i: number, worker: number) => Promise<unknown>) {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, worker) => {
+    Array.from({ length: concurrency }, async (_, worker) => {
       while (next < count) {
         const i = next++;
         const t = performance.now();
@@ -51,48 +58,96 @@ async function load(count: number, job: (i: number, worker: number) => Promise<u
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-const dateFilter = (i: number) => ({ date: `after ${new Date(Date.UTC(2025, 0, 1) + i * 86_400_000).toISOString().slice(0, 10)}` });
+/** A date filter no earlier request used: `after` a day counted from 2025-01-01 (the warehouse spans two years, so each keeps most orders). */
+const dateFilter = (day: number) => ({ date: `after ${new Date(Date.UTC(2025, 0, 1) + (day % 600) * 86_400_000).toISOString().slice(0, 10)}` });
 
-export default async function bench(args: string[]): Promise<void> {
-  for (const engine of benchEngines(args)) await withSeededDb(engine, () => run(engine));
+function listArg(args: string[], flag: string, fallback: number[]): number[] {
+  const at = args.indexOf(flag);
+  if (at < 0) return fallback;
+  const values = (args[at + 1] ?? "").split(",").map(Number);
+  if (values.length === 0 || values.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${flag} takes whole numbers >= 1, e.g. 1,10`);
+  return values;
 }
 
-async function run(engine: "pglite" | "postgres"): Promise<void> {
+export default async function bench(args: string[]): Promise<void> {
+  const scales = listArg(args, "--scale", [1]);
+  const concurrencies = listArg(args, "--concurrency", [1, 8]);
+  const cold = args.includes("--cold") ? listArg(args, "--cold", [])[0] : undefined;
+  process.env.QUARRY_RATE_LIMIT_MULTIPLIER = "1000";
+  for (const engine of benchEngines(args)) await withSeededDb(engine, (db) => run(db, engine, scales, concurrencies, cold));
+}
+
+/** Orders copied beyond the demo's get ids from here on (the demo's are below 3e9), as in bench dashboard-queries. */
+const COPY_ID_BASE = 10_000_000_000;
+
+async function run(db: Database, engine: "pglite" | "postgres", scales: number[], concurrencies: number[], coldOverride: number | undefined): Promise<void> {
   const token = await issueLocalToken({ userId: "usr_acme_admin", orgSlug: "acme", role: "admin" });
   const seeded = (await post(seedRoute as Handler, "/api/v1/custom-dashboards/_seed", token, undefined)) as { id: string };
-  // Results are cached in this process by dashboard and version, which both engines' seeds share.
-  forgetDashboardResults("org_acme", seeded.id);
-  // One caller per concurrent client, as eight analysts would be: the endpoint's rate limit is per caller.
   const analysts = await Promise.all(
-    Array.from({ length: CONCURRENCY }, (_, k) => issueLocalToken({ userId: `usr_acme_bench_${k}`, orgSlug: "acme", role: "analyst" })),
+    Array.from({ length: Math.max(...concurrencies) }, (_, k) => issueLocalToken({ userId: `usr_acme_bench_${k}`, orgSlug: "acme", role: "analyst" })),
   );
-  const query = (filters: Record<string, unknown>, worker = 0) =>
+  const query = (filters: Record<string, unknown>, worker: number) =>
     post(queryRoute as Handler, `/api/v1/custom-dashboards/${seeded.id}/query`, analysts[worker], { filters }, { id: seeded.id });
-
-  await query(dateFilter(-1)); // warm-up: manifest parse cache, JIT
-  const cold = await load(COLD_REQUESTS, (i, worker) => query(dateFilter(i), worker));
-  const hot = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => dateFilter(1000 + i));
-  for (const filters of hot) await query(filters);
-  const cached = await load(CACHED_REQUESTS, (i, worker) => query(hot[i % hot.length], worker));
-
   const { dashboard } = loadSampleDashboard();
   const timeZone = (await findOrganization("org_acme"))?.timeZone ?? "UTC";
-  const bareMs: number[] = [];
-  for (let i = 0; i < BARE_SAMPLES; i++) {
-    const statements = compileWarehouseStatements(dashboard, dateFilter(i * 7), { now: new Date(), timeZone });
+  const [{ demo }] = await db.system.query<{ demo: number }>("SELECT count(*)::int AS demo FROM orders WHERE id < $1", [COPY_ID_BASE]);
+  await db.system.query("DELETE FROM orders WHERE id >= $1", [COPY_ID_BASE]);
+
+  console.log(`\n[${engine}] POST /api/v1/custom-dashboards/{id}/query, sample dashboard (${dashboard.widgets.length} widgets); latency includes queueing`);
+  let day = 0;
+  let copies = 1;
+  try {
+    for (const scale of scales) {
+      const loadStarted = performance.now();
+      for (; copies < scale; copies++) {
+        await db.system.query(
+          `INSERT INTO orders (id, org_id, order_date, location_id, product_id, channel, customer_id, quantity, amount, cost)
+           SELECT id + $1::bigint * $2::bigint, org_id, order_date, location_id, product_id, channel, customer_id, quantity, amount, cost FROM orders WHERE id < $2::bigint`,
+          [copies, COPY_ID_BASE],
+        );
+      }
+      await db.system.exec("ANALYZE orders");
+      // Cached results were computed on fewer orders.
+      forgetDashboardResults("org_acme", seeded.id);
+      await query(dateFilter(day++), 0); // warm-up: manifest parse cache, plans, the analytics copy of the new rows
+      console.log(`\n  ${scale}x: ${(demo * scale).toLocaleString("en-US")} acme+globex orders (load ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`);
+
+      const samples = scale >= 10 ? 5 : 10;
+      const bare = await bareSql(dashboard, timeZone, samples, () => dateFilter(day++));
+      console.log(`    bare SQL p50, one statement per widget  ${bare.perWidget.toFixed(1).padStart(8)} ms  (${bare.perWidgetCount} statements, one transaction, sequential, ${samples} filter values)`);
+
+      for (const concurrency of concurrencies) {
+        const coldCount = coldOverride ?? (concurrency === 1 ? 12 : 3 * concurrency);
+        const first = day;
+        day += coldCount;
+        const coldRun = await load(coldCount, concurrency, (i, worker) => query(dateFilter(first + i), worker));
+        const hot = Array.from({ length: WARM_FILTERS }, () => dateFilter(day++));
+        for (const filters of hot) await query(filters, 0);
+        const warmRun = await load(WARM_REQUESTS, concurrency, (i, worker) => query(hot[i % hot.length], worker));
+        const line = (name: string, r: { latencies: number[]; wallMs: number }, note: string) =>
+          `    c=${String(concurrency).padEnd(2)} ${name.padEnd(5)} p50 ${pct(r.latencies, 50).toFixed(1).padStart(8)} ms  p95 ${pct(r.latencies, 95).toFixed(1).padStart(8)} ms  ` +
+          `${((r.latencies.length / r.wallMs) * 1000).toFixed(1).padStart(7)} req/s  p50/bare ${(pct(r.latencies, 50) / bare.perWidget).toFixed(2)}x  (${note})`;
+        console.log(line("cold", coldRun, `${coldCount} requests, each a new date filter`));
+        console.log(line("warm", warmRun, `${WARM_REQUESTS} requests over ${WARM_FILTERS} cached filter values`));
+      }
+    }
+  } finally {
+    await db.system.query("DELETE FROM orders WHERE id >= $1", [COPY_ID_BASE]);
+  }
+}
+
+/** The sample's warehouse widget statements for `samples` new filter values, under RLS in one reader transaction each: p50 in ms. */
+async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashboard"], timeZone: string, samples: number, nextFilter: () => Record<string, unknown>) {
+  const perWidget: number[] = [];
+  let perWidgetCount = 0;
+  for (let i = 0; i < samples; i++) {
+    const statements = compileWarehouseStatements(dashboard, nextFilter(), { now: new Date(), timeZone });
+    perWidgetCount = statements.length;
     const t = performance.now();
     await withTenant({ orgId: "org_acme" }, async (tx) => {
       for (const s of statements) await tx.$queryRawUnsafe(s.text, ...s.values);
     }, { role: "reader", readOnly: true, timeZone });
-    bareMs.push(performance.now() - t);
+    perWidget.push(performance.now() - t);
   }
-  const bare = pct(bareMs, 50);
-  const line = (name: string, r: { latencies: number[]; wallMs: number }) =>
-    `${name.padEnd(8)} p50 ${pct(r.latencies, 50).toFixed(1).padStart(7)} ms  p95 ${pct(r.latencies, 95).toFixed(1).padStart(7)} ms  ` +
-    `${((r.latencies.length / r.wallMs) * 1000).toFixed(1).padStart(7)} req/s  service time ${(r.wallMs / r.latencies.length).toFixed(1)} ms/req = ${(r.wallMs / r.latencies.length / bare).toFixed(2)}x bare`;
-  console.log(`\n[${engine}] POST /api/v1/custom-dashboards/{id}/query, sample dashboard (${dashboard.widgets.length} widgets), concurrency ${CONCURRENCY}`);
-  console.log(`bare SQL  p50 ${bare.toFixed(1).padStart(7)} ms  (same statements, one transaction, sequential, ${BARE_SAMPLES} filter values)`);
-  console.log(line("cold", cold) + `  (${COLD_REQUESTS} requests, each a new date filter)`);
-  console.log(line("cached", cached) + `  (${CACHED_REQUESTS} requests over ${hot.length} filter values)`);
-  if (engine === "pglite") console.log("latency includes queueing: the embedded PGlite is one connection, so 8 concurrent cold requests wait for each other");
+  return { perWidget: pct(perWidget, 50), perWidgetCount };
 }

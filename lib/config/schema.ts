@@ -68,6 +68,12 @@ const Env = z.object({
     }
   }),
   API_BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
+  /**
+   * Every rate limit multiplied by this (per caller, shared, embed grants): load tests and benches
+   * that play one analyst sending hundreds of requests a minute raise it instead of tripping 429s.
+   * Requests are still counted, so what a request costs is unchanged.
+   */
+  QUARRY_RATE_LIMIT_MULTIPLIER: z.coerce.number().int().min(1).max(1_000_000).default(1),
   QUARRY_LOG_LEVEL: z.enum(["info", "warn", "error", "silent"]).default("info"),
 });
 
@@ -115,7 +121,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
       audience: e.AUTH_AUDIENCE ?? "quarry-api",
       claims: { org: e.AUTH_CLAIM_ORG, role: e.AUTH_CLAIM_ROLE, locations: e.AUTH_CLAIM_LOCATIONS },
     },
-    api: { bodyLimitBytes: e.API_BODY_LIMIT_BYTES, trustedProxies: parseTrustedProxies(e.QUARRY_TRUSTED_PROXIES) },
+    api: { bodyLimitBytes: e.API_BODY_LIMIT_BYTES, trustedProxies: parseTrustedProxies(e.QUARRY_TRUSTED_PROXIES), rateLimitMultiplier: e.QUARRY_RATE_LIMIT_MULTIPLIER },
     logLevel: e.QUARRY_LOG_LEVEL,
   };
 }

@@ -1,11 +1,12 @@
 import "server-only";
+import { config } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
 import { countHit, forgetCounts } from "@/lib/db/counters";
 import { tooManyRequests } from "@/lib/errors";
 
-/** Counts one request against `key`; a RateLimited error (429 with Retry-After) past the limit. */
+/** Counts one request against `key`; a RateLimited error (429 with Retry-After) past the limit (times QUARRY_RATE_LIMIT_MULTIPLIER). */
 export async function enforceLimit(key: string, rate: { limit: number; windowSeconds: number }): Promise<void> {
-  const verdict = await checkRateLimit(key, rate.limit, rate.windowSeconds);
+  const verdict = await checkRateLimit(key, rate.limit * config().api.rateLimitMultiplier, rate.windowSeconds);
   if (!verdict.ok) throw tooManyRequests(verdict.retryAfter);
 }
 
