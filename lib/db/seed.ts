@@ -6,9 +6,23 @@ import { hashPassword } from "@/lib/auth/password";
 /** Password of every demo user; shown on the sign-in page in embedded mode. */
 export const DEMO_PASSWORD = "quarry-demo";
 
-/** The first and last day of the demo warehouse (730 days). Fixed, so figures are reproducible. */
-export const WAREHOUSE_FROM = "2024-12-01";
-export const WAREHOUSE_TO = "2026-11-30";
+/** Whole months of orders before the current one: the warehouse starts on the first day of the month this many months back. */
+const WAREHOUSE_MONTHS_BEFORE = 23;
+
+/**
+ * The first and last day of an organization's demo warehouse seeded at `now`: from the first day of
+ * the month 23 months back to today in the organization's zone (about two years; 2024-12-01 ..
+ * 2026-11-26 when seeded on 2026-11-26). No order is ever dated after the day of seeding, so a
+ * dashboard's "this month" is never padded with the future, and a warehouse seeded on the same day
+ * holds the same rows: every order is drawn from the day's position in the window by a fixed hash.
+ */
+export function warehouseWindow(now: Date, timeZone: string): { from: string; to: string } {
+  // en-CA writes dates as YYYY-MM-DD.
+  const to = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now);
+  const [year, month] = to.split("-").map(Number);
+  const first = new Date(Date.UTC(year, month - 1 - WAREHOUSE_MONTHS_BEFORE, 1));
+  return { from: first.toISOString().slice(0, 10), to };
+}
 
 interface DemoOrg {
   slug: string;
@@ -73,15 +87,16 @@ export function locationId(orgSlug: string, code: string): string {
 /**
  * Seeds the demo organizations, users, locations and warehouse once (skipped when
  * organizations exist). Orders come from a fixed integer hash in SQL, so every
- * machine gets the same ~100k rows in a few seconds.
+ * machine seeding on the same day gets the same ~95k rows in a few seconds; the
+ * warehouse ends on the day of seeding (`warehouseWindow`).
  */
-export async function seedDemo(db: SqlRunner): Promise<boolean> {
+export async function seedDemo(db: SqlRunner, now: Date = new Date()): Promise<boolean> {
   const [{ count }] = await db.query<{ count: number }>("SELECT count(*)::int AS count FROM organizations");
   if (count > 0) return false;
 
   await db.exec("BEGIN");
   try {
-    for (const org of DEMO_ORGS) await seedOrg(db, org);
+    for (const org of DEMO_ORGS) await seedOrg(db, org, warehouseWindow(now, org.timeZone));
     await db.exec("COMMIT");
   } catch (error) {
     await db.exec("ROLLBACK");
@@ -90,7 +105,7 @@ export async function seedDemo(db: SqlRunner): Promise<boolean> {
   return true;
 }
 
-async function seedOrg(db: SqlRunner, org: DemoOrg) {
+async function seedOrg(db: SqlRunner, org: DemoOrg, window: { from: string; to: string }) {
   const orgId = `org_${org.slug}`;
   await db.query("INSERT INTO organizations (id, slug, name, time_zone) VALUES ($1, $2, $3, $4)", [orgId, org.slug, org.name, org.timeZone]);
 
@@ -157,10 +172,11 @@ async function seedOrg(db: SqlRunner, org: DemoOrg) {
      FROM drawn d
      CROSS JOIN LATERAL (SELECT 1 + floor(d.h2 * d.h3 * 4)::int AS quantity) q
      JOIN products pr ON pr.id = 'prd_' || d.slug || '_' || (1 + floor(d.h2 * 10)::int)`,
-    [orgId, locationIds, org.ordersPerDay, orgSalt, org.slug, WAREHOUSE_FROM, WAREHOUSE_TO],
+    [orgId, locationIds, org.ordersPerDay, orgSalt, org.slug, window.from, window.to],
   );
 
-  // Monthly targets: last year's revenue for that month and location plus 8%, or a flat figure in the first year.
+  // Monthly targets: last year's revenue for that month and location plus 8%, or a flat figure in the first year
+  // (the current month's too, whole-month figures, though its orders stop today).
   await db.query(
     `INSERT INTO sales_targets (org_id, location_id, month, target_amount)
      SELECT $1, l.id, m::date,
@@ -173,6 +189,6 @@ async function seedOrg(db: SqlRunner, org: DemoOrg) {
                   AND o.order_date >= m AND o.order_date < m + interval '1 month'))
      FROM locations l, generate_series($2::date, $3::date, interval '1 month') AS m
      WHERE l.org_id = $1`,
-    [orgId, WAREHOUSE_FROM, WAREHOUSE_TO],
+    [orgId, window.from, window.to],
   );
 }
