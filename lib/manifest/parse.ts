@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ManifestError } from "./errors";
 import { checkFilterDefaults } from "./filter-defaults";
+import { type DrillTargetManifest, checkInteractions } from "./interactions";
 import { type PlacedWidget, type SqlPolicy, checkReferences } from "./references";
 import { DashboardManifest, type Dataset, WidgetManifest } from "./schema";
 import { type ManifestPath, ManifestSource } from "./source";
@@ -21,7 +22,10 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: Manif
  * as further `---` documents and/or under `spec.widgets`. Reports every problem at once,
  * each with its path, line and column; never throws for bad input.
  */
-export function parseDashboardYaml(text: string, options: { sqlPolicy?: SqlPolicy } = {}): { ok: true; dashboard: ParsedDashboard } | { ok: false; errors: ManifestError[] } {
+export function parseDashboardYaml(
+  text: string,
+  options: { sqlPolicy?: SqlPolicy; drillTargets?: ReadonlyMap<string, DrillTargetManifest | null> } = {},
+): { ok: true; dashboard: ParsedDashboard } | { ok: false; errors: ManifestError[] } {
   const { source, errors } = ManifestSource.parse(text);
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   const documents = source.documents.map((doc, index) => ({ index, doc })).filter(({ doc }) => doc.contents !== null);
@@ -51,6 +55,7 @@ export function parseDashboardYaml(text: string, options: { sqlPolicy?: SqlPolic
 
   errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds, options.sqlPolicy));
   checkFilterDefaults(widgets, (document, path, message) => errors.push(source.error(document, path, message)));
+  checkInteractions(dashboard, widgets, (document, path, message) => errors.push(source.error(document, path, message)), options.drillTargets);
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   return {
     ok: true,

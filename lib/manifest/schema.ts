@@ -171,6 +171,53 @@ const Binding = z.strictObject({
   operator: FilterOperator,
 });
 
+/**
+ * What a click on a chart's data point does (issue 27): set filters of this dashboard from the
+ * point's fields (cross-filtering), or open a dashboard or a path on this site with the point's
+ * values (drill-through). Field and filter types are checked in ./interactions.ts.
+ */
+const ClickFilter = z.strictObject({
+  filter: ManifestId.describe("metadata.id of a filter widget: of this dashboard for set_filters, of the target dashboard for drill_through"),
+  field: FieldId.describe("column of the clicked point whose value the filter takes; it must be among the widget's columns"),
+});
+
+const DrillThrough = z
+  .strictObject({
+    dashboard: z
+      .string()
+      .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, "must be a dashboard slug: lowercase letters, digits and '-'")
+      .optional()
+      .describe("slug of the dashboard to open; this dashboard when omitted"),
+    tab: ManifestId.optional().describe("tab of the target dashboard to open"),
+    filters: z.array(ClickFilter).max(20).default([]).describe("filters of the target dashboard set from the clicked point"),
+    url: z
+      .string()
+      .max(2000)
+      .regex(/^\/(?![/\\])[^\s]*$/, "must be a path on this site starting with a single /")
+      .optional()
+      .describe("instead of a dashboard: a path on this site, {field} placeholders replaced by the clicked point's values (URL-encoded)"),
+  })
+  .superRefine((drill, ctx) => {
+    if (drill.url === undefined) return;
+    for (const key of ["dashboard", "tab"] as const) {
+      if (drill[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: `a drill-through opens either url or a dashboard: remove ${key} or url` });
+    }
+    if (drill.filters.length > 0) ctx.addIssue({ code: "custom", path: ["filters"], message: "a url drill-through passes values through its {field} placeholders, not filters" });
+  });
+
+const OnClick = z
+  .strictObject({
+    set_filters: z.array(ClickFilter).min(1).max(20).optional().describe("cross-filter: set these filters of this dashboard; a chip shows them and undoes the click"),
+    drill_through: DrillThrough.optional().describe("open a dashboard (or a path on this site) passing the clicked point's values"),
+  })
+  .superRefine((click, ctx) => {
+    if ((click.set_filters === undefined) === (click.drill_through === undefined)) {
+      ctx.addIssue({ code: "custom", path: [], message: "on_click does one thing: give set_filters or drill_through" });
+    }
+  })
+  .describe("what a click on a data point of this chart does");
+export type OnClick = z.infer<typeof OnClick>;
+
 const FilterOption = z.union([Scalar, z.strictObject({ label: z.string(), value: Scalar })]);
 
 const Display = z.strictObject({
@@ -258,6 +305,7 @@ export const WidgetManifest = z.strictObject({
     display: Display.default({}),
     filters: z.array(FilterUse).default([]),
     bindings: z.array(Binding).default([]).describe("filter widgets only"),
+    on_click: OnClick.optional(),
   }),
 });
 export type WidgetManifest = z.infer<typeof WidgetManifest>;
