@@ -5,6 +5,7 @@ import * as authApiKeys from "@/lib/auth/api-keys-contract";
 import * as authSessions from "@/lib/auth/sessions-contract";
 import * as chat from "@/lib/chat/contract";
 import * as dashboards from "@/lib/dashboards/contract";
+import * as dashboardsVersions from "@/lib/dashboards/versions-contract";
 import * as documents from "@/lib/documents/contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
 import * as locations from "@/lib/locations/contract";
@@ -33,6 +34,10 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.revokeEmbed, // DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}
   dashboards.publishDashboard, // POST /api/v1/custom-dashboards/{id}/publish
   dashboards.queryDashboard, // POST /api/v1/custom-dashboards/{id}/query
+  dashboardsVersions.listVersions, // GET /api/v1/custom-dashboards/{id}/versions
+  dashboardsVersions.getVersion, // GET /api/v1/custom-dashboards/{id}/versions/{version}
+  dashboardsVersions.diffVersions, // GET /api/v1/custom-dashboards/{id}/versions/{version}/diff
+  dashboardsVersions.restoreVersion, // POST /api/v1/custom-dashboards/{id}/versions/{version}/restore
   documents.listDocuments, // GET /api/v1/documents
   documents.createDocument, // POST /api/v1/documents
   documentsSearch.getEmbeddingConfig, // GET /api/v1/documents/embedding-config

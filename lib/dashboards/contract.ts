@@ -130,14 +130,38 @@ export const seedDashboards = defineEndpoint({
   rateLimit: { limit: 10, windowSeconds: 60 },
 });
 
+/** Where a published manifest came from, as its publisher declares it (CI: the commit it was built from). */
+export const VersionSource = z
+  .strictObject({
+    repository: z.string().min(1).max(300).optional().describe("e.g. acme/dashboards"),
+    commit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, "a commit SHA: 7-64 hexadecimal digits").optional(),
+    ref: z.string().min(1).max(300).optional().describe("branch or tag, e.g. refs/heads/main"),
+    path: z.string().min(1).max(500).optional().describe("the manifest file in the repository"),
+    run_url: z.url({ protocol: /^https?$/ }).max(2000).optional().describe("the CI run that published it"),
+  })
+  .meta({ id: "VersionSource" });
+export type VersionSource = z.output<typeof VersionSource>;
+
+export const PublishMessage = z.string().trim().min(1).max(2000).describe("what changed and why, e.g. the commit message");
+
+export const PublishBody = z
+  .object({
+    message: PublishMessage.optional(),
+    source: VersionSource.optional(),
+  })
+  .optional()
+  .meta({ id: "PublishDashboard" });
+
 export const publishDashboard = defineEndpoint({
   method: "post",
   path: "/api/v1/custom-dashboards/{id}/publish",
   summary: "Publish the draft as a new immutable version",
+  description: "The body is optional: a message and the manifest's source (repository, commit…) are kept with the version and shown in its history.",
   tags: ["Dashboards"],
   access: EDITORS,
   keyScope: "dashboards:publish",
   params: IdParams,
+  body: PublishBody,
   response: DashboardRecord,
   errors: [404, 422],
   rateLimit: { limit: 30, windowSeconds: 60 },

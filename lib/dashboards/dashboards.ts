@@ -4,22 +4,23 @@ import path from "node:path";
 import type { z } from "zod";
 import type { Principal } from "@/lib/auth/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
-import { forbidden, notFound, conflict, unprocessable } from "@/lib/errors";
+import { notFound, conflict, unprocessable } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { pageBody, pageWindow } from "@/lib/pagination";
-import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateDashboardBody } from "./contract";
+import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateDashboardBody, VersionSource } from "./contract";
 import { parseManifest } from "./manifest";
+import { checkDrillTargets } from "./interactions";
 import { forgetDashboardResults } from "./result-cache";
-import { isEditor } from "./policy";
+import { assertMayPublish, isEditor } from "./policy";
 import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./records";
 
-function validOr422(specYaml: string) {
+export function validOr422(specYaml: string) {
   const parsed = parseManifest(specYaml);
   if (!parsed.ok) throw unprocessable(parsed.errors);
   return parsed.value;
 }
 
-async function recordOf(tx: TenantTx, principal: Principal, row: DashboardRow): Promise<DashboardRecord> {
+export async function recordOf(tx: TenantTx, principal: Principal, row: DashboardRow): Promise<DashboardRecord> {
   const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: true });
   if (!record) throw notFound("Dashboard");
   return record;
@@ -31,9 +32,10 @@ async function ensureSlugFree(tx: TenantTx, slug: string, exceptId?: string) {
 }
 
 export async function createDashboard(principal: Principal, body: z.output<typeof CreateDashboardBody>): Promise<DashboardRecord> {
-  validOr422(body.spec_yaml);
+  const parsed = validOr422(body.spec_yaml);
   return withTenant(principal, async (tx) => {
     await ensureSlugFree(tx, body.slug);
+    await checkDrillTargets(tx, body.spec_yaml, parsed, body.slug);
     const row = await tx.dashboard.create({
       data: { id: newId("dsh"), orgId: principal.orgId, name: body.name, slug: body.slug, draftYaml: body.spec_yaml, createdBy: principal.userId, updatedBy: principal.userId },
     });
@@ -72,10 +74,11 @@ export async function getDashboard(principal: Principal, idOrSlug: string): Prom
 }
 
 export async function updateDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof UpdateDashboardBody>): Promise<DashboardRecord> {
-  if (body.spec_yaml !== undefined) validOr422(body.spec_yaml);
+  const parsed = body.spec_yaml !== undefined ? validOr422(body.spec_yaml) : null;
   return withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
     if (body.slug !== undefined && body.slug !== row.slug) await ensureSlugFree(tx, body.slug, row.id);
+    if (parsed && body.spec_yaml !== undefined) await checkDrillTargets(tx, body.spec_yaml, parsed, body.slug ?? row.slug);
     const updated = await tx.dashboard.update({
       where: { id: row.id },
       data: {
@@ -100,30 +103,42 @@ export async function deleteDashboard(principal: Principal, idOrSlug: string): P
   });
 }
 
+/** What a new version records about itself beside its manifest (migration 0035). */
+export interface PublishMeta {
+  message?: string;
+  source?: VersionSource;
+  restoredFrom?: number;
+}
+
 /** Freezes the current draft as the next version; the draft stays editable without touching it. */
-export async function publishDashboard(principal: Principal, idOrSlug: string): Promise<DashboardRecord> {
-  if (!isEditor(principal)) throw forbidden("Only admins and general managers may publish");
-  return withTenant(principal, async (tx) => {
-    const row = await findDashboardOr404(tx, idOrSlug);
-    validOr422(row.draftYaml);
-    const latest = await tx.dashboardVersion.aggregate({ where: { dashboardId: row.id }, _max: { version: true } });
-    const version = (latest._max.version ?? 0) + 1;
-    await tx.dashboardVersion.create({
-      data: {
-        orgId: principal.orgId,
-        dashboardId: row.id,
-        version,
-        name: row.name,
-        specYaml: row.draftYaml,
-        publishedBy: principal.userId,
-        // Public viewers of this version read under the publisher's location scope (policy.ts).
-        publisherLocationIds: principal.locationIds ?? [],
-      },
-    });
-    const updated = await tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: principal.userId, updatedAt: new Date() } });
-    forgetDashboardResults(principal.orgId, row.id);
-    return recordOf(tx, principal, updated);
+export async function publishDashboard(principal: Principal, idOrSlug: string, meta: PublishMeta = {}): Promise<DashboardRecord> {
+  assertMayPublish(principal);
+  return withTenant(principal, async (tx) => recordOf(tx, principal, await publishDraft(tx, principal, await findDashboardOr404(tx, idOrSlug), meta)));
+}
+
+/** Publishes a row's draft inside the caller's transaction (publish, restore, apply): the draft must validate. */
+export async function publishDraft(tx: TenantTx, principal: Principal, row: DashboardRow, meta: PublishMeta = {}): Promise<DashboardRow> {
+  validOr422(row.draftYaml);
+  const latest = await tx.dashboardVersion.aggregate({ where: { dashboardId: row.id }, _max: { version: true } });
+  const version = (latest._max.version ?? 0) + 1;
+  await tx.dashboardVersion.create({
+    data: {
+      orgId: principal.orgId,
+      dashboardId: row.id,
+      version,
+      name: row.name,
+      specYaml: row.draftYaml,
+      publishedBy: principal.userId,
+      // Public viewers of this version read under the publisher's location scope (policy.ts).
+      publisherLocationIds: principal.locationIds ?? [],
+      message: meta.message ?? null,
+      source: meta.source ?? undefined,
+      restoredFrom: meta.restoredFrom ?? null,
+    },
   });
+  const updated = await tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: principal.userId, updatedAt: new Date() } });
+  forgetDashboardResults(principal.orgId, row.id);
+  return updated;
 }
 
 export const SAMPLE_SLUG = "sample-sales";

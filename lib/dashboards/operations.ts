@@ -18,7 +18,7 @@ export const updateDashboard = defineOperation(contract.updateDashboard, ({ prin
 
 export const deleteDashboard = defineOperation(contract.deleteDashboard, ({ principal, params }) => dashboards.deleteDashboard(principal, params.id));
 
-export const publishDashboard = defineOperation(contract.publishDashboard, ({ principal, params }) => dashboards.publishDashboard(principal, params.id));
+export const publishDashboard = defineOperation(contract.publishDashboard, ({ principal, params, body }) => dashboards.publishDashboard(principal, params.id, { message: body?.message, source: body?.source }));
 
 export const embedDashboard = defineOperation(contract.embedDashboard, ({ principal, params, body }) => embeds.createEmbed(principal, params.id, body));
 

@@ -29,6 +29,18 @@ import { parseManifestCached, servedManifest, type ManifestResult, type ValidMan
 export const EDITOR_ROLES = new Set(["admin", "general_manager"]);
 export const isEditor = (principal: Principal) => EDITOR_ROLES.has(principal.role);
 
+/**
+ * Publishing as a side effect of another operation (a restore, an apply with `publish`), whose endpoint
+ * requires only `dashboards:write` of a key: the caller must be an editor and, for an API key, hold
+ * `dashboards:publish` as the publish endpoint itself requires.
+ */
+export function assertMayPublish(principal: Principal): void {
+  if (!isEditor(principal)) throw forbidden("Only admins and general managers may publish");
+  if (principal.via === "api_key" && !principal.scopes?.includes("dashboards:publish")) {
+    throw forbidden("Publishing requires an API key with the scope 'dashboards:publish'");
+  }
+}
+
 /** Whether a principal may view a manifest: editors always, others when platform.roles includes their role. */
 export function viewerMayOpen(principal: Principal, manifest: ValidManifest): boolean {
   return isEditor(principal) || manifest.manifest.platform.roles.includes(principal.role);

@@ -29,6 +29,10 @@ const SCOPES_OF: Record<string, readonly string[]> = {
   "DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}": ["embeds:write"],
   "POST /api/v1/custom-dashboards/{id}/publish": ["dashboards:publish"],
   "POST /api/v1/custom-dashboards/{id}/query": ["dashboards:read"],
+  "GET /api/v1/custom-dashboards/{id}/versions": ["dashboards:read"],
+  "GET /api/v1/custom-dashboards/{id}/versions/{version}": ["dashboards:read"],
+  "GET /api/v1/custom-dashboards/{id}/versions/{version}/diff": ["dashboards:read"],
+  "POST /api/v1/custom-dashboards/{id}/versions/{version}/restore": ["dashboards:write"],
   "GET /api/v1/documents": ["documents:read"],
   "POST /api/v1/documents": ["documents:write"],
   "GET /api/v1/documents/embedding-config": ["documents:read"],
@@ -52,6 +56,7 @@ function paramsFor(endpoint: Endpoint): Record<string, string> {
   for (const [, name] of endpoint.path.matchAll(/\{(\w+)\}/g)) {
     if (name === "kind") params.kind = "email";
     else if (name === "embed_id") params.embed_id = acme.embed;
+    else if (name === "version") params.version = "1";
     else if (endpoint.path.startsWith("/api/v1/custom-dashboards/")) params.id = acme.dashboard;
     else if (endpoint.path.startsWith("/api/v1/documents/")) params.id = acme.document;
     else if (endpoint.path.startsWith("/api/v1/users/")) params.id = "usr_acme_analyst";
