@@ -6,7 +6,7 @@ import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
 import { failedResults, queryWidgets, type QueryTarget, type WidgetResults } from "./query-client";
-import { dataWidgetIds, dependencyKey, filtersAffecting, filtersFromParams, isDataWidget, pageRegions, tabFromParams, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
+import { dataWidgetIds, dependencyKey, filtersAffecting, filtersFromParams, isDataWidget, pageRegions, tabFromParams, viewColumnFormats, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue } from "./widgets/filter-values";
 import styles from "./dashboards.module.css";
 
@@ -142,7 +142,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
           }
         : {};
     const notes = isDataWidget(w) && w.spec.component !== "filter" ? unappliedNotes(id) : [];
-    return <Widget widget={w} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} {...filterProps} />;
+    return <Widget widget={w} formats={viewColumnFormats(view, w)} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} {...filterProps} />;
   };
 
   const config = view.manifest.spec.config;

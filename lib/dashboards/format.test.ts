@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { columnDecimals, formatCell, formatFixed, formatKpiValue, humanize, kpiDelta, toNumber } from "./format";
+import { columnDecimals, formatCell, formatFixed, formatKpiValue, formatValue, humanize, kpiDelta, kpiValueFormat, toNumber } from "./format";
 
 describe("toNumber", () => {
   it("reads numbers and numeric strings (numeric and bigint columns arrive as either)", () => {
@@ -95,5 +95,26 @@ describe("columnDecimals and formatFixed", () => {
     expect(columnDecimals(["1.5", null, "x"])).toBe(1);
     expect(formatFixed(20.4, 2)).toBe("20.40");
     expect(formatFixed(1234567, 0)).toBe("1,234,567");
+  });
+});
+
+describe("formatValue", () => {
+  it("shows each declared format the same way wherever it is used", () => {
+    expect(formatValue(311191.674, { type: "currency" })).toBe("$311,191.67");
+    expect(formatValue(-1200, { type: "currency", decimals: 0 })).toBe("-$1,200");
+    expect(formatValue(1234.5, { type: "currency", currency: "EUR" })).toBe("€1,234.50");
+    expect(formatValue(35.24, { type: "percent" })).toBe("35.2%");
+    expect(formatValue(35, { type: "percent", decimals: 1 })).toBe("35.0%");
+    expect(formatValue(95321, { type: "number" })).toBe("95,321");
+    expect(formatValue(4.567, { type: "number" })).toBe("4.57");
+  });
+
+  it("a KPI tile uses its column's declared format over its own display options", () => {
+    expect(kpiValueFormat({ format: "number", decimals: 0 }, "currency")).toEqual({ type: "currency" });
+    expect(kpiValueFormat({ format: "percent", decimals: 1 }, undefined)).toEqual({ type: "percent", decimals: 1, currency: undefined });
+    expect(formatKpiValue(1234.5, { format: "number", decimals: 0 }, { type: "currency", currency: "EUR" })).toBe("€1,234.50");
+    // An absolute delta reads in the same format as the figure.
+    const display = { format: "number" as const, delta: { column: "target", mode: "absolute" as const, positive_is_good: true } };
+    expect(kpiDelta(1100.5, 1000, display, "currency")?.text).toBe("+$100.50");
   });
 });

@@ -1,4 +1,5 @@
 import type { Display } from "@/lib/manifest/schema";
+import { type ResolvedFormat, type ValueFormat, resolveFormat } from "@/lib/manifest/value-format";
 
 /**
  * Number, label and KPI formatting for dashboard widgets. Locale is fixed to en-US so the
@@ -70,27 +71,39 @@ export function formatCell(value: unknown): string {
 }
 
 /**
- * The KPI figure. `percent` values are percentage points (35.2 → "35.2%"), as the KPI catalog
- * and formula metrics compute them. `currency` uses the ISO code when given; otherwise the
- * `prefix` (e.g. "$") stands for the symbol, and with neither the figure is shown in USD.
+ * A number in its column's format (lib/manifest/value-format.ts): the one rule tiles, tables, grids
+ * and tooltips share. `percent` values are percentage points (35.2 → "35.2%"), as the KPI catalog
+ * and formula metrics compute them; `currency` is USD unless the format names a code. Without
+ * `decimals`, currency shows 2, percent up to 1 and number up to 2.
  */
-export function formatKpiValue(value: number, display: KpiDisplay | undefined): string {
-  const format = display?.format ?? "number";
-  const decimals = display?.decimals;
+export function formatValue(value: number, format: ResolvedFormat): string {
+  const { type, decimals } = format;
   const digits = (fallbackMax: number): Intl.NumberFormatOptions =>
     decimals === undefined ? { maximumFractionDigits: fallbackMax } : { minimumFractionDigits: decimals, maximumFractionDigits: decimals };
-  let text: string;
-  if (format === "currency" && (display?.currency || !display?.prefix)) {
-    text = numberFormat({ style: "currency", currency: display?.currency ?? "USD", ...digits(2) }).format(value);
-  } else if (format === "currency") {
-    text = numberFormat(decimals === undefined ? { minimumFractionDigits: 2, maximumFractionDigits: 2 } : digits(decimals)).format(value);
-  } else if (format === "percent") {
-    text = `${numberFormat(digits(1)).format(value)}%`;
-  } else {
-    text = numberFormat(digits(2)).format(value);
-  }
-  // A sign belongs before the prefix: -$1,200, not $-1,200.
+  if (type === "currency") return numberFormat({ style: "currency", currency: format.currency ?? "USD", ...(decimals === undefined ? { minimumFractionDigits: 2, maximumFractionDigits: 2 } : digits(decimals)) }).format(value);
+  if (type === "percent") return `${numberFormat(digits(1)).format(value)}%`;
+  return numberFormat(digits(2)).format(value);
+}
+
+/**
+ * The format of a KPI tile's figure: the column's declared format when it has one (a metric's
+ * format decides everywhere, so a tile never reads differently from a table of the same metric),
+ * else the tile's own `display.kpi` format, currency and decimals.
+ */
+export function kpiValueFormat(display: KpiDisplay | undefined, declared: ValueFormat | undefined): ResolvedFormat {
+  if (declared !== undefined) return resolveFormat(declared);
+  return { type: display?.format ?? "number", currency: display?.currency, decimals: display?.decimals };
+}
+
+/**
+ * The KPI figure in `kpiValueFormat`, with the tile's `prefix` and `suffix`. A currency without an
+ * ISO code and with a prefix (e.g. "$") takes the prefix as its symbol.
+ */
+export function formatKpiValue(value: number, display: KpiDisplay | undefined, declared?: ValueFormat): string {
+  const format = kpiValueFormat(display, declared);
   const prefix = display?.prefix ?? "";
+  let text = format.type === "currency" && format.currency === undefined && prefix ? formatFixed(value, format.decimals ?? 2) : formatValue(value, format);
+  // A sign belongs before the prefix: -$1,200, not $-1,200.
   if (prefix && text.startsWith("-")) text = `-${prefix}${text.slice(1)}`;
   else text = `${prefix}${text}`;
   return `${text}${display?.suffix ?? ""}`;
@@ -107,14 +120,14 @@ export interface KpiDelta {
 }
 
 /** The KPI's change against its comparison column; null when either figure is missing or a percent change has no base. */
-export function kpiDelta(value: number | null, comparison: number | null, display: KpiDisplay | undefined): KpiDelta | null {
+export function kpiDelta(value: number | null, comparison: number | null, display: KpiDisplay | undefined, declared?: ValueFormat): KpiDelta | null {
   const delta = display?.delta;
   if (!delta || value === null || comparison === null) return null;
   let change: number;
   let text: string;
   if (delta.mode === "absolute") {
     change = value - comparison;
-    text = formatKpiValue(Math.abs(change), display);
+    text = formatKpiValue(Math.abs(change), display, declared);
   } else {
     if (comparison === 0) return null;
     change = ((value - comparison) / Math.abs(comparison)) * 100;

@@ -1,6 +1,7 @@
 import { jsonDepthExceeds } from "@/lib/json";
 import { filterUses } from "@/lib/query/filters";
 import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manifest/schema";
+import { type ColumnFormats, widgetColumnFormats } from "./column-formats";
 
 /**
  * Framework-free rules of the dashboard viewer, shared by the server pages (first query)
@@ -12,18 +13,35 @@ import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manife
 export interface ViewManifest {
   manifest: DashboardManifest;
   widgets: WidgetManifest[];
+  /**
+   * Widget id → its columns' declared formats, for views whose datasets were removed
+   * (renderOnlyView); other views read them from `manifest.spec.datasets` (viewColumnFormats).
+   */
+  formats?: Readonly<Record<string, ColumnFormats>>;
+}
+
+/** The declared formats of a widget's columns in this view: one source for tiles, tables, grids and charts. */
+export function viewColumnFormats(view: ViewManifest, widget: WidgetManifest): ColumnFormats {
+  return view.formats?.[widget.metadata.id] ?? widgetColumnFormats(view.manifest.spec.datasets, widget);
 }
 
 /**
  * The manifest as an anonymous viewer (embed, public link) gets it: layout, component options and
  * wiring only. Dataset definitions, SQL, KPI ids and inline rows stay on the server; a widget's
- * data block keeps its kind, columns and mappings, which the components read. Parked widgets
- * (placed in no tab or band) are left out.
+ * data block keeps its kind, columns and mappings, which the components read, and its columns'
+ * declared formats go along in `formats`. Parked widgets (placed in no tab or band) are left out.
  */
 export function renderOnlyView(view: ViewManifest): ViewManifest {
   const { datasets: _datasets, widgets: _inline, ...spec } = view.manifest.spec;
   const placed = placedWidgetIds(view.manifest, view.widgets);
+  const formats = Object.fromEntries(
+    view.widgets.filter((widget) => placed.has(widget.metadata.id)).flatMap((widget) => {
+      const declared = viewColumnFormats(view, widget);
+      return Object.keys(declared).length > 0 ? [[widget.metadata.id, declared]] : [];
+    }),
+  );
   return {
+    formats,
     manifest: { ...view.manifest, spec: { ...spec, datasets: [] } },
     widgets: view.widgets.filter((widget) => placed.has(widget.metadata.id)).map((widget) => {
       const data = widget.spec.data;

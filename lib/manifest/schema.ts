@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Role } from "@/lib/auth/roles";
 import { CHART_TYPES, echartsOptionProblems } from "./echarts-option";
+import { ValueFormat } from "./value-format";
 
 /**
  * Dashboard and widget manifests (SPEC §2.1–2.5), version 1.0. These schemas are the
@@ -45,6 +46,7 @@ export const Dimension = z.strictObject({
   id: FieldId,
   column: z.string().min(1).max(2000).describe("fully qualified SQL expression, e.g. orders.order_date"),
   label: z.string().max(200).optional(),
+  format: ValueFormat.optional(),
 });
 export type Dimension = z.infer<typeof Dimension>;
 
@@ -53,6 +55,7 @@ export const Metric = z.strictObject({
   type: z.enum(["sql", "formula"]).describe("sql: aggregate injected into the query; formula: row-level expression evaluated after it"),
   expression: z.string().min(1).max(10_000),
   label: z.string().max(200).optional(),
+  format: ValueFormat.optional(),
 });
 export type Metric = z.infer<typeof Metric>;
 

@@ -5,13 +5,13 @@ import type { Dataset } from "@/lib/manifest/schema";
  * `kpi:`). Each is a dataset over the demo warehouse whose `value` column is the figure;
  * some also carry `target`, the comparison a KPI widget's delta can use. They share the
  * dimension ids `order_date`, `location_id` and `channel` where they have them, so one
- * date or location filter bound with `target: "*"` narrows every KPI.
+ * date or location filter bound with `target: "*"` narrows every KPI. Each metric declares its
+ * format, which every widget showing it uses (lib/manifest/value-format.ts).
  */
 export interface KpiDefinition {
   id: string;
   name: string;
   description: string;
-  format: "currency" | "percent" | "number";
   dataset: Dataset;
 }
 
@@ -26,29 +26,26 @@ const definitions: KpiDefinition[] = [
     id: "revenue",
     name: "Revenue",
     description: "Sum of order amounts.",
-    format: "currency",
-    dataset: { id: "revenue", from: "orders", dimensions: orderDimensions, metrics: [{ id: "value", type: "sql", expression: "sum(orders.amount)" }] },
+    dataset: { id: "revenue", from: "orders", dimensions: orderDimensions, metrics: [{ id: "value", type: "sql", expression: "sum(orders.amount)", format: "currency" }] },
   },
   {
     id: "orders",
     name: "Orders",
     description: "Number of orders.",
-    format: "number",
-    dataset: { id: "orders", from: "orders", dimensions: orderDimensions, metrics: [{ id: "value", type: "sql", expression: "count(*)" }] },
+    dataset: { id: "orders", from: "orders", dimensions: orderDimensions, metrics: [{ id: "value", type: "sql", expression: "count(*)", format: "number" }] },
   },
   {
     id: "gross_margin",
     name: "Gross margin",
     description: "Revenue minus cost, as a percentage of revenue.",
-    format: "percent",
     dataset: {
       id: "gross_margin",
       from: "orders",
       dimensions: orderDimensions,
       metrics: [
-        { id: "revenue", type: "sql", expression: "sum(orders.amount)" },
-        { id: "cost", type: "sql", expression: "sum(orders.cost)" },
-        { id: "value", type: "formula", expression: "round((revenue - cost) / revenue * 100, 1)" },
+        { id: "revenue", type: "sql", expression: "sum(orders.amount)", format: "currency" },
+        { id: "cost", type: "sql", expression: "sum(orders.cost)", format: "currency" },
+        { id: "value", type: "formula", expression: "round((revenue - cost) / revenue * 100, 1)", format: "percent" },
       ],
     },
   },
@@ -56,15 +53,14 @@ const definitions: KpiDefinition[] = [
     id: "avg_order_value",
     name: "Average order value",
     description: "Revenue divided by the number of orders.",
-    format: "currency",
     dataset: {
       id: "avg_order_value",
       from: "orders",
       dimensions: orderDimensions,
       metrics: [
-        { id: "revenue", type: "sql", expression: "sum(orders.amount)" },
-        { id: "orders", type: "sql", expression: "count(*)" },
-        { id: "value", type: "formula", expression: "round(revenue / orders, 2)" },
+        { id: "revenue", type: "sql", expression: "sum(orders.amount)", format: "currency" },
+        { id: "orders", type: "sql", expression: "count(*)", format: "number" },
+        { id: "value", type: "formula", expression: "round(revenue / orders, 2)", format: "currency" },
       ],
     },
   },
@@ -72,7 +68,6 @@ const definitions: KpiDefinition[] = [
     id: "revenue_vs_target",
     name: "Revenue against target",
     description: "Revenue of whole months (value) and the monthly sales targets of the same months and locations (target).",
-    format: "currency",
     dataset: {
       id: "revenue_vs_target",
       query: `SELECT t.location_id, t.month, t.target_amount, COALESCE(a.amount, 0) AS amount
@@ -86,9 +81,9 @@ const definitions: KpiDefinition[] = [
         { id: "location_id", column: "revenue_vs_target.location_id" },
       ],
       metrics: [
-        { id: "value", type: "sql", expression: "sum(revenue_vs_target.amount)" },
-        { id: "target", type: "sql", expression: "sum(revenue_vs_target.target_amount)" },
-        { id: "gap_pct", type: "formula", expression: "round((value - target) / target * 100, 1)" },
+        { id: "value", type: "sql", expression: "sum(revenue_vs_target.amount)", format: "currency" },
+        { id: "target", type: "sql", expression: "sum(revenue_vs_target.target_amount)", format: "currency" },
+        { id: "gap_pct", type: "formula", expression: "round((value - target) / target * 100, 1)", format: "percent" },
       ],
     },
   },

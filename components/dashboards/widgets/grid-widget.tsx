@@ -5,7 +5,9 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-tables";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { toCsv, toXlsx } from "./export-cells";
-import { columnDecimals, formatFixed, humanize, toNumber } from "@/lib/dashboards/format";
+import type { ColumnFormats } from "@/lib/dashboards/column-formats";
+import { columnDecimals, formatFixed, formatValue, humanize, toNumber } from "@/lib/dashboards/format";
+import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
 import { groupAwarePageModule } from "./grid-pages";
 import styles from "./widgets.module.css";
 
@@ -13,6 +15,8 @@ interface GridWidgetProps {
   widget: WidgetManifest;
   columns: string[];
   rows: Record<string, unknown>[];
+  /** The declared formats of the widget's columns. */
+  formats: ColumnFormats;
 }
 
 type ExportFormat = "csv" | "xlsx";
@@ -22,14 +26,18 @@ function isIdColumn(column: string): boolean {
   return /(^|_)id$/i.test(column);
 }
 
-function numberFormatter(decimals: number): ColumnDefinition["formatter"] {
+/** A numeric column in its declared format, else with as many decimals as its values need. */
+function numberFormatter(declared: ValueFormat | undefined, decimals: () => number): ColumnDefinition["formatter"] {
+  const format = declared === undefined ? undefined : resolveFormat(declared);
+  const digits = format ? 0 : decimals();
   return (cell) => {
     const n = toNumber(cell.getValue());
-    return n === null ? "" : formatFixed(n, decimals);
+    if (n === null) return "";
+    return format ? formatValue(n, format) : formatFixed(n, digits);
   };
 }
 
-function columnDefinitions(columns: string[], rows: Record<string, unknown>[], frozen: string[]): ColumnDefinition[] {
+function columnDefinitions(columns: string[], rows: Record<string, unknown>[], frozen: string[], formats: ColumnFormats): ColumnDefinition[] {
   return columns.map((column) => {
     const numeric = rows.some((r) => r[column] !== null && r[column] !== undefined) && rows.every((r) => r[column] === null || r[column] === undefined || toNumber(r[column]) !== null);
     return {
@@ -40,7 +48,7 @@ function columnDefinitions(columns: string[], rows: Record<string, unknown>[], f
       sorter: numeric ? "number" : "string",
       hozAlign: numeric ? "right" : "left",
       headerHozAlign: numeric ? "right" : "left",
-      formatter: numeric && !isIdColumn(column) ? numberFormatter(columnDecimals(rows.map((r) => r[column]))) : undefined,
+      formatter: numeric && !isIdColumn(column) ? numberFormatter(formats[column], () => columnDecimals(rows.map((r) => r[column]))) : undefined,
     };
   });
 }
@@ -87,7 +95,7 @@ function loadTabulator() {
  * export buttons. Tabulator (and exceljs, when Excel is exported) load in the browser only.
  * New rows replace the data of the existing grid, so the user's sort and page survive a re-query.
  */
-export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
+export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) {
   const options = widget.spec.display.tabulator;
   const exports = options?.export ?? [];
   const host = useRef<HTMLDivElement>(null);
@@ -97,7 +105,7 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
   const rowsInGrid = useRef<Record<string, unknown>[] | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
   // The grid is rebuilt only when its shape changes, not when rows do.
-  const shape = useMemo(() => JSON.stringify([columns, options]), [columns, options]);
+  const shape = useMemo(() => JSON.stringify([columns, options, formats]), [columns, options, formats]);
   const [builtShape, setBuiltShape] = useState<string | null>(null);
   const ready = builtShape === shape;
 
@@ -115,13 +123,13 @@ export function GridWidget({ widget, columns, rows }: GridWidgetProps) {
     (async () => {
       const TabulatorFull = await loadTabulator();
       if (cancelled || !host.current) return;
-      const [shapeColumns, shapeOptions] = JSON.parse(shape) as [string[], typeof options];
+      const [shapeColumns, shapeOptions, shapeFormats] = JSON.parse(shape) as [string[], typeof options, ColumnFormats];
       const data = latestRows.current;
       rowsInGrid.current = data;
       const names = shapeColumns.length > 0 ? shapeColumns : Object.keys(data[0] ?? {});
       const config: Options = {
         data,
-        columns: columnDefinitions(names, data, shapeOptions?.frozen_columns ?? []),
+        columns: columnDefinitions(names, data, shapeOptions?.frozen_columns ?? [], shapeFormats),
         layout: "fitDataStretch",
         height: "100%",
         placeholder: "No data for the current filters",

@@ -2,13 +2,17 @@
 
 import { useState } from "react";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { columnDecimals, formatCell, formatFixed, humanize, toNumber } from "@/lib/dashboards/format";
+import type { ColumnFormats } from "@/lib/dashboards/column-formats";
+import { columnDecimals, formatCell, formatFixed, formatValue, humanize, toNumber } from "@/lib/dashboards/format";
+import { resolveFormat } from "@/lib/manifest/value-format";
 import styles from "./widgets.module.css";
 
 interface TableWidgetProps {
   widget: WidgetManifest;
   columns: string[];
   rows: Record<string, unknown>[];
+  /** The declared formats of the widget's columns. */
+  formats: ColumnFormats;
 }
 
 /** Numeric columns are right-aligned: every non-empty cell is a number. */
@@ -16,8 +20,11 @@ function numericColumns(columns: string[], rows: Record<string, unknown>[]): Set
   return new Set(columns.filter((c) => rows.some((r) => r[c] !== null && r[c] !== undefined) && rows.every((r) => r[c] === null || r[c] === undefined || typeof r[c] === "number" || toNumber(r[c]) !== null)));
 }
 
-/** Plain rows, `display.table.page_size` at a time, with a pager of ordinary buttons. */
-export function TableWidget({ widget, columns, rows }: TableWidgetProps) {
+/**
+ * Plain rows, `display.table.page_size` at a time, with a pager of ordinary buttons. A numeric
+ * column reads in its declared format, else with as many decimals as its values need.
+ */
+export function TableWidget({ widget, columns, rows, formats }: TableWidgetProps) {
   const pageSize = widget.spec.display.table?.page_size ?? 25;
   const pages = Math.max(1, Math.ceil(rows.length / pageSize));
   const [requested, setPage] = useState(0);
@@ -29,7 +36,9 @@ export function TableWidget({ widget, columns, rows }: TableWidgetProps) {
   const decimals = new Map([...numeric].map((c) => [c, columnDecimals(rows.map((r) => r[c]))]));
   const cell = (column: string, value: unknown) => {
     const n = numeric.has(column) ? toNumber(value) : null;
-    return n === null ? formatCell(value) : formatFixed(n, decimals.get(column) ?? 0);
+    if (n === null) return formatCell(value);
+    const declared = formats[column];
+    return declared === undefined ? formatFixed(n, decimals.get(column) ?? 0) : formatValue(n, resolveFormat(declared));
   };
   return (
     <div className={styles.tableWrap}>

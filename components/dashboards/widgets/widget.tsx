@@ -1,5 +1,6 @@
 "use client";
 
+import type { ColumnFormats } from "@/lib/dashboards/column-formats";
 import type { WidgetResult } from "@/lib/dashboards/contract";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { ChartWidget } from "./chart-widget";
@@ -14,6 +15,8 @@ import styles from "./widgets.module.css";
 
 export interface WidgetProps {
   widget: WidgetManifest;
+  /** The declared formats of the widget's columns (viewColumnFormats): KPI tiles, tables and grids read numbers in them. */
+  formats?: ColumnFormats;
   /** undefined: no data yet (a skeleton is shown). */
   result: WidgetResult | undefined;
   /** A re-query is in flight: the previous result stays, dimmed, under a progress line. */
@@ -31,6 +34,8 @@ export interface WidgetProps {
   /** Data widgets: for each filter driving this widget whose box holds text that is not applied, which value the figures use. */
   unappliedNotes?: readonly string[];
 }
+
+const NO_FORMATS: ColumnFormats = {};
 
 function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
   const { widget, result } = props;
@@ -57,11 +62,11 @@ function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
     case "echarts":
       return <ChartWidget widget={widget} columns={columns} rows={rows} />;
     case "kpi":
-      return <KpiWidget widget={widget} columns={columns} rows={rows} />;
+      return <KpiWidget widget={widget} columns={columns} rows={rows} formats={props.formats ?? NO_FORMATS} />;
     case "table":
-      return <TableWidget widget={widget} columns={columns} rows={rows} />;
+      return <TableWidget widget={widget} columns={columns} rows={rows} formats={props.formats ?? NO_FORMATS} />;
     case "tabulator":
-      return <GridWidget widget={widget} columns={columns} rows={rows} />;
+      return <GridWidget widget={widget} columns={columns} rows={rows} formats={props.formats ?? NO_FORMATS} />;
     case "filter":
       return (
         <FilterWidget
