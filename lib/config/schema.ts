@@ -42,7 +42,7 @@ const Env = z.object({
    * application's own login (docs/deploy.md). Same database as DATABASE_URL.
    */
   QUARRY_READER_DATABASE_URL: z.string().url().optional(),
-  /** User SQL statements running at once in one process (the reader pool's size on a server; the embedded analytics engine runs one). */
+  /** User SQL statements running at once in one process on a server (the reader pool's size; embedded: one per analytics engine). */
   QUARRY_USER_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(4),
   /** Of those, at most this many for one organization; the rest of its requests wait their turn. */
   QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(1),
@@ -54,6 +54,10 @@ const Env = z.object({
   QUARRY_SEED_DEMO: z.enum(["true", "false"]).default("true"),
   QUARRY_EMBEDDED_ANALYTICS: z.enum(["true", "false"]).default("true"),
   QUARRY_EMBEDDED_TSVECTOR_WORKER: z.enum(["true", "false"]).default("true"),
+  /** Embedded analytics engine processes at most: one organization's long statements hold one, the others serve everyone else. */
+  QUARRY_EMBEDDED_ANALYTICS_ENGINES: z.coerce.number().int().min(1).max(4).default(2),
+  /** A spare analytics engine stops after this long without work, giving its memory back. */
+  QUARRY_EMBEDDED_ANALYTICS_SPARE_IDLE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   AUTH_ISSUER: z.string().optional(),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_AUDIENCE: z.string().optional(),
@@ -106,12 +110,14 @@ export function loadConfig(env: Record<string, string | undefined>) {
           kind: "pglite",
           dir: path.join(dataDir, "pglite"),
           analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true",
+          analyticsEngines: e.QUARRY_EMBEDDED_ANALYTICS_ENGINES,
+          analyticsSpareIdleMs: e.QUARRY_EMBEDDED_ANALYTICS_SPARE_IDLE_MS,
           tsvectorWorker: e.QUARRY_EMBEDDED_TSVECTOR_WORKER === "true",
         } as const),
-    // The embedded engines answer one statement at a time, so more slots would only queue inside them.
+    // An embedded engine answers one statement at a time, so one slot per analytics engine: more would only queue inside them.
     userSql: e.DATABASE_URL
       ? { total: e.QUARRY_USER_SQL_CONCURRENCY, perKey: Math.min(e.QUARRY_USER_SQL_PER_ORG, e.QUARRY_USER_SQL_CONCURRENCY), deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS }
-      : { total: 1, perKey: 1, deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS },
+      : { total: e.QUARRY_EMBEDDED_ANALYTICS === "true" ? e.QUARRY_EMBEDDED_ANALYTICS_ENGINES : 1, perKey: 1, deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS },
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

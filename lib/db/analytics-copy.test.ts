@@ -1,10 +1,27 @@
 import "@/test/embedded-analytics";
 import { describe, expect, it } from "vitest";
+import { configSingleton } from "@/lib/config";
 import { getDb } from "./client";
 import { withTenant } from "./tenant";
 
+process.env.QUARRY_EMBEDDED_ANALYTICS_ENGINES = "2";
+process.env.QUARRY_EMBEDDED_ANALYTICS_SPARE_IDLE_MS = "1000";
+configSingleton.set(undefined);
+
+/** Burns the engine's CPU until its time limit ends it (57014). */
+const RUNAWAY = "SELECT count(*) FROM generate_series(1, 1000000000)";
+
 /** What user SQL runs as: the reader role, so the embedded analytics copy answers. */
-const asReader = <T,>(sql: string) => withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe<T[]>(sql), { role: "reader", readOnly: true });
+const asReader = <T,>(sql: string, orgId = "org_acme", statementTimeoutMs?: number) =>
+  withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<T[]>(sql), { role: "reader", readOnly: true, statementTimeoutMs });
+
+async function until(condition: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not true within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 describe("the embedded analytics copy", () => {
   it("answers with rows and definitions written on the primary just before", async () => {
@@ -15,5 +32,26 @@ describe("the embedded analytics copy", () => {
     await system.exec(`CREATE FUNCTION copy_test_answer() RETURNS int LANGUAGE sql AS 'SELECT 42';
       GRANT EXECUTE ON FUNCTION copy_test_answer() TO quarry_reader`);
     expect(await asReader<{ n: number }>("SELECT copy_test_answer() AS n")).toEqual([{ n: 42 }]);
+  }, 120_000);
+
+  it("serves another organization on a spare engine while a runaway holds the first, with the primary's latest writes, and stops the spare when idle", async () => {
+    const { system, analytics } = await getDb();
+    await asReader("SELECT 1");
+    let runawayEnded = false;
+    // A limit far past the test: the first engine stays held until the test restarts it.
+    const runaway = asReader(RUNAWAY, "org_acme", 120_000).catch(() => undefined).finally(() => (runawayEnded = true));
+    // Written while the first engine is busy: the spare's copy must hold it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await system.query("INSERT INTO locations (id, org_id, code, name, city, region) VALUES ('loc_globex_spare', 'org_globex', 'SPR', 'Spare test', 'Boston', 'East')");
+    const rows = await asReader<{ n: number }>("SELECT count(*)::int AS n FROM locations WHERE id = 'loc_globex_spare'", "org_globex");
+    expect(rows).toEqual([{ n: 1 }]);
+    // Answered on the spare while the runaway still held the first engine.
+    expect(runawayEnded).toBe(false);
+    expect(analytics?.running).toBe(2);
+    await analytics?.current?.restart("the test ends its runaway");
+    await runaway;
+    await until(() => analytics?.running === 1, 15_000);
+    // The first engine stays; a spare starts again when needed.
+    expect(await asReader<{ n: number }>("SELECT count(*)::int AS n FROM locations WHERE id = 'loc_globex_spare'", "org_globex")).toEqual([{ n: 1 }]);
   }, 120_000);
 });

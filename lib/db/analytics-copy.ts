@@ -5,6 +5,8 @@ import { PrismaClient } from "./generated/client";
 
 /** The limit for analytics statements that set none; user SQL always sets its own (withTenant). */
 const ANALYTICS_DEFAULT_LIMIT_MS = 120_000;
+/** A lease held this long is a long statement, likely to make the next caller wait: a spare starts then. */
+const SPARE_WARM_AFTER_MS = 500;
 
 /**
  * What quarry_reader may read (migration 0001: organizations, locations, products, orders,
@@ -14,72 +16,189 @@ const READER_TABLE_WRITE = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|TRUNCATE(?:\
 /** Schema, function and privilege changes (migrations, tests' helper functions). */
 const DEFINITION_CHANGE = /(?:^|;)\s*(?:CREATE|ALTER|DROP|GRANT|REVOKE)\s/i;
 
+/** A reader client held for one transaction; `release` hands its engine back to the pool. */
+export interface ReaderLease {
+  prisma: PrismaClient;
+  release(): void;
+}
+
+/** One analytics engine process and the generation of the primary's data its copy holds. */
+interface Replica {
+  readonly index: number;
+  readonly dataDir: string;
+  engine?: EmbeddedEngine;
+  client?: PrismaClient;
+  /** The write generation the copy was taken at; -1 before the first copy. */
+  copied: number;
+  leases: number;
+  preparing?: Promise<void>;
+  stopping?: Promise<void>;
+  idleTimer?: NodeJS.Timeout;
+}
+
+export interface AnalyticsCopyOptions {
+  /** Engine processes at most, each on its own copy: one organization's runaway holds one (the fair queue's per-organization limit), the others serve the rest. */
+  engines: number;
+  /** A spare (every engine but the first) stops after this long without work, giving its memory back. */
+  spareIdleMs: number;
+}
+
 /**
- * The embedded analytics engine: a second engine process on a consistent copy of the primary's
- * data, serving the `quarry_reader` work (user SQL, datasets, previews, rule evaluation). A
- * runaway user query then holds only this engine's one connection, while the primary keeps
- * answering the app and every other organization's API.
+ * The embedded analytics engines: engine processes on consistent copies of the primary's data,
+ * serving the `quarry_reader` work (user SQL, datasets, previews, rule evaluation). A runaway user
+ * query then holds one analytics engine's one connection, while the primary keeps answering the
+ * app, and a spare engine answers every other organization: PGlite runs one statement at a time,
+ * so with one engine another organization's light query waited out the runaway's whole time limit
+ * (issue 26: p95 46x idle in `npm run bench -- user-sql-fairness`).
  *
- * The copy is made by the primary engine between two statements, after CHECKPOINT, on first use
- * and again whenever a statement sent to the primary wrote a table the reader role may read or
- * changed a definition (the demo seed, tests, an operator's script): the next analytics request
- * then waits for a fresh copy (a few seconds) rather than reading stale rows.
+ * The first engine starts on first use; a spare starts when a caller finds every running engine
+ * taken, or in the background once a statement has held every running engine for a moment (so the
+ * next caller rarely waits for its boot), and stops when idle. A copy is
+ * made by the primary engine between two statements, after CHECKPOINT, on an engine's start and
+ * again before its next use whenever a statement sent to the primary wrote a table the reader role
+ * may read or changed a definition (the demo seed, tests, an operator's script): the request then
+ * waits for a fresh copy (a few seconds) rather than reading stale rows.
  */
 export class AnalyticsCopy {
-  private engine: EmbeddedEngine | undefined;
-  private client: PrismaClient | undefined;
-  private stale = true;
-  private refreshing: Promise<void> | undefined;
+  /** Counts the primary's writes that reader copies must see. */
+  private generation = 0;
+  private readonly replicas: Replica[];
   private closed = false;
 
-  constructor(private readonly primaryDir: string) {}
+  constructor(
+    primaryDir: string,
+    private readonly options: AnalyticsCopyOptions = { engines: 1, spareIdleMs: 300_000 },
+  ) {
+    this.replicas = Array.from({ length: Math.max(1, options.engines) }, (_, index) => ({
+      index,
+      dataDir: index === 0 ? `${primaryDir}-analytics` : `${primaryDir}-analytics-${index}`,
+      copied: -1,
+      leases: 0,
+    }));
+  }
 
-  /** The analytics engine's supervisor, once started (tests and benches read its state). */
+  /** The first analytics engine's supervisor, once started (tests and benches read its state). */
   get current(): EmbeddedEngine | undefined {
-    return this.engine;
+    return this.replicas[0].engine;
+  }
+
+  /** How many analytics engine processes run now (tests, benches). */
+  get running(): number {
+    return this.replicas.filter((replica) => replica.engine).length;
   }
 
   noteStatement(text: string): void {
-    if (!this.stale && (READER_TABLE_WRITE.test(text) || DEFINITION_CHANGE.test(text))) this.stale = true;
+    if (READER_TABLE_WRITE.test(text) || DEFINITION_CHANGE.test(text)) this.generation++;
   }
 
-  /** A Prisma client on a copy no older than the last write the reader role could see. */
-  async prisma(primary: EmbeddedEngine): Promise<PrismaClient> {
-    while (this.stale || this.refreshing) {
-      this.refreshing ??= this.refresh(primary).finally(() => (this.refreshing = undefined));
-      await this.refreshing;
+  /** An engine's client on a copy no older than the last write the reader role could see, held until `release`. */
+  async lease(primary: EmbeddedEngine): Promise<ReaderLease> {
+    if (this.closed) throw new Error("the embedded database is closed");
+    const replica = this.pick();
+    replica.leases++;
+    clearTimeout(replica.idleTimer);
+    try {
+      while (!replica.engine || replica.copied !== this.generation || replica.preparing) {
+        replica.preparing ??= this.refresh(replica, primary).finally(() => (replica.preparing = undefined));
+        await replica.preparing;
+      }
+    } catch (error) {
+      this.unlease(replica);
+      throw error;
     }
-    if (!this.client) throw new Error("the analytics engine is not open");
-    return this.client;
+    const client = replica.client;
+    if (!client) throw new Error("the analytics engine is not open");
+    const warm = setTimeout(() => this.warmSpare(primary), SPARE_WARM_AFTER_MS);
+    warm.unref();
+    let released = false;
+    return {
+      prisma: client,
+      release: () => {
+        if (released) return;
+        released = true;
+        clearTimeout(warm);
+        this.unlease(replica);
+      },
+    };
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.refreshing?.catch(() => undefined);
-    await this.client?.$disconnect();
-    await this.engine?.close();
+    await Promise.all(
+      this.replicas.map(async (replica) => {
+        clearTimeout(replica.idleTimer);
+        await replica.preparing?.catch(() => undefined);
+        await replica.stopping;
+        await replica.client?.$disconnect();
+        await replica.engine?.close();
+      }),
+    );
   }
 
-  private async refresh(primary: EmbeddedEngine): Promise<void> {
+  /** A free engine (a running one first, then one to start), else the least taken. */
+  private pick(): Replica {
+    const free = this.replicas.filter((replica) => replica.leases === 0);
+    return free.find((replica) => replica.engine || replica.preparing) ?? free[0] ?? this.replicas.reduce((a, b) => (b.leases < a.leases ? b : a));
+  }
+
+  /** Every running engine is taken: start a spare now, so the next caller does not queue behind a long statement. */
+  private warmSpare(primary: EmbeddedEngine): void {
+    if (this.closed || this.replicas.some((replica) => replica.leases === 0 && (replica.engine || replica.preparing))) return;
+    const spare = this.replicas.find((replica) => !replica.engine && !replica.preparing);
+    if (!spare) return;
+    spare.preparing = this.refresh(spare, primary)
+      .catch((error: unknown) => log.warn("analytics spare did not start", { engine: spare.index, error: (error as Error).message }))
+      .finally(() => {
+        spare.preparing = undefined;
+        if (spare.leases === 0) this.scheduleStop(spare);
+      });
+  }
+
+  private unlease(replica: Replica): void {
+    replica.leases--;
+    if (replica.leases === 0) this.scheduleStop(replica);
+  }
+
+  private scheduleStop(replica: Replica): void {
+    if (replica.index === 0 || this.closed) return;
+    clearTimeout(replica.idleTimer);
+    replica.idleTimer = setTimeout(() => {
+      if (replica.leases > 0 || replica.preparing || !replica.engine) return;
+      const { engine, client } = replica;
+      replica.engine = undefined;
+      replica.client = undefined;
+      replica.copied = -1;
+      replica.stopping = (async () => {
+        await client?.$disconnect();
+        await engine.close();
+        log.info("analytics spare stopped when idle", { engine: replica.index });
+      })().finally(() => (replica.stopping = undefined));
+    }, this.options.spareIdleMs);
+    replica.idleTimer.unref();
+  }
+
+  private async refresh(replica: Replica, primary: EmbeddedEngine): Promise<void> {
     if (this.closed) throw new Error("the embedded database is closed");
     const started = Date.now();
-    // Cleared first: a write arriving while the copy is made marks it stale again.
-    this.stale = false;
-    const dataDir = `${this.primaryDir}-analytics`;
-    try {
-      if (!this.engine) {
-        await primary.snapshot(dataDir);
-        // Niced: a runaway query here yields the CPU to the web process and the primary engine.
-        this.engine = new EmbeddedEngine({ dataDir, defaultLimitMs: ANALYTICS_DEFAULT_LIMIT_MS, name: "analytics", niceness: 10 });
-        await this.engine.start();
-        this.client = new PrismaClient({ adapter: new PrismaPg(this.engine.pool) });
-      } else {
-        await this.engine.reload((target) => primary.snapshot(target));
+    // Read first: a write arriving while the copy is made leaves the copy one generation behind.
+    const generation = this.generation;
+    await replica.stopping;
+    if (!replica.engine) {
+      await primary.snapshot(replica.dataDir);
+      // Niced: a runaway query here yields the CPU to the web process and the primary engine.
+      const engine = new EmbeddedEngine({ dataDir: replica.dataDir, defaultLimitMs: ANALYTICS_DEFAULT_LIMIT_MS, name: replica.index === 0 ? "analytics" : `analytics-${replica.index}`, niceness: 10 });
+      try {
+        await engine.start();
+      } catch (error) {
+        await engine.close();
+        throw error;
       }
-    } catch (error) {
-      this.stale = true;
-      throw error;
+      replica.engine = engine;
+      replica.client = new PrismaClient({ adapter: new PrismaPg(engine.pool) });
+    } else {
+      await replica.engine.reload((target) => primary.snapshot(target));
     }
-    log.info("analytics copy refreshed", { ms: Date.now() - started });
+    replica.copied = generation;
+    log.info("analytics copy refreshed", { engine: replica.index, ms: Date.now() - started });
   }
 }

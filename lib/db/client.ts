@@ -5,7 +5,7 @@ import { config } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-singleton";
 import { PrismaClient } from "./generated/client";
-import { AnalyticsCopy } from "./analytics-copy";
+import { AnalyticsCopy, type ReaderLease } from "./analytics-copy";
 import { lockDataDir } from "./data-dir-lock.mjs";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
@@ -32,13 +32,13 @@ export interface Database {
    */
   pool: pg.Pool;
   /**
-   * The client for `quarry_reader` work (user SQL, datasets, rule evaluation). Embedded: a second
-   * engine on a copy of the data, so a runaway user query blocks only other analytics, never the
-   * app (docs/embedded-engine.md). PostgreSQL: a login that is a member of quarry_reader alone
+   * The client for `quarry_reader` work (user SQL, datasets, rule evaluation), held for one
+   * transaction. Embedded: one of the analytics engines on copies of the data, so a runaway user
+   * query blocks neither the app nor other organizations (docs/embedded-engine.md). PostgreSQL: a login that is a member of quarry_reader alone
    * (QUARRY_READER_DATABASE_URL, or provisioned: lib/db/reader-login.ts); it throws
    * ReaderLoginUnavailable when there is none. Undefined: use `prisma`.
    */
-  readerPrisma?: () => Promise<PrismaClient>;
+  readerLease?: () => Promise<ReaderLease>;
   /** PostgreSQL: why user-written SQL cannot run (no safe reader login), or null when it can. */
   userSqlProblem?: () => Promise<string | null>;
   /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
@@ -75,7 +75,7 @@ async function openDatabase(): Promise<Database> {
     return {
       kind: "postgres",
       prisma,
-      readerPrisma: () => readerLogin.client(),
+      readerLease: async () => ({ prisma: await readerLogin.client(), release: () => undefined }),
       userSqlProblem: () => readerLogin.problem(),
       system,
       pool,
@@ -89,7 +89,7 @@ async function openDatabase(): Promise<Database> {
 
   // One process per data folder: a second one refuses to start, naming the holder (lib/db/data-dir-lock.mjs).
   const lock = await lockDataDir(cfg.dataDir);
-  const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir) : undefined;
+  const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir, { engines: cfg.database.analyticsEngines, spareIdleMs: cfg.database.analyticsSpareIdleMs }) : undefined;
   const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics?.noteStatement(text) });
   try {
     await engine.start();
@@ -103,7 +103,7 @@ async function openDatabase(): Promise<Database> {
     return {
       kind: "pglite",
       prisma,
-      readerPrisma: analytics ? () => analytics.prisma(engine) : undefined,
+      readerLease: analytics ? () => analytics.lease(engine) : undefined,
       system,
       engine,
       analytics,

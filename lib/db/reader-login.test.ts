@@ -68,7 +68,7 @@ describe.skipIf(!onServer)("on a PostgreSQL server with DATABASE_URL only", () =
   });
 
   it("the reader login can read the warehouse tables and nothing else: no users, secrets, sessions, keys, queues or counters", async () => {
-    await (await getDb()).readerPrisma!();
+    (await (await getDb()).readerLease!()).release();
     const readable = await admin((c) =>
       c.query<{ name: string }>(
         `SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

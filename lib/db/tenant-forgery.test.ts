@@ -105,7 +105,7 @@ describe.skipIf(!onServer)("on PostgreSQL, configured with DATABASE_URL only", (
   afterAll(() => closeDb());
 
   it("reader work runs on the reader login", async () => {
-    expect((await getDb()).readerPrisma).toBeDefined();
+    expect((await getDb()).readerLease).toBeDefined();
     const [row] = await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe<{ login: string; role: string }[]>("SELECT session_user::text AS login, current_user::text AS role"), { role: "reader" });
     expect(row).toEqual({ login: READER_LOGIN, role: "quarry_reader" });
   });

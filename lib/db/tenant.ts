@@ -1,5 +1,6 @@
 import "server-only";
 import { Unavailable } from "@/lib/errors";
+import type { ReaderLease } from "./analytics-copy";
 import { getDb } from "./client";
 import type { Prisma } from "./generated/client";
 
@@ -44,20 +45,24 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   if (!scope.orgId) throw new Error("withTenant needs an organization id");
   const db = await getDb();
   const role = options.role ?? "app";
-  // Reader work goes to the embedded analytics engine, or on a server to the confined reader login.
-  const prisma = role === "reader" && db.readerPrisma ? await readerClient(db.readerPrisma, db.prisma, options.userSql === true) : db.prisma;
-  const result = await startTransaction(() => prisma.$transaction(
-    async (tx) => {
-      await enterTenant(tx, scope, role, options);
-      // Reader work is always read-only: the signing function refuses read-only transactions, so
-      // user SQL cannot sign tenant settings of its own (migration 0017).
-      if (options.readOnly || role === "reader") await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
-      await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[role]}`);
-      return work(tx);
-    },
-    { timeout: options.timeoutMs ?? 30_000, maxWait: options.connectionWaitMs ?? 30_000 },
-  ));
-  return result;
+  // Reader work goes to an embedded analytics engine, or on a server to the confined reader login.
+  const lease = role === "reader" && db.readerLease ? await readerLease(db.readerLease, options.userSql === true) : undefined;
+  const prisma = lease?.prisma ?? db.prisma;
+  try {
+    return await startTransaction(() => prisma.$transaction(
+      async (tx) => {
+        await enterTenant(tx, scope, role, options);
+        // Reader work is always read-only: the signing function refuses read-only transactions, so
+        // user SQL cannot sign tenant settings of its own (migration 0017).
+        if (options.readOnly || role === "reader") await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
+        await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[role]}`);
+        return work(tx);
+      },
+      { timeout: options.timeoutMs ?? 30_000, maxWait: options.connectionWaitMs ?? 30_000 },
+    ));
+  } finally {
+    lease?.release();
+  }
 }
 
 /**
@@ -75,13 +80,13 @@ async function startTransaction<T>(start: () => Promise<T>): Promise<T> {
   }
 }
 
-async function readerClient<C>(confined: () => Promise<C>, application: C, userSql: boolean): Promise<C> {
+async function readerLease(confined: () => Promise<ReaderLease>, userSql: boolean): Promise<ReaderLease | undefined> {
   if (userSql) return confined();
   try {
     return await confined();
   } catch (error) {
     // By name: Next.js may bundle this module and reader-login.ts apart, each with its own class.
-    if ((error as Error)?.name === "ReaderLoginUnavailable") return application;
+    if ((error as Error)?.name === "ReaderLoginUnavailable") return undefined;
     throw error;
   }
 }
