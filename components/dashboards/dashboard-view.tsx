@@ -1,8 +1,13 @@
 "use client";
 
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from "react";
-import { usePathname, useSearchParams } from "next/navigation";
+import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import type { WidgetManifest } from "@/lib/manifest/schema";
+import type { ClickContext } from "@/lib/manifest/interactions";
+import type { ChartData } from "@/lib/dashboards/chart-option";
+import { type ChartClick, clickedRows, planClick, searchAfter, searchUndoing, stillApplied } from "@/lib/dashboards/chart-clicks";
+import { ClickChips, ClickNote, type ClickChip } from "./click-chips";
+import { ChartClickContext } from "./chart-click-context";
 import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
 import { failedResults, queryWidgets, type QueryTarget, type WidgetResults } from "./query-client";
@@ -19,6 +24,13 @@ export interface DashboardViewProps {
   timeZone: string;
   /** Filter values fixed by an embed grant: shown read-only, never sent differently. */
   lockedFilters?: Record<string, unknown>;
+  /** What chart clicks may do for this viewer (the page's loader computes it); without it clicks do nothing. */
+  clicks?: ClickContext;
+  /**
+   * A re-query that failed as a whole: true when the caller takes care of it (an expired embed link
+   * shows one banner); the widgets then keep what they show and are fetched again when `target` changes.
+   */
+  onQueryError?: (error: unknown) => boolean;
 }
 
 const DEFAULT_BAND_HEIGHT = 56;
@@ -32,9 +44,14 @@ const NO_LOCKS: Record<string, unknown> = {};
  * visible widgets whose inputs changed are fetched in one round trip; a newer change aborts the
  * older request so a slow answer never overwrites a newer one.
  */
-export function DashboardView({ view, target, initialResults, initialFilters, timeZone, lockedFilters = NO_LOCKS }: DashboardViewProps) {
+export function DashboardView({ view, target, initialResults, initialFilters, timeZone, lockedFilters = NO_LOCKS, clicks, onQueryError }: DashboardViewProps) {
   const searchParams = useSearchParams();
   const pathname = usePathname();
+  const router = useRouter();
+  const queryErrorHandler = useRef(onQueryError);
+  useEffect(() => {
+    queryErrorHandler.current = onQueryError;
+  }, [onQueryError]);
   const urlFilters = useMemo(() => filtersFromParams(view, searchParams), [view, searchParams]);
   const filters = useMemo(() => ({ ...urlFilters, ...lockedFilters }), [urlFilters, lockedFilters]);
   const filtersKey = JSON.stringify(filters);
@@ -74,6 +91,11 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     };
     queryWidgets(JSON.parse(targetKey) as QueryTarget, current, stale, controller.signal).then(settle, (error: unknown) => {
       if (controller.signal.aborted) return;
+      if (queryErrorHandler.current?.(error)) {
+        setLoading(new Set());
+        inFlight.current = null;
+        return;
+      }
       settle(failedResults(stale, error instanceof Error ? `Could not load this widget: ${error.message}` : "Could not load this widget"));
     });
   }, [filtersKey, visibleDataKey, view, targetKey]);
@@ -127,6 +149,37 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
         const applied = describeAppliedDate(effectiveValue(filters[filterId], display), timeZone);
         return `${display?.label ?? filter?.metadata.name ?? filterId}: showing ${applied}; “${unapplied[filterId]}” is not applied.`;
       });
+  };
+
+  // Chart clicks (issue 27 §2): filters set by a click show as chips until undone or changed by hand.
+  const [chips, setChips] = useState<ClickChip[]>([]);
+  const [clickNote, setClickNote] = useState<string | null>(null);
+  const search = searchParams.toString();
+  const shownChips = chips.filter((chip) => stillApplied(search, chip.changes));
+  const pointClicked = (widget: WidgetManifest, click: ChartClick, data: ChartData) => {
+    if (!clicks || !widget.spec.on_click) return;
+    const plan = planClick(widget, clickedRows(widget, data, click), click.name, {
+      context: clicks,
+      urlFilters,
+      locked: new Set(Object.keys(lockedFilters)),
+      anonymous: target.kind !== "dashboard",
+    });
+    if (plan.kind === "none") return setClickNote(plan.reason || null);
+    setClickNote(plan.skipped.length > 0 ? `${plan.skipped.join("; ")}.` : null);
+    if (plan.kind === "open") return router.push(plan.href);
+    navigate(searchAfter(window.location.search, plan.changes, plan.tab));
+    setChips((previous) => [...previous.filter((chip) => !chip.changes.some((c) => plan.changes.some((p) => p.filterId === c.filterId))), { id: Date.now(), source: widget.metadata.name, changes: plan.changes }]);
+  };
+  // One handler for the charts' whole life, so a chart binds its click once; it calls the latest pointClicked.
+  const latestPointClicked = useRef(pointClicked);
+  useEffect(() => {
+    latestPointClicked.current = pointClicked;
+  });
+  const chartClicked = useCallback((widget: WidgetManifest, click: ChartClick, data: ChartData) => latestPointClicked.current(widget, click, data), []);
+  const undoChip = (chip: ClickChip) => {
+    navigate(searchUndoing(window.location.search, chip.changes));
+    setChips((previous) => previous.filter((c) => c.id !== chip.id));
+    setClickNote(null);
   };
 
   // The Widget draws its own card, title and loading/empty/error states; the shell only places it.
@@ -200,44 +253,48 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
   const gridWidgets = useMemo(() => regions.grid.map((id) => byId.get(id)).filter((w): w is WidgetManifest => w !== undefined), [regions, byId]);
 
   return (
-    <div className={styles.dashboard} data-testid="dashboard" data-tab={regions.tab}>
-      {band(regions.header, "header")}
-      {regions.tabs.length > 1 && (
-        <nav className={styles.tabs} role="tablist" aria-label="Dashboard tabs">
-          {regions.tabs.map((t) => (
-            <button
-              key={t.id}
-              type="button"
-              role="tab"
-              id={`tab-${t.id}`}
-              aria-selected={t.id === regions.tab}
-              aria-controls="dashboard-tabpanel"
-              // Roving focus (WAI-ARIA tabs): Tab reaches the selected tab, arrow keys move between tabs.
-              tabIndex={t.id === regions.tab ? 0 : -1}
-              className={styles.tab}
-              onClick={() => changeTab(t.id)}
-              onKeyDown={(event) => {
-                const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
-                if (step === 0) return;
-                event.preventDefault();
-                const index = regions.tabs.findIndex((x) => x.id === t.id);
-                const next = regions.tabs[(index + step + regions.tabs.length) % regions.tabs.length];
-                changeTab(next.id);
-                document.getElementById(`tab-${next.id}`)?.focus();
-              }}
-            >
-              {t.name}
-            </button>
-          ))}
-        </nav>
-      )}
-      <div className={left ? styles.bodyLeft : styles.bodyTop}>
-        {filterPanel}
-        <div id="dashboard-tabpanel" role={regions.tabs.length > 1 ? "tabpanel" : undefined} aria-labelledby={regions.tabs.length > 1 ? `tab-${regions.tab}` : undefined} className={styles.gridArea}>
-          <DashboardGrid widgets={gridWidgets} breakpoints={view.manifest.spec.responsive?.breakpoints} renderWidget={renderWidget} />
+    <ChartClickContext.Provider value={clicks ? chartClicked : null}>
+      <div className={styles.dashboard} data-testid="dashboard" data-tab={regions.tab}>
+        {band(regions.header, "header")}
+        {regions.tabs.length > 1 && (
+          <nav className={styles.tabs} role="tablist" aria-label="Dashboard tabs">
+            {regions.tabs.map((t) => (
+              <button
+                key={t.id}
+                type="button"
+                role="tab"
+                id={`tab-${t.id}`}
+                aria-selected={t.id === regions.tab}
+                aria-controls="dashboard-tabpanel"
+                // Roving focus (WAI-ARIA tabs): Tab reaches the selected tab, arrow keys move between tabs.
+                tabIndex={t.id === regions.tab ? 0 : -1}
+                className={styles.tab}
+                onClick={() => changeTab(t.id)}
+                onKeyDown={(event) => {
+                  const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+                  if (step === 0) return;
+                  event.preventDefault();
+                  const index = regions.tabs.findIndex((x) => x.id === t.id);
+                  const next = regions.tabs[(index + step + regions.tabs.length) % regions.tabs.length];
+                  changeTab(next.id);
+                  document.getElementById(`tab-${next.id}`)?.focus();
+                }}
+              >
+                {t.name}
+              </button>
+            ))}
+          </nav>
+        )}
+        <div className={left ? styles.bodyLeft : styles.bodyTop}>
+          {filterPanel}
+          <div id="dashboard-tabpanel" role={regions.tabs.length > 1 ? "tabpanel" : undefined} aria-labelledby={regions.tabs.length > 1 ? `tab-${regions.tab}` : undefined} className={styles.gridArea}>
+            <ClickChips chips={shownChips} onUndo={undoChip} />
+            <ClickNote note={clickNote} onDismiss={() => setClickNote(null)} />
+            <DashboardGrid widgets={gridWidgets} breakpoints={view.manifest.spec.responsive?.breakpoints} renderWidget={renderWidget} />
+          </div>
         </div>
+        {band(regions.footer, "footer")}
       </div>
-      {band(regions.footer, "footer")}
-    </div>
+    </ChartClickContext.Provider>
   );
 }

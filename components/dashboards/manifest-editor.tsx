@@ -8,6 +8,7 @@ import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
 import type { Text } from "@codemirror/state";
 import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { ownClickContext } from "@/lib/manifest/interactions";
 import { DashboardView } from "./dashboard-view";
 import { publishDashboard, updateDashboard } from "@/lib/dashboards/contract";
 import { ApiClientError, callApi } from "@/components/api-client";
@@ -85,6 +86,11 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   const result = useMemo(() => check(deferred), [deferred]);
   // The preview keeps the last manifest that validated while the text has problems.
   const [lastValid, setLastValid] = useState<ViewManifest | null>(initialView);
+  // The preview's clicks act within this dashboard; opening another one is for the saved page.
+  const previewClicks = useMemo(
+    () => lastValid && ownClickContext(lastValid.widgets, new Map(lastValid.manifest.spec.datasets.map((d) => [d.id, d])), lastValid.manifest.spec.tabs.map((t) => t.id), slug),
+    [lastValid, slug],
+  );
   // The server's verdict on a text the browser found valid: the saved draft's problems, or a refused save's.
   const [serverProblems, setServerProblems] = useState<{ text: string; errors: ManifestError[] } | null>(
     initialProblems.length > 0 ? { text: initialYaml, errors: manifestErrorsFromItems(initialProblems) } : null,
@@ -239,6 +245,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
               initialResults={revision === 0 ? initialResults : {}}
               initialFilters={initialFilters}
               timeZone={timeZone}
+              clicks={previewClicks ?? undefined}
             />
           </>
         )}

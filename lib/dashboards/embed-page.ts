@@ -2,6 +2,8 @@ import "server-only";
 import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import { DomainError } from "@/lib/errors";
+import type { ClickContext } from "@/lib/manifest/interactions";
+import { clickContext, openNone } from "./interactions";
 import { verifyEmbedToken } from "./embeds";
 import { UNAVAILABLE_TO_ANONYMOUS, grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
 import { queryEmbedded, queryPublic } from "./query";
@@ -18,6 +20,8 @@ export interface AnonymousPage {
   lockedFilters: Record<string, unknown>;
   results: WidgetResults;
   timeZone: string;
+  /** What its charts' clicks may do: within this dashboard only. */
+  clicks: ClickContext;
 }
 
 /**
@@ -43,7 +47,7 @@ async function pageOf(
   const full: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(full, params);
   const visible = dataWidgetIds(full, visibleWidgetIds(pageRegions(full, tabFromParams(params))));
-  const [answer, org] = await Promise.all([query(filters, visible), findOrganization(granted.scope.orgId)]);
+  const [answer, org, clicks] = await Promise.all([query(filters, visible), findOrganization(granted.scope.orgId), clickContext(granted.parsed.value, granted.slug, openNone)]);
   return {
     name: granted.name,
     view: toJsonValue(renderOnlyView(full)) as ViewManifest,
@@ -51,6 +55,7 @@ async function pageOf(
     lockedFilters,
     results: toJsonValue(answer.widgets) as WidgetResults,
     timeZone: org?.timeZone ?? "UTC",
+    clicks,
   };
 }
 

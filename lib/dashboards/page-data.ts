@@ -3,8 +3,10 @@ import { invoke } from "@/lib/operation";
 import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
-import { NotFound, type ValidationItem } from "@/lib/errors";
+import { DomainError, NotFound, type ValidationItem } from "@/lib/errors";
+import type { ClickContext } from "@/lib/manifest/interactions";
 import type { DashboardRecord, WidgetResults } from "./contract";
+import { clickContext } from "./interactions";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
 import { queryDashboard } from "./operations";
 import { findDashboardOr404, publishedVersionOf, toRecord } from "./records";
@@ -21,6 +23,8 @@ export interface LoadedDashboard {
   filters: Record<string, unknown>;
   results: WidgetResults;
   timeZone: string;
+  /** What its charts' clicks may do for this viewer. */
+  clicks: ClickContext;
 }
 
 /**
@@ -75,9 +79,10 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
   const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
-  const [answer, org] = await Promise.all([
+  const [answer, org, clicks] = await Promise.all([
     invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters, widget_ids: visible, version: granted.version } }),
     findOrganization(principal.orgId),
+    clickContext(granted.parsed.value, granted.slug, (target) => openable(principal, target)),
   ]);
   return {
     ok: true,
@@ -87,5 +92,17 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     filters,
     results: answer.widgets,
     timeZone: org?.timeZone ?? "UTC",
+    clicks,
   };
+}
+
+/** Another dashboard's published manifest when `principal` may open it, for a drill-through; null when not (missing and hidden alike). */
+async function openable(principal: Principal, slug: string) {
+  try {
+    const granted = await grantForPrincipal(principal, slug, "published");
+    return granted.parsed.ok ? granted.parsed.value : null;
+  } catch (error) {
+    if (error instanceof DomainError) return null;
+    throw error;
+  }
 }

@@ -44,7 +44,7 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
       </div>
     );
   }
-  const { record, view, version, filters, results, timeZone } = loaded;
+  const { record, view, version, filters, results, timeZone, clicks } = loaded;
   const dashboard = (
     <DashboardView
       key={`${record.id}:${version}`}
@@ -53,6 +53,7 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
       initialResults={results}
       initialFilters={filters}
       timeZone={timeZone}
+      clicks={clicks}
     />
   );
   if (query.preview === "1") return <div className={styles.bare}>{dashboard}</div>;

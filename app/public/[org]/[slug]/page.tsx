@@ -44,6 +44,7 @@ export default async function PublicDashboardPage({ params, searchParams }: Page
         initialResults={page.results}
         initialFilters={page.filters}
         timeZone={page.timeZone}
+        clicks={page.clicks}
       />
     </div>
   );

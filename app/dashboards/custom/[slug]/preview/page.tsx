@@ -37,6 +37,7 @@ export default async function DashboardPreviewPage({ params, searchParams }: Pag
         initialResults={loaded.results}
         initialFilters={loaded.filters}
         timeZone={loaded.timeZone}
+        clicks={loaded.clicks}
       />
     </div>
   );
