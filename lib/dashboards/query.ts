@@ -7,7 +7,7 @@ import { Invalid, Unavailable, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
-import { runWidgetQuery, type WidgetQueryResult } from "@/lib/query/run";
+import { runWidgetQuery, sharedScans, type WidgetQueryResult } from "@/lib/query/run";
 import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./embeds";
 import { isDataWidget } from "./wiring";
@@ -103,6 +103,9 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
     if (hit) widgets[widgetId] = { ...hit, error: null, cached: true };
     return { widgetId, key, settled: hit !== undefined };
   });
+  const base = { scope: input.scope, dashboard: input.manifest, filterValues: input.filters, now, timeZone: input.timeZone };
+  // Widgets reading the same source under the same conditions share one statement (lib/query/shared-scan.ts).
+  const shared = sharedScans(plan.filter((p) => !p.settled).map((p) => ({ ...base, widgetId: p.widgetId })));
   const settle = async ({ widgetId, key, settled }: (typeof plan)[number], runner?: StatementRunner) => {
     started ??= performance.now();
     if (!settled) {
@@ -110,14 +113,11 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
       if (remainingMs <= 0) throw overBudget(`ran past its time budget of ${budgetTime}`);
       try {
         const result = await runWidgetQuery({
-          scope: input.scope,
-          dashboard: input.manifest,
+          ...base,
           widgetId,
-          filterValues: input.filters,
-          now,
-          timeZone: input.timeZone,
           statementTimeoutMs: Math.max(1, Math.min(DEFAULT_STATEMENT_TIMEOUT_MS, Math.ceil(remainingMs))),
           runner,
+          shared,
         });
         fresh.push([key, result]);
         widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated };

@@ -31,17 +31,36 @@ export interface CompiledDataset {
   postFilters: FieldPredicate[];
 }
 
-const quote = (id: string) => `"${id}"`;
+export const quote = (id: string) => `"${id}"`;
 
 /**
- * Compiles a SQL dataset (`from` or `query` source) with the wanted columns and filter
- * conditions into one statement: dimensions as fully qualified expressions, `sql` metrics
- * injected as aggregates, WHERE for dimension conditions, HAVING for metric conditions,
- * GROUP BY the dimensions when there are aggregates, ORDER BY, LIMIT. Every value is a
- * bind parameter. The rows are wrapped with row_to_json so dates, numerics and bigints
- * arrive as JSON (strings and numbers), keeping column order (see `asJsonRows`).
+ * What one widget asks of a SQL dataset (`from` or `query` source), before it becomes SQL: the
+ * source, the dimensions and `sql` metrics it selects (formula metrics pull in what they read),
+ * the conditions on dimensions (WHERE) and on `sql` metrics (HAVING), its order, its row limit,
+ * and the formulas and conditions on formulas applied after the query. compileDataset writes it as
+ * one statement; shared-scan.ts answers several of them from one.
  */
-export function compileDataset(dataset: Dataset, options: CompileOptions): CompiledDataset {
+export interface DatasetSelection {
+  /** The FROM clause: the table expression, or the dataset's query as an aliased subquery. */
+  source: string;
+  dimensions: { id: string; column: string }[];
+  metrics: { id: string; expression: string }[];
+  where: { expression: string; predicate: Predicate }[];
+  having: { expression: string; predicate: Predicate }[];
+  /**
+   * The dataset's `order_by`, restricted to selected dimensions and `sql` metrics; when that leaves
+   * nothing, the rows are ordered by the selected dimensions in the dataset's order.
+   */
+  order: { id: string; expression: string; dir: "asc" | "desc" }[];
+  /** Row cap and the dataset's own limit, whichever is smaller. */
+  limit: number;
+  columns: string[];
+  formulas: FormulaStep[];
+  postFilters: FieldPredicate[];
+}
+
+/** Decides what a widget selects from a SQL dataset (see DatasetSelection); throws QueryError for a manifest mistake. */
+export function selectDataset(dataset: Dataset, options: CompileOptions): DatasetSelection {
   const dimensions = new Map(dataset.dimensions.map((d) => [d.id, d]));
   const sqlMetrics = new Map(dataset.metrics.filter((m) => m.type === "sql").map((m) => [m.id, m]));
   const formulaMetrics = dataset.metrics.filter((m) => m.type === "formula");
@@ -72,43 +91,68 @@ export function compileDataset(dataset: Dataset, options: CompileOptions): Compi
   const selectedDimensions = dataset.dimensions.filter((d) => needed.has(d.id));
   const selectedMetrics = dataset.metrics.filter((m) => m.type === "sql" && needed.has(m.id));
 
-  const params = new SqlParams();
-  const where: string[] = [];
-  const having: string[] = [];
+  const where: DatasetSelection["where"] = [];
+  const having: DatasetSelection["having"] = [];
   for (const { field, predicate } of options.filters ?? []) {
     const dimension = dimensions.get(field);
-    if (dimension) where.push(predicateSql(dimension.column, predicate, params));
+    if (dimension) where.push({ expression: dimension.column, predicate });
     const metric = sqlMetrics.get(field);
-    if (metric) having.push(predicateSql(metric.expression, predicate, params));
+    if (metric) having.push({ expression: metric.expression, predicate });
   }
+  const expressionOf = (id: string) => dimensions.get(id)?.column ?? sqlMetrics.get(id)!.expression;
+  return {
+    source: dataset.query !== undefined ? `(\n${checkUserSql(dataset.query)}\n) AS ${quote(dataset.id)}` : dataset.from!,
+    dimensions: selectedDimensions.map((d) => ({ id: d.id, column: d.column })),
+    metrics: selectedMetrics.map((m) => ({ id: m.id, expression: m.expression })),
+    where,
+    having,
+    order: (dataset.order_by ?? []).filter((o) => needed.has(o.column) && !formulaById.has(o.column)).map((o) => ({ id: o.column, expression: expressionOf(o.column), dir: o.dir })),
+    limit: Math.min(options.limit, dataset.limit ?? options.limit),
+    columns: wanted,
+    formulas: steps.filter((s) => needed.has(s.id)),
+    postFilters,
+  };
+}
 
-  const select = [
-    ...selectedDimensions.map((d) => `${d.column} AS ${quote(d.id)}`),
-    ...selectedMetrics.map((m) => `${m.expression} AS ${quote(m.id)}`),
-  ];
+/**
+ * Compiles a SQL dataset (`from` or `query` source) with the wanted columns and filter
+ * conditions into one statement: dimensions as fully qualified expressions, `sql` metrics
+ * injected as aggregates, WHERE for dimension conditions, HAVING for metric conditions,
+ * GROUP BY the dimensions when there are aggregates, ORDER BY, LIMIT. Every value is a
+ * bind parameter. The rows are wrapped with row_to_json so dates, numerics and bigints
+ * arrive as JSON (strings and numbers), keeping column order (see `asJsonRows`).
+ */
+export function compileDataset(dataset: Dataset, options: CompileOptions): CompiledDataset {
+  return compileSelection(selectDataset(dataset, options));
+}
+
+/** One widget's selection as its own statement. */
+export function compileSelection(selection: DatasetSelection): CompiledDataset {
+  const { dimensions, metrics } = selection;
+  const params = new SqlParams();
+  const where = selection.where.map(({ expression, predicate }) => predicateSql(expression, predicate, params));
+  const having = selection.having.map(({ expression, predicate }) => predicateSql(expression, predicate, params));
+  const select = [...dimensions.map((d) => `${d.column} AS ${quote(d.id)}`), ...metrics.map((m) => `${m.expression} AS ${quote(m.id)}`)];
   if (select.length === 0) select.push("count(*) AS \"count\"");
-  const source = dataset.query !== undefined ? `(\n${checkUserSql(dataset.query)}\n) AS ${quote(dataset.id)}` : dataset.from;
-  const aggregated = selectedMetrics.length > 0;
-  const groupBy = aggregated && selectedDimensions.length > 0 ? `\nGROUP BY ${selectedDimensions.map((_, i) => i + 1).join(", ")}` : "";
-  const order = (dataset.order_by ?? []).filter((o) => needed.has(o.column) && !formulaById.has(o.column));
+  const aggregated = metrics.length > 0;
+  const groupBy = aggregated && dimensions.length > 0 ? `\nGROUP BY ${dimensions.map((_, i) => i + 1).join(", ")}` : "";
   const orderBy =
-    order.length > 0 ? `\nORDER BY ${order.map((o) => `${quote(o.column)} ${o.dir.toUpperCase()}`).join(", ")}`
-    : selectedDimensions.length > 0 ? `\nORDER BY ${selectedDimensions.map((_, i) => i + 1).join(", ")}`
+    selection.order.length > 0 ? `\nORDER BY ${selection.order.map((o) => `${quote(o.id)} ${o.dir.toUpperCase()}`).join(", ")}`
+    : dimensions.length > 0 ? `\nORDER BY ${dimensions.map((_, i) => i + 1).join(", ")}`
     : "";
-  const limit = Math.min(options.limit, dataset.limit ?? options.limit);
   const inner =
-    `SELECT ${select.join(", ")}\nFROM ${source}` +
+    `SELECT ${select.join(", ")}\nFROM ${selection.source}` +
     (where.length > 0 ? `\nWHERE ${where.join(" AND ")}` : "") +
     groupBy +
     (having.length > 0 ? `\nHAVING ${having.join(" AND ")}` : "") +
     orderBy +
-    `\nLIMIT ${params.add(limit, "int")}`;
+    `\nLIMIT ${params.add(selection.limit, "int")}`;
   return {
     text: asJsonRows(inner),
     values: params.values,
-    columns: wanted,
-    formulas: steps.filter((s) => needed.has(s.id)),
-    postFilters,
+    columns: selection.columns,
+    formulas: selection.formulas,
+    postFilters: selection.postFilters,
   };
 }
 
@@ -138,7 +182,7 @@ export function compileUserQuery(query: string, options: { filters?: readonly Fi
  * `alias.*` and the alias is one no manifest uses: a bare `row_to_json(q)` would read a user
  * column named `q` instead of the row (`function row_to_json(text) does not exist`).
  */
-function asJsonRows(inner: string): string {
+export function asJsonRows(inner: string): string {
   return `SELECT row_to_json(_quarry_row.*) AS row FROM (\n${inner}\n) AS _quarry_row`;
 }
 

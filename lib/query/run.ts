@@ -2,13 +2,14 @@ import "server-only";
 import type { ParsedDashboard } from "@/lib/manifest/parse";
 import type { Dataset } from "@/lib/manifest/schema";
 import type { TenantScope } from "@/lib/db/tenant";
-import { type FieldPredicate, USER_SOURCE_ALIAS, compileDataset, compileUserQuery } from "./compile";
+import { type DatasetSelection, type FieldPredicate, USER_SOURCE_ALIAS, compileSelection, compileUserQuery, selectDataset } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
 import { QueryError } from "./errors";
-import { type StatementRunner, runReadOnly } from "./execute";
+import { BatchTransactionSpent, type StatementRunner, runReadOnly } from "./execute";
 import { type FilterCondition, FilterValueError, filterRows, toPredicate, widgetConditions } from "./filters";
 import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
 import { KPI_CATALOG } from "./kpi-catalog";
+import { SharedScans } from "./shared-scan";
 
 export const DEFAULT_ROW_CAP = 5_000;
 
@@ -25,6 +26,8 @@ export interface WidgetQueryInput {
   /** Where the statements run: a batch's transaction (runReadOnlyBatch), else one transaction each. */
   runner?: StatementRunner;
   statementTimeoutMs?: number;
+  /** The request's shared scans (sharedScans): a widget in one takes its rows from its group's statement. */
+  shared?: SharedScans;
 }
 
 export interface WidgetQueryResult {
@@ -45,14 +48,7 @@ export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQue
   const data = widget.spec.data;
   if (!data) return { columns: [], rows: [], truncated: false };
   const cap = input.rowCap ?? DEFAULT_ROW_CAP;
-  const context = { now: input.now, timeZone: input.timeZone };
-  let predicates: (FilterCondition & FieldPredicate)[];
-  try {
-    predicates = widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
-  } catch (error) {
-    if (error instanceof FilterValueError) throw new QueryError("bad_filter_value", error.message);
-    throw error;
-  }
+  const predicates = widgetPredicates(input);
 
   switch (data.kind) {
     case "static":
@@ -64,12 +60,59 @@ export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQue
     case "sql":
       return runUserQuery(data.query ?? "", data.columns, predicates, input, cap);
     case "dataset":
-    case "kpi": {
-      const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi ?? "")?.dataset : input.dashboard.datasets.get(data.dataset ?? "");
-      if (!dataset) throw new QueryError("bad_manifest", data.kind === "kpi" ? `Unknown KPI '${data.kpi}'` : `Unknown dataset '${data.dataset}'`);
-      return runDataset(resolveKpiSource(dataset), data.columns, predicates, input, cap);
+    case "kpi":
+      return runDataset(widgetDataset(input), data.columns, predicates, input, cap);
+  }
+}
+
+/** The widget's filter conditions with their predicates; QueryError for an unusable value. */
+function widgetPredicates(input: WidgetQueryInput): (FilterCondition & FieldPredicate)[] {
+  const widget = input.dashboard.widgetsById.get(input.widgetId)!;
+  const context = { now: input.now, timeZone: input.timeZone };
+  try {
+    return widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
+  } catch (error) {
+    if (error instanceof FilterValueError) throw new QueryError("bad_filter_value", error.message);
+    throw error;
+  }
+}
+
+/** The dataset (or catalog KPI) of a `dataset` or `kpi` widget. */
+function widgetDataset(input: WidgetQueryInput): Dataset {
+  const data = input.dashboard.widgetsById.get(input.widgetId)!.spec.data!;
+  const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi ?? "")?.dataset : input.dashboard.datasets.get(data.dataset ?? "");
+  if (!dataset) throw new QueryError("bad_manifest", data.kind === "kpi" ? `Unknown KPI '${data.kpi}'` : `Unknown dataset '${data.dataset}'`);
+  return resolveKpiSource(dataset);
+}
+
+/**
+ * The shared scans of a request's widgets (lib/query/shared-scan.ts): the widgets that read a SQL
+ * dataset, grouped by source and filter conditions. A widget whose selection cannot be made here
+ * (an unknown dataset, an unusable filter value) is left out and meets its error when it runs.
+ */
+export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "statementTimeoutMs" | "shared">[]): SharedScans {
+  const selections = new Map<string, DatasetSelection>();
+  for (const input of inputs) {
+    const kind = input.dashboard.widgetsById.get(input.widgetId)?.spec.data?.kind;
+    if (kind !== "dataset" && kind !== "kpi") continue;
+    try {
+      const selection = datasetSelection(widgetDataset(input), input.dashboard.widgetsById.get(input.widgetId)!.spec.data!.columns, widgetPredicates(input), input.rowCap ?? DEFAULT_ROW_CAP);
+      if (selection) selections.set(input.widgetId, selection);
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
     }
   }
+  return new SharedScans(selections);
+}
+
+/** What a widget selects from a SQL dataset, or null when it needs no statement (empty by a required condition, or a demo dataset). */
+function datasetSelection(dataset: Dataset, columns: readonly string[] | undefined, predicates: readonly (FilterCondition & FieldPredicate)[], cap: number): DatasetSelection | null {
+  const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
+  const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
+  const { applicable, empty } = partition(predicates, fields);
+  if (empty || (dataset.from === undefined && dataset.query === undefined)) return null;
+  // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
+  return selectDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
 }
 
 /** A dataset with `kpi:` is the catalog KPI plus the dataset's own formula metrics. */
@@ -125,14 +168,18 @@ async function runDataset(dataset: Dataset, columns: readonly string[] | undefin
 
   if (dataset.from === undefined && dataset.query === undefined) return runDemoDataset(dataset, wanted, applicable, input, cap);
 
-  // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
-  const compiled = compileDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
-  const rows = await runStatement(input, compiled.text, compiled.values);
+  const selection = datasetSelection(dataset, columns, predicates, cap)!;
+  const run = (text: string, values: readonly unknown[]) => runStatement(input, text, values);
+  let rows = await input.shared?.rows(input.widgetId, selection, run, (error) => error instanceof BatchTransactionSpent);
+  if (!rows) {
+    const compiled = compileSelection(selection);
+    rows = await run(compiled.text, compiled.values);
+  }
   const truncated = rows.length > cap;
   const kept = rows.slice(0, cap);
-  applyFormulaSteps(kept, compiled.formulas);
-  const filtered = filterRows(kept, compiled.postFilters, input.timeZone);
-  return { columns: compiled.columns, rows: filtered.map((row) => project(row, compiled.columns)), truncated };
+  applyFormulaSteps(kept, selection.formulas);
+  const filtered = filterRows(kept, selection.postFilters, input.timeZone);
+  return { columns: selection.columns, rows: filtered.map((row) => project(row, selection.columns)), truncated };
 }
 
 function runStatement(input: WidgetQueryInput, text: string, values: readonly unknown[]): Promise<Record<string, unknown>[]> {
