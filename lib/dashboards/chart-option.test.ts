@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildEchartsOption, chartType, niceMax, orderedCategories, type EchartsOption } from "./chart-option";
+import { bottomCategoryLabels, buildEchartsOption, chartType, estimateTextWidth, niceMax, orderedCategories, type EchartsOption } from "./chart-option";
 import { sampleWidget } from "@/components/dashboards/widgets/sample-widgets";
 
 type Obj = Record<string, unknown>;
@@ -232,5 +232,80 @@ describe("HTML in tooltips", () => {
   it("drops a stored hostile formatter instead of handing it to ECharts", () => {
     const option = buildEchartsOption({ tooltip: { formatter: hostile }, series: [{ type: "bar", name: hostile }] }, { x: "who", y: "n" }, { columns: ["who", "n"], rows: [{ who: "a", n: 1 }] });
     expect(JSON.stringify(option)).not.toContain("<img");
+  });
+});
+
+describe("charts that fit their box (issue 27)", () => {
+  const locations = ["Austin South Congress", "Boston Back Bay", "Chicago Loop", "Manhattan Flagship", "San Francisco Union Sq"];
+  const byLocation = { columns: ["location", "revenue"], rows: locations.map((location, i) => ({ location, revenue: 60_000 + i * 1000 })) };
+  const revenueByLocation = (box: { width: number; height: number }) => {
+    const widget = sampleWidget("revenue_by_location");
+    return buildEchartsOption(widget.spec.display.echarts?.option, widget.spec.data?.mappings, byLocation, { box });
+  };
+  const labelOf = (option: EchartsOption, axisKey: "xAxis" | "yAxis") => (option[axisKey] as Obj).axisLabel as Obj;
+
+  it("labels every bar of Revenue by location, turned so neighbours do not touch and cut nowhere, on a desktop card and on a phone", () => {
+    for (const box of [{ width: 380, height: 300 }, { width: 350, height: 290 }, { width: 260, height: 290 }]) {
+      const label = labelOf(revenueByLocation(box), "xAxis");
+      expect(label.interval, JSON.stringify(box)).toBe(0);
+      expect(label.hideOverlap).toBe(false);
+      const rotate = label.rotate as number;
+      expect(rotate).toBeGreaterThan(0);
+      // Neighbouring turned labels are at least a line apart, so ECharts has nothing to hide.
+      const slot = (box.width - 64) / locations.length;
+      expect(slot * Math.sin((rotate * Math.PI) / 180)).toBeGreaterThanOrEqual(16);
+      // Wide enough for the longest name: nothing is cut to "…".
+      expect(label.width).toBeGreaterThanOrEqual(Math.max(...locations.map(estimateTextWidth)));
+    }
+  });
+
+  it("keeps labels straight where they fit, and leaves some out only when even upright ones would touch", () => {
+    expect(labelOf(revenueByLocation({ width: 1200, height: 300 }), "xAxis")).toMatchObject({ interval: 0, rotate: 0 });
+    const days = Array.from({ length: 31 }, (_, i) => `2026-10-${String(i + 1).padStart(2, "0")}`);
+    expect(bottomCategoryLabels(days, { box: { width: 340, height: 300 } })).toMatchObject({ hideOverlap: true });
+    // Without a box (no layout known) the former defaults apply.
+    expect(bottomCategoryLabels(days, {})).toEqual({ hideOverlap: true, overflow: "truncate", width: 110 });
+  });
+
+  it("gives a pie's outside labels room: the ring shrinks in proportion so 'store' is never cut, and a tiny box uses the legend", () => {
+    const widget = sampleWidget("channel_mix");
+    const data = { columns: ["channel", "revenue"], rows: [{ channel: "store", revenue: 700 }, { channel: "online", revenue: 200 }, { channel: "partner", revenue: 100 }] };
+    const build = (box: { width: number; height: number }) => (buildEchartsOption(widget.spec.display.echarts?.option, widget.spec.data?.mappings, data, { box }).series as Obj[])[0];
+    const phone = build({ width: 340, height: 290 });
+    const [inner, outer] = phone.radius as number[];
+    expect(outer + estimateTextWidth("partner") + 40).toBeLessThanOrEqual(340 / 2);
+    expect(inner / outer).toBeCloseTo(40 / 70, 1);
+    expect(phone.label).toMatchObject({ show: true });
+    // Where the base radius leaves room, it is kept.
+    expect(build({ width: 900, height: 290 }).radius).toEqual(["40%", "70%"]);
+    expect(build({ width: 120, height: 120 }).label).toMatchObject({ show: false });
+  });
+
+  it("sizes the radar so its indicator names ('Appliances') stay inside a phone-width box", () => {
+    const widget = sampleWidget("category_radar");
+    const categories = ["Accessories", "Appliances", "Coffee", "Services"];
+    const data = { columns: ["category", "revenue", "orders"], rows: categories.map((category, i) => ({ category, revenue: 1000 * (i + 1), orders: 10 * (i + 1) })) };
+    for (const width of [300, 340, 390]) {
+      const radar = buildEchartsOption(widget.spec.display.echarts?.option, widget.spec.data?.mappings, data, { box: { width, height: 290 } }).radar as Obj;
+      expect(typeof radar.radius).toBe("number");
+      expect((radar.radius as number) + estimateTextWidth("Appliances") + 12, `width ${width}`).toBeLessThanOrEqual(width / 2);
+    }
+  });
+
+  it("hides scatter labels that would overlap (a series option) and sizes the side margins for the names", () => {
+    const widget = sampleWidget("order_scatter");
+    const data = { columns: ["location", "orders", "avg_order"], rows: locations.map((location, i) => ({ location, orders: 1000 + i, avg_order: 60 + i / 10 })) };
+    const option = buildEchartsOption(widget.spec.display.echarts?.option, widget.spec.data?.mappings, data, { box: { width: 340, height: 290 } });
+    expect((option.series as Obj[])[0].labelLayout).toEqual({ hideOverlap: true });
+    expect(option.labelLayout).toBeUndefined();
+    expect((option.grid as Obj).left).toBeLessThanOrEqual(340 / 5);
+  });
+
+  it("shows tooltips in the columns' declared formats", () => {
+    const option = buildEchartsOption({ series: [{ type: "bar" }] }, { x: "location", y: "revenue" }, byLocation, { formats: { revenue: "currency" } });
+    const formatter = ((option.series as Obj[])[0].tooltip as { valueFormatter: (v: unknown) => string }).valueFormatter;
+    expect(formatter(311191.674)).toBe("$311,191.67");
+    const pie = buildEchartsOption({ series: [{ type: "pie" }] }, { label: "location", value: "revenue" }, byLocation, { formats: { revenue: "currency" } });
+    expect(((pie.tooltip as Obj).formatter as (p: Obj) => string)({ name: "Austin", value: 1234.5, percent: 20 })).toBe("<b>Austin</b><br/>$1,234.50 (20%)");
   });
 });

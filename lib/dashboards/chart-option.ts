@@ -1,5 +1,7 @@
 import { CHART_TYPES, withoutUnsafeParts } from "@/lib/manifest/echarts-option";
-import { formatCompact, formatNumber, humanize, toNumber } from "./format";
+import { resolveFormat } from "@/lib/manifest/value-format";
+import type { ColumnFormats } from "./column-formats";
+import { formatCompact, formatNumber, formatValue, humanize, toNumber } from "./format";
 
 /**
  * Builds the option handed to ECharts from the manifest's base option
@@ -18,7 +20,9 @@ import { formatCompact, formatNumber, humanize, toNumber } from "./format";
  *
  * Missing mappings fall back to the first text column (category) and the numeric columns
  * (values). The i-th series takes the i-th base series as its template (the last one repeats).
- * Everything the base option sets explicitly wins over the defaults added here.
+ * Everything the base option sets explicitly wins over the defaults added here, except where the
+ * chart's box (ChartContext) shows it would not fit: a pie's or radar's radius then shrinks so
+ * their labels stay whole.
  */
 export type EchartsOption = Record<string, unknown>;
 export type Mappings = Record<string, string | string[]> | undefined;
@@ -28,8 +32,43 @@ export interface ChartData {
   rows: Record<string, unknown>[];
 }
 
+/**
+ * What the option is laid out for: the chart's box in CSS pixels and how wide a label is there
+ * (12 px sans-serif, ECharts' default; the browser measures on a canvas, elsewhere it is
+ * estimated), and the declared formats of the widget's columns for tooltips.
+ */
+export interface ChartContext {
+  box?: { width: number; height: number };
+  measureText?: (text: string) => number;
+  formats?: ColumnFormats;
+}
+
 type Row = Record<string, unknown>;
 type Obj = Record<string, unknown>;
+
+/** Height of a 12 px label line: neighbouring labels closer than this overlap. */
+const LABEL_LINE = 16;
+
+/**
+ * An estimate of the width of `text` in 12 px sans-serif (Helvetica/Arial metrics, within about
+ * 10% on words), for callers with no canvas to measure on.
+ */
+export function estimateTextWidth(text: string): number {
+  let width = 0;
+  for (const ch of text) {
+    if (/[iljtfI.,:;'|!() ]/.test(ch)) width += 3.6;
+    else if (/[mwMW@]/.test(ch)) width += 10;
+    else if (/[A-Z]/.test(ch)) width += 8.2;
+    else if (/[\u0000-\u024f]/.test(ch)) width += 6.7;
+    else width += 12; // CJK and other wide scripts
+  }
+  return width;
+}
+
+function widest(labels: readonly string[], context: ChartContext): number {
+  const measure = context.measureText ?? estimateTextWidth;
+  return labels.reduce((max, label) => Math.max(max, measure(label)), 0);
+}
 
 const SERIES_TYPES = CHART_TYPES;
 export type SeriesType = (typeof SERIES_TYPES)[number];
@@ -125,6 +164,17 @@ function tooltipValue(value: unknown): string {
   return values.map((v) => (typeof v === "number" ? formatNumber(v) : v === null || v === undefined ? "–" : String(v))).join(", ");
 }
 
+/** Tooltip text for a value of `column`: its declared format when it has one (as tiles and tables show it). */
+function columnValue(context: ChartContext, column: string | undefined): (value: unknown) => string {
+  const declared = column === undefined ? undefined : context.formats?.[column];
+  if (declared === undefined) return tooltipValue;
+  const format = resolveFormat(declared);
+  return (value) => {
+    const n = toNumber(value);
+    return n === null ? tooltipValue(value) : formatValue(n, format);
+  };
+}
+
 /** A value for an HTML tooltip built here (ECharts escapes valueFormatter output itself, so tooltipValue stays raw). */
 function htmlValue(value: unknown): string {
   return escapeHtml(tooltipValue(value));
@@ -143,6 +193,40 @@ function axis(given: unknown, defaults: Obj): Obj {
 }
 
 const valueAxisLabel = { formatter: (v: number) => formatCompact(v), hideOverlap: true };
+
+/** Room a value axis' labels and the grid's margins take beside the plot (compact figures such as "1.2M"). */
+const VALUE_AXIS_ROOM = 64;
+
+/**
+ * Labels of a category axis along the bottom, for the box the chart has: every label is shown
+ * (`interval: 0`); straight when the widest fits its slot, else turned by the smallest angle
+ * (30°, 45°, 60°, 90°) at which neighbours no longer touch, and cut with an ellipsis only past
+ * 40% of the chart's height. Only when even upright labels are closer than a line (a month of
+ * days on a phone) are some left out, ECharts choosing which by their measured extent.
+ */
+export function bottomCategoryLabels(labels: readonly string[], context: ChartContext): Obj {
+  const box = context.box;
+  if (!box || labels.length === 0) return { hideOverlap: true, overflow: "truncate", width: 110 };
+  const slot = Math.max(1, box.width - VALUE_AXIS_ROOM) / labels.length;
+  const longest = widest(labels, context);
+  if (longest + 6 <= slot) return { interval: 0, rotate: 0, hideOverlap: false };
+  for (const rotate of [30, 45, 60, 90]) {
+    const sin = Math.sin((rotate * Math.PI) / 180);
+    if (slot * sin < LABEL_LINE) continue;
+    const room = Math.max(48, (box.height * 0.4) / sin);
+    return { interval: 0, rotate, hideOverlap: false, width: Math.ceil(Math.min(longest, room)), overflow: "truncate" };
+  }
+  return { rotate: 0, hideOverlap: true, overflow: "truncate", width: Math.max(48, Math.floor(slot * 3)) };
+}
+
+/** Labels of a category axis along the side (horizontal bars): at most 35% of the width, every one shown while the rows are a line apart. */
+export function sideCategoryLabels(labels: readonly string[], context: ChartContext): Obj {
+  const box = context.box;
+  if (!box || labels.length === 0) return { hideOverlap: true, overflow: "truncate", width: 110 };
+  const room = Math.max(48, Math.floor(box.width * 0.35));
+  const dense = (box.height - 40) / labels.length < LABEL_LINE;
+  return { interval: dense ? "auto" : 0, hideOverlap: dense, overflow: "truncate", width: Math.ceil(Math.min(widest(labels, context), room)) };
+}
 
 /** Margins inside which the plot, its axis labels and axis names all fit (ECharts 6 outer bounds), so nothing is cut at the card's edge. */
 function grid(base: EchartsOption, legend: boolean, bottom = 8): Obj {
@@ -174,7 +258,7 @@ function groupBy(rows: Row[], column: string | undefined): Map<string, Row[]> {
   return groups;
 }
 
-function cartesian(base: EchartsOption, mappings: Mappings, data: ChartData, type: "line" | "bar"): EchartsOption {
+function cartesian(base: EchartsOption, mappings: Mappings, data: ChartData, type: "line" | "bar", context: ChartContext): EchartsOption {
   const x = categoryColumn(data, mappings, ["x", "category", "label", "name"]);
   const [split] = mapped(mappings, "series");
   const ys = valueColumns(data, mappings, ["y", "value", "values"], [x, split]);
@@ -200,11 +284,13 @@ function cartesian(base: EchartsOption, mappings: Mappings, data: ChartData, typ
         const byCategory = groupBy(rows, x);
         values = categories.map((c) => sum(byCategory.get(c) ?? [], y));
       }
-      series.push({ name, ...templateAt(templates, series.length, type), data: horizontal && pairs ? values.map((v) => (v as unknown[]).slice().reverse()) : values });
+      const declared = context.formats?.[y] !== undefined ? { tooltip: { valueFormatter: columnValue(context, y) } } : {};
+      series.push({ name, ...declared, ...templateAt(templates, series.length, type), data: horizontal && pairs ? values.map((v) => (v as unknown[]).slice().reverse()) : values });
     }
   }
   const legend = legendFor(base, series.length > 1);
-  const categoryAxis = axis(categoryAxisGiven, pairs ? { type: categoryAxisGiven.type } : { type: "category", data: categories, axisLabel: { hideOverlap: true, overflow: "truncate", width: 110 } });
+  const categoryLabels = horizontal ? sideCategoryLabels(categories, context) : bottomCategoryLabels(categories, context);
+  const categoryAxis = axis(categoryAxisGiven, pairs ? { type: categoryAxisGiven.type } : { type: "category", data: categories, axisLabel: categoryLabels });
   const valueAxis = axis(horizontal ? xAxisGiven : yAxisGiven, { type: "value", axisLabel: valueAxisLabel });
   return {
     ...base,
@@ -217,7 +303,7 @@ function cartesian(base: EchartsOption, mappings: Mappings, data: ChartData, typ
   };
 }
 
-function scatter(base: EchartsOption, mappings: Mappings, data: ChartData): EchartsOption {
+function scatter(base: EchartsOption, mappings: Mappings, data: ChartData, context: ChartContext): EchartsOption {
   const numeric = columnsOf(data).filter((c) => isNumericColumn(data.rows, c));
   const [x = numeric[0]] = mapped(mappings, "x");
   const [y = numeric.find((c) => c !== x)] = mapped(mappings, "y", "value");
@@ -233,6 +319,8 @@ function scatter(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
     series.push({
       name: split ? groupKey : humanize(y ?? "value"),
       ...(label && template.label === undefined ? { label: { show: true, position: "top", formatter: "{b}" } } : {}),
+      // A series option (ECharts reads no top-level labelLayout): point labels that would overlap another are hidden.
+      labelLayout: { hideOverlap: true },
       ...template,
       data: rows.map((r) => ({
         ...(label ? { name: key(r[label]) } : {}),
@@ -243,37 +331,80 @@ function scatter(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
   const legend = legendFor(base, series.length > 1);
   const describe = (params: { name?: string; value?: unknown }) => {
     const [vx, vy] = Array.isArray(params.value) ? params.value : [];
-    const lines = [`${escapeHtml(humanize(x ?? "x"))}: ${htmlValue(vx)}`, `${escapeHtml(humanize(y ?? "y"))}: ${htmlValue(vy)}`];
+    const lines = [`${escapeHtml(humanize(x ?? "x"))}: ${escapeHtml(columnValue(context, x)(vx))}`, `${escapeHtml(humanize(y ?? "y"))}: ${escapeHtml(columnValue(context, y)(vy))}`];
     return [params.name ? `<b>${escapeHtml(params.name)}</b>` : "", ...lines].filter(Boolean).join("<br/>");
   };
-  // Point labels are not part of ECharts' outer bounds; side margins keep the outermost ones readable.
+  // Point labels are not part of ECharts' outer bounds; side margins keep the outermost ones readable
+  // (half the widest label, within a fifth of a narrow box so the plot keeps most of a phone's width).
   const labelled = series.some((s) => isObject(s.label) && s.label.show === true);
   const plotGrid = grid(base, legend !== undefined);
+  const names = label ? data.rows.map((r) => key(r[label])) : [];
+  const side = context.box ? Math.round(Math.min(Math.max(24, widest(names, context) / 2 + 8), context.box.width / 5)) : 56;
   return {
     ...base,
     tooltip: tooltip(base, "item", { formatter: describe }),
-    grid: labelled && !isObject(base.grid) ? { ...plotGrid, left: 56, right: 56 } : plotGrid,
+    grid: labelled && !isObject(base.grid) ? { ...plotGrid, left: side, right: side } : plotGrid,
     ...(legend ? { legend } : {}),
-    labelLayout: base.labelLayout ?? { hideOverlap: true },
     xAxis: axis(base.xAxis, categoryX ? { type: "category", data: categories } : { type: "value", scale: true, axisLabel: valueAxisLabel }),
     yAxis: axis(base.yAxis, { type: "value", scale: true, axisLabel: valueAxisLabel }),
     series,
   };
 }
 
-function pie(base: EchartsOption, mappings: Mappings, data: ChartData): EchartsOption {
+/** A radius as ECharts reads it (a number of pixels or a percentage of half the smaller side), in pixels. */
+function radiusPx(radius: unknown, half: number): number | null {
+  if (typeof radius === "number") return radius;
+  const percent = typeof radius === "string" ? /^\s*(\d+(?:\.\d+)?)%\s*$/.exec(radius) : null;
+  return percent ? (Number(percent[1]) / 100) * half : null;
+}
+
+/** Room a pie's outside label needs beyond the slice: its label line (15 + 15 px) and a margin. */
+const PIE_LABEL_LINE = 40;
+
+/**
+ * A pie's radius for its box: the base's (or `fallback`) unless the outside labels would not fit
+ * beside it, then shrunk, inner radius in proportion, so the widest label is never cut. Below a
+ * readable size (a 36 px outer radius) labels give way to the legend instead. Null without a box.
+ */
+function pieFit(radius: unknown, labels: readonly string[], legend: boolean, context: ChartContext): { radius: unknown; labels: boolean } | null {
+  const box = context.box;
+  if (!box) return null;
+  const height = box.height - (legend ? 28 : 0);
+  const half = Math.min(box.width, height) / 2;
+  const [inner, outer] = Array.isArray(radius) ? radius : [0, radius];
+  const outerPx = radiusPx(outer, half) ?? 0.65 * half;
+  const innerPx = radiusPx(inner, half) ?? 0;
+  const fits = Math.min(box.width / 2 - widest(labels, context) - PIE_LABEL_LINE, height / 2 - 24);
+  if (outerPx <= fits) return { radius, labels: true };
+  if (fits < 36) return { radius, labels: false };
+  return { radius: innerPx > 0 ? [Math.round((innerPx / outerPx) * fits), Math.floor(fits)] : Math.floor(fits), labels: true };
+}
+
+function pie(base: EchartsOption, mappings: Mappings, data: ChartData, context: ChartContext): EchartsOption {
   const name = categoryColumn(data, mappings, ["label", "name", "x", "category"]);
   const [value] = valueColumns(data, mappings, ["value", "y"], [name]);
   const template = templateAt(seriesTemplates(base), 0, "pie");
   const slices = [...groupBy(data.rows, name)].map(([label, rows]) => ({ name: label, value: value ? sum(rows, value) : null }));
   const describe = (params: { name?: string; value?: unknown; percent?: number }) =>
-    `<b>${escapeHtml(params.name ?? "")}</b><br/>${htmlValue(params.value)} (${formatNumber(params.percent ?? 0, 1)}%)`;
+    `<b>${escapeHtml(params.name ?? "")}</b><br/>${escapeHtml(columnValue(context, value)(params.value))} (${formatNumber(params.percent ?? 0, 1)}%)`;
   const { xAxis: _x, yAxis: _y, ...rest } = base;
+  const legend = legendFor(base, true, { bottom: 0 });
+  const labelGiven = isObject(template.label) ? template.label : {};
+  const fit = labelGiven.show === false || labelGiven.position === "inside" || labelGiven.position === "center" ? null : pieFit(template.radius ?? "65%", slices.map((s) => s.name), legend !== undefined, context);
   return {
     ...rest,
     tooltip: tooltip(rest, "item", { formatter: describe }),
-    legend: legendFor(base, true, { bottom: 0 }),
-    series: [{ name: humanize(value ?? "value"), radius: "65%", center: ["50%", "45%"], ...template, data: slices }],
+    legend,
+    series: [
+      {
+        name: humanize(value ?? "value"),
+        radius: "65%",
+        center: ["50%", "45%"],
+        ...template,
+        ...(fit ? { radius: fit.radius, label: { ...labelGiven, show: fit.labels } } : {}),
+        data: slices,
+      },
+    ],
   };
 }
 
@@ -313,7 +444,7 @@ function gauge(base: EchartsOption, mappings: Mappings, data: ChartData): Echart
   };
 }
 
-function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData): EchartsOption {
+function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData, context: ChartContext): EchartsOption {
   const columns = columnsOf(data);
   const text = columns.filter((c) => !isNumericColumn(data.rows, c));
   const [x = text[0]] = mapped(mappings, "x");
@@ -347,8 +478,8 @@ function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
     tooltip: tooltip(base, "item", { formatter: describe }),
     // Room below the axis labels for the visual map and its handle labels.
     grid: grid(base, false, 80),
-    xAxis: axis(base.xAxis, { type: "category", data: xs, splitArea: { show: true } }),
-    yAxis: axis(base.yAxis, { type: "category", data: ys, splitArea: { show: true } }),
+    xAxis: axis(base.xAxis, { type: "category", data: xs, splitArea: { show: true }, axisLabel: bottomCategoryLabels(xs, context) }),
+    yAxis: axis(base.yAxis, { type: "category", data: ys, splitArea: { show: true }, axisLabel: sideCategoryLabels(ys, context) }),
     visualMap: { orient: "horizontal", left: "center", bottom: 0, itemHeight: 120, formatter: (v: number) => formatCompact(v), ...given, min: low, max: high },
     series: [
       {
@@ -362,7 +493,7 @@ function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData): Echa
   };
 }
 
-function radar(base: EchartsOption, mappings: Mappings, data: ChartData): EchartsOption {
+function radar(base: EchartsOption, mappings: Mappings, data: ChartData, context: ChartContext): EchartsOption {
   const indicatorColumn = categoryColumn(data, mappings, ["indicator", "x", "label", "name", "category"]);
   const values = valueColumns(data, mappings, ["value", "values", "y"], [indicatorColumn]);
   const groups = [...groupBy(data.rows, indicatorColumn)];
@@ -380,18 +511,24 @@ function radar(base: EchartsOption, mappings: Mappings, data: ChartData): Echart
   });
   const describe = (params: { data?: { name?: string; raw?: (number | null)[] } }) => {
     const item = params.data;
-    const lines = names.map((n, i) => `${escapeHtml(n)}: ${htmlValue(item?.raw?.[i] ?? null)}`);
+    const column = values.find((c) => humanize(c) === item?.name);
+    const lines = names.map((n, i) => `${escapeHtml(n)}: ${escapeHtml(columnValue(context, column)(item?.raw?.[i] ?? null))}`);
     return [`<b>${escapeHtml(item?.name ?? "")}</b>`, ...lines].join("<br/>");
   };
   const givenRadar = isObject(base.radar) ? base.radar : {};
   const legend = legendFor(base, shared, { bottom: 0 });
+  // The indicator names sit outside the polygon: on a narrow box the radius leaves them room beside it.
+  const box = context.box;
+  const height = box ? box.height - (legend ? 28 : 0) : 0;
+  const fitted = box ? Math.floor(Math.min(height / 2 - 2 * LABEL_LINE, box.width / 2 - widest(names, context) - 12)) : null;
+  const radius = fitted === null || givenRadar.radius !== undefined ? undefined : Math.min(Math.max(fitted, 24), Math.floor(0.62 * Math.min(box!.width, height) / 2));
   return {
     ...base,
     tooltip: tooltip(base, "item", { formatter: describe }),
     ...(legend ? { legend } : {}),
     radar: {
-      radius: "62%",
-      center: ["50%", "48%"],
+      radius: radius ?? "62%",
+      center: ["50%", box && legend ? `${Math.round((height / 2 / box.height) * 100)}%` : "48%"],
       ...givenRadar,
       indicator: givenRadar.indicator ?? names.map((name) => ({ name, max: shared ? 100 : niceMax(overall), min: 0 })),
     },
@@ -409,23 +546,23 @@ function escapeHtml(text: string): string {
 }
 
 /** The complete option for one widget; `base` is not modified. */
-export function buildEchartsOption(base: EchartsOption | undefined, mappings: Mappings, data: ChartData): EchartsOption {
+export function buildEchartsOption(base: EchartsOption | undefined, mappings: Mappings, data: ChartData, context: ChartContext = {}): EchartsOption {
   // Options stored before the manifest allow-list lose the parts that could carry script.
   const own = withoutUnsafeParts(base ?? {});
   const type = chartType(own, mappings);
   switch (type) {
     case "line":
     case "bar":
-      return cartesian(own, mappings, data, type);
+      return cartesian(own, mappings, data, type, context);
     case "scatter":
-      return scatter(own, mappings, data);
+      return scatter(own, mappings, data, context);
     case "pie":
-      return pie(own, mappings, data);
+      return pie(own, mappings, data, context);
     case "gauge":
       return gauge(own, mappings, data);
     case "heatmap":
-      return heatmap(own, mappings, data);
+      return heatmap(own, mappings, data, context);
     case "radar":
-      return radar(own, mappings, data);
+      return radar(own, mappings, data, context);
   }
 }

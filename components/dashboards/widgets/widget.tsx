@@ -15,7 +15,7 @@ import styles from "./widgets.module.css";
 
 export interface WidgetProps {
   widget: WidgetManifest;
-  /** The declared formats of the widget's columns (viewColumnFormats): KPI tiles, tables and grids read numbers in them. */
+  /** The declared formats of the widget's columns (viewColumnFormats): KPI tiles, tables, grids and chart tooltips read numbers in them. */
   formats?: ColumnFormats;
   /** undefined: no data yet (a skeleton is shown). */
   result: WidgetResult | undefined;
@@ -60,7 +60,7 @@ function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
   const columns = result?.columns ?? [];
   switch (widget.spec.component) {
     case "echarts":
-      return <ChartWidget widget={widget} columns={columns} rows={rows} />;
+      return <ChartWidget widget={widget} columns={columns} rows={rows} formats={props.formats ?? NO_FORMATS} />;
     case "kpi":
       return <KpiWidget widget={widget} columns={columns} rows={rows} formats={props.formats ?? NO_FORMATS} />;
     case "table":
