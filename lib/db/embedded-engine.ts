@@ -89,8 +89,12 @@ export class EmbeddedEngine {
     return this.options.defaultLimitMs;
   }
 
+  /** When the last statement was sent (performance.now()): housekeeping waits for a quiet engine before it vacuums. */
+  lastStatementAt = 0;
+
   /** @internal Called by the pool's clients for each statement. */
   noteStatement(text: string): void {
+    this.lastStatementAt = performance.now();
     this.options.onStatement?.(text);
   }
 

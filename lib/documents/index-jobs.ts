@@ -8,6 +8,7 @@ import { Conflict, DomainError, Invalid, NotFound, Unavailable, conflict, notFou
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { getQueue } from "@/lib/notifications/pipeline/queue";
+import { startEmbeddedHousekeeping } from "./housekeeping";
 import { INDEX_TIMEOUT_MS, IndexBusy, RequestNotPending, indexDocument, indexJobRunning, liveRunSql } from "./index-document";
 import { toDocumentRecord } from "./record";
 
@@ -283,7 +284,8 @@ export async function startIndexWorker(): Promise<PgBoss> {
   // With maintenance (handing out again the jobs of dead workers, the sweep's schedule), unless already open.
   await getQueue(true);
   const boss = await indexQueue();
-  const consumers = (await getDb()).kind === "postgres" ? 2 : 1;
+  const db = await getDb();
+  const consumers = db.kind === "postgres" ? 2 : 1;
   for (let i = 0; i < consumers; i++) {
     await boss.work<IndexJobData>(INDEX_QUEUE, { batchSize: 1, pollingIntervalSeconds: 2 }, async (jobs) => {
       for (const job of jobs) await runIndexJob(job.data);
@@ -292,6 +294,9 @@ export async function startIndexWorker(): Promise<PgBoss> {
   await boss.work(INDEX_SWEEP_QUEUE, { pollingIntervalSeconds: 10 }, async () => void (await sweepIndexRequests()));
   await boss.schedule(INDEX_SWEEP_QUEUE, "* * * * *", {}, { tz: "UTC" });
   void sweepIndexRequests().catch((error: unknown) => log.warn("index sweep failed", { error: String(error) }));
+  // The embedded engine runs no autovacuum: re-indexing and deletions leave dead chunk rows (housekeeping.ts).
+  // One process holds an embedded data folder, so a timer in it is the whole schedule.
+  startEmbeddedHousekeeping(db);
   log.info("index worker started", { queue: INDEX_QUEUE, consumers });
   return boss;
 }
