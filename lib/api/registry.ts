@@ -5,6 +5,7 @@ import * as authApiKeys from "@/lib/auth/api-keys-contract";
 import * as authSessions from "@/lib/auth/sessions-contract";
 import * as chat from "@/lib/chat/contract";
 import * as dashboards from "@/lib/dashboards/contract";
+import * as dashboardsPlan from "@/lib/dashboards/plan-contract";
 import * as dashboardsVersions from "@/lib/dashboards/versions-contract";
 import * as documents from "@/lib/documents/contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
@@ -25,6 +26,8 @@ export const ENDPOINTS: Endpoint[] = [
   chat.chat, // POST /api/v1/chat
   dashboards.listDashboards, // GET /api/v1/custom-dashboards
   dashboards.createDashboard, // POST /api/v1/custom-dashboards
+  dashboardsPlan.applyDashboards, // POST /api/v1/custom-dashboards/_apply
+  dashboardsPlan.planDashboards, // POST /api/v1/custom-dashboards/_plan
   dashboards.seedDashboards, // POST /api/v1/custom-dashboards/_seed
   dashboards.getDashboard, // GET /api/v1/custom-dashboards/{id}
   dashboards.updateDashboard, // PUT /api/v1/custom-dashboards/{id}

@@ -5,7 +5,7 @@ import { pageOf, pageQuery } from "@/lib/pagination";
 
 const EDITORS = ["admin", "general_manager"] as const;
 
-const Slug = z
+export const Slug = z
   .string()
   .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, "lowercase letters, digits and '-', 1-64 characters, not starting or ending with '-'")
   .describe("URL name, unique in the organization");

@@ -78,6 +78,29 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
   }
 }
 
+/**
+ * Checks that a statement would run for the tenant without running it: the allow-list, then
+ * PostgreSQL's `EXPLAIN` (parse, name resolution, types, permissions) under the reader role in a
+ * read-only transaction. For a plan of manifests (lib/dashboards/plan.ts): SQL that would fail on
+ * the dashboard fails here with the same QueryError.
+ */
+export async function explainReadOnly(scope: TenantScope, text: string, values: readonly unknown[], options: ReadOnlyOptions): Promise<void> {
+  const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  checkAllowed(text);
+  try {
+    await withTenant(scope, (tx) => tx.$queryRawUnsafe(`EXPLAIN ${text}`, ...values), {
+      role: "reader",
+      userSql: true,
+      readOnly: true,
+      statementTimeoutMs: timeoutMs,
+      timeoutMs: timeoutMs + 5_000,
+      timeZone: options.timeZone,
+    });
+  } catch (error) {
+    throw toQueryError(error, timeoutMs);
+  }
+}
+
 /** Runs one compiled statement for the tenant of the batch it belongs to; rows as in runReadOnly. */
 export type StatementRunner = (text: string, values: readonly unknown[], statementTimeoutMs?: number) => Promise<Record<string, unknown>[]>;
 

@@ -21,6 +21,8 @@ const SCOPES_OF: Record<string, readonly string[]> = {
   "GET /api/v1/custom-dashboards": ["dashboards:read"],
   "POST /api/v1/custom-dashboards": ["dashboards:write"],
   "POST /api/v1/custom-dashboards/_seed": ["dashboards:write"],
+  "POST /api/v1/custom-dashboards/_plan": ["dashboards:read"],
+  "POST /api/v1/custom-dashboards/_apply": ["dashboards:write"],
   "GET /api/v1/custom-dashboards/{id}": ["dashboards:read"],
   "PUT /api/v1/custom-dashboards/{id}": ["dashboards:write"],
   "DELETE /api/v1/custom-dashboards/{id}": ["dashboards:write"],

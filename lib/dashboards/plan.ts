@@ -1,0 +1,285 @@
+import "server-only";
+import path from "node:path";
+import type { z } from "zod";
+import { findOrganization } from "@/lib/auth/directory";
+import type { Principal } from "@/lib/auth/roles";
+import { withTenant, type TenantScope } from "@/lib/db/tenant";
+import { Conflict, Invalid, type ValidationItem } from "@/lib/errors";
+import { newId } from "@/lib/ids";
+import { formatPath } from "@/lib/manifest/errors";
+import { parseDashboardYaml, type ParsedDashboard } from "@/lib/manifest/parse";
+import { QueryError } from "@/lib/query/errors";
+import { explainReadOnly } from "@/lib/query/execute";
+import { runWidgetQuery } from "@/lib/query/run";
+import { Slug } from "./contract";
+import { publishDraft, type PublishMeta } from "./dashboards";
+import { SQL_ALLOW_LIST } from "./manifest";
+import { diffManifests } from "./manifest-diff";
+import type { ApplyBody, ApplyResult, ManifestFile, Plan, PlanBase, PlanBody, PlanCheck, PlanError, PlanItem } from "./plan-contract";
+import { assertMayPublish, principalScope } from "./policy";
+import type { DashboardRow } from "./records";
+import { forgetDashboardResults } from "./result-cache";
+
+/**
+ * Dashboards as code (issue 30 §3): a set of manifest files, one per dashboard, named `<slug>.yaml`,
+ * planned against the organization's dashboards (what would change, what is wrong, what only the
+ * server can tell) and applied in one transaction, refused whole when anything changed since the plan.
+ */
+
+interface FilePlan {
+  index: number;
+  file: ManifestFile;
+  slug: string;
+  parsed: ParsedDashboard | null;
+  errors: PlanError[];
+}
+
+interface DashboardState {
+  row: DashboardRow;
+  publishedYaml: string | null;
+  /** Active embeds: not revoked, not expired. */
+  embeds: { id: string; version: number; lockedFilters: Record<string, unknown> }[];
+}
+
+/** A file's slug: its name without .yaml/.yml (any folder). */
+export function slugOfPath(filePath: string): string {
+  return path.posix.basename(filePath.replaceAll("\\", "/")).replace(/\.ya?ml$/i, "");
+}
+
+function readFiles(files: readonly ManifestFile[]): FilePlan[] {
+  const seen = new Map<string, string>();
+  return files.map((file, index) => {
+    const slug = slugOfPath(file.path);
+    const errors: PlanError[] = [];
+    const at = (message: string): PlanError => ({ file: file.path, line: 1, column: 1, path: "", message });
+    if (!/\.ya?ml$/i.test(file.path)) errors.push(at("a manifest file's name ends in .yaml or .yml"));
+    const slugCheck = Slug.safeParse(slug);
+    if (!slugCheck.success) errors.push(at(`the file name '${slug}' is not a dashboard slug: ${slugCheck.error.issues[0]?.message ?? "invalid"}`));
+    const earlier = seen.get(slug);
+    if (earlier !== undefined) errors.push(at(`'${earlier}' already names the dashboard '${slug}'`));
+    seen.set(slug, file.path);
+    const result = parseDashboardYaml(file.content, { sqlPolicy: SQL_ALLOW_LIST });
+    if (!result.ok) errors.push(...result.errors.map((e) => ({ file: file.path, line: e.line, column: e.column, path: formatPath(e.path), message: e.message })));
+    return { index, file, slug, parsed: result.ok ? result.dashboard : null, errors };
+  });
+}
+
+const baseOf = (row: DashboardRow | undefined): PlanBase => (row ? { draft_revision: row.draftRevision, published_version: row.publishedVersion } : null);
+
+/** The organization's dashboards as they are now, with their published manifests and active embeds. */
+async function currentState(principal: Principal): Promise<Map<string, DashboardState>> {
+  return withTenant(principal, async (tx) => {
+    const rows = await tx.dashboard.findMany({ orderBy: { slug: "asc" } });
+    const published = await tx.dashboardVersion.findMany({
+      where: { OR: rows.filter((r) => r.publishedVersion !== null).map((r) => ({ dashboardId: r.id, version: r.publishedVersion! })) },
+      select: { dashboardId: true, specYaml: true },
+    });
+    const embeds = await tx.dashboardEmbed.findMany({ where: { revokedAt: null, expiresAt: { gt: new Date() } }, select: { id: true, dashboardId: true, version: true, lockedFilters: true } });
+    const yamlOf = new Map(published.map((v) => [v.dashboardId, v.specYaml]));
+    return new Map(
+      rows.map((row) => [
+        row.slug,
+        {
+          row,
+          publishedYaml: yamlOf.get(row.id) ?? null,
+          embeds: embeds.filter((e) => e.dashboardId === row.id).map((e) => ({ id: e.id, version: e.version, lockedFilters: (e.lockedFilters ?? {}) as Record<string, unknown> })),
+        },
+      ]),
+    );
+  });
+}
+
+/**
+ * Each widget's statements compiled and `EXPLAIN`ed under the read-only role, as the dashboard would
+ * run them with its filters at their defaults: unknown tables or columns, type errors and what the
+ * reader may not read show here, not on the published dashboard.
+ */
+async function sqlChecks(scope: TenantScope, timeZone: string, dashboard: ParsedDashboard): Promise<PlanCheck[]> {
+  const checks: PlanCheck[] = [];
+  const now = new Date();
+  for (const widget of dashboard.widgets) {
+    const kind = widget.spec.data?.kind;
+    if (kind !== "sql" && kind !== "dataset" && kind !== "kpi") continue;
+    try {
+      await runWidgetQuery({
+        scope,
+        dashboard,
+        widgetId: widget.metadata.id,
+        filterValues: {},
+        now,
+        timeZone,
+        runner: async (text, values) => {
+          await explainReadOnly(scope, text, values, { timeZone });
+          return [];
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof QueryError)) throw error;
+      checks.push({ kind: "sql", severity: "error", widget: widget.metadata.id, message: error.message });
+    }
+  }
+  return checks;
+}
+
+function embedAndPublicChecks(dashboard: ParsedDashboard, state: DashboardState | undefined, publishNeeded: boolean): PlanCheck[] {
+  const checks: PlanCheck[] = [];
+  const filterIds = new Set(dashboard.widgets.filter((w) => w.spec.component === "filter").map((w) => w.metadata.id));
+  for (const embed of state?.embeds ?? []) {
+    for (const filterId of Object.keys(embed.lockedFilters).filter((id) => !filterIds.has(id))) {
+      checks.push({
+        kind: "embed",
+        severity: "warning",
+        widget: filterId,
+        message: `embed ${embed.id} locks the filter '${filterId}', which this manifest no longer has: the embed keeps showing version ${embed.version}, and an embed with that locked filter cannot be made again`,
+      });
+    }
+  }
+  const platform = dashboard.manifest.platform;
+  const activeEmbeds = state?.embeds.length ?? 0;
+  if (publishNeeded && !platform.allow_embed && activeEmbeds > 0) {
+    checks.push({ kind: "embed", severity: "warning", widget: null, message: `allow_embed is false: publishing stops the ${activeEmbeds} active embed(s) of this dashboard` });
+  }
+  const wasPublic = state?.publishedYaml ? parseDashboardYaml(state.publishedYaml) : null;
+  const publicBefore = wasPublic?.ok ? wasPublic.dashboard.manifest.platform.public : false;
+  if (publishNeeded && platform.public) {
+    checks.push({ kind: "public", severity: "warning", widget: null, message: publicBefore ? "public dashboard: anyone with its link sees this change once it is published" : "publishing makes this dashboard public: anyone with its link can see it" });
+  } else if (publishNeeded && publicBefore) {
+    checks.push({ kind: "public", severity: "warning", widget: null, message: "publishing makes this public dashboard private: its public link stops working" });
+  }
+  return checks;
+}
+
+interface Computed {
+  plan: Plan;
+  files: FilePlan[];
+  state: Map<string, DashboardState>;
+}
+
+async function compute(principal: Principal, body: { files: ManifestFile[]; prune: boolean }): Promise<Computed> {
+  const files = readFiles(body.files);
+  const state = await currentState(principal);
+  const scope = principalScope(principal);
+  const timeZone = (await findOrganization(principal.orgId))?.timeZone ?? "UTC";
+  const items: PlanItem[] = [];
+  for (const f of files) {
+    const current = state.get(f.slug);
+    const base = baseOf(current?.row);
+    if (!f.parsed || f.errors.length > 0) {
+      items.push({ slug: f.slug, file: f.file.path, action: "invalid", dashboard_id: current?.row.id ?? null, base, publish_needed: false, diff_vs_draft: null, diff_vs_published: null, errors: f.errors, checks: [] });
+      continue;
+    }
+    const vsDraft = diffManifests(current?.row.draftYaml ?? "", f.file.content);
+    const vsPublished = diffManifests(current?.publishedYaml ?? "", f.file.content);
+    const publishNeeded = !current?.publishedYaml || vsPublished.changed;
+    items.push({
+      slug: f.slug,
+      file: f.file.path,
+      action: !current ? "create" : vsDraft.changed ? "update" : "unchanged",
+      dashboard_id: current?.row.id ?? null,
+      base,
+      publish_needed: publishNeeded,
+      diff_vs_draft: current ? vsDraft : null,
+      diff_vs_published: current?.publishedYaml ? vsPublished : null,
+      errors: [],
+      checks: [...(await sqlChecks(scope, timeZone, f.parsed)), ...embedAndPublicChecks(f.parsed, current, publishNeeded)],
+    });
+  }
+  const named = new Set(files.map((f) => f.slug));
+  for (const [slug, current] of state) {
+    if (named.has(slug)) continue;
+    items.push({ slug, file: null, action: body.prune ? "delete" : "keep", dashboard_id: current.row.id, base: baseOf(current.row), publish_needed: false, diff_vs_draft: null, diff_vs_published: null, errors: [], checks: [] });
+  }
+  const valid = items.every((i) => i.errors.length === 0 && i.checks.every((c) => c.severity !== "error"));
+  return {
+    plan: {
+      valid,
+      changes: items.some((i) => i.action === "create" || i.action === "update" || i.action === "delete"),
+      publishes: items.some((i) => i.action !== "invalid" && i.file !== null && i.publish_needed),
+      items,
+      expected: Object.fromEntries(items.map((i) => [i.slug, i.base])),
+    },
+    files,
+    state,
+  };
+}
+
+export async function planDashboards(principal: Principal, body: z.output<typeof PlanBody>): Promise<Plan> {
+  return (await compute(principal, body)).plan;
+}
+
+/** A plan's errors and failed checks as 422 items under the file that holds them. */
+function problemsOf(computed: Computed): ValidationItem[] {
+  const indexOf = new Map(computed.files.map((f) => [f.slug, f.index]));
+  return computed.plan.items.flatMap((item) => {
+    const at = ["body", "files", indexOf.get(item.slug) ?? -1, "content"];
+    return [
+      ...item.errors.map((e) => ({ loc: [...at, ...(e.path ? [e.path] : [])], msg: `${e.file}:${e.line}:${e.column} ${e.message}`, type: "manifest", line: e.line, column: e.column })),
+      ...item.checks.filter((c) => c.severity === "error").map((c) => ({ loc: [...at, ...(c.widget ? [c.widget] : [])], msg: `${item.file}: ${c.widget ? `widget '${c.widget}': ` : ""}${c.message}`, type: c.kind })),
+    ];
+  });
+}
+
+/**
+ * Writes the plan of `files` in one transaction, after checking under lock that every dashboard it
+ * touches is still as `expected` says (the state the reviewed plan was made against); otherwise 409
+ * naming them, and nothing is written.
+ */
+export async function applyDashboards(principal: Principal, body: z.output<typeof ApplyBody>): Promise<ApplyResult> {
+  if (body.publish) assertMayPublish(principal);
+  const computed = await compute(principal, body);
+  if (!computed.plan.valid) throw new Invalid(problemsOf(computed));
+  const fileOf = new Map(computed.files.map((f) => [f.slug, f]));
+  return withTenant(principal, async (tx) => {
+    // Every dashboard of the organization, locked until commit: a concurrent edit or apply waits, then sees what this one wrote.
+    await tx.$queryRaw`SELECT id FROM dashboards FOR UPDATE`;
+    const rows = new Map((await tx.dashboard.findMany()).map((r) => [r.slug, r]));
+    const touched = computed.plan.items.filter((i) => i.action !== "keep");
+    const stale: ValidationItem[] = [];
+    for (const item of touched) {
+      const now = baseOf(rows.get(item.slug));
+      const planned = body.expected[item.slug];
+      if (planned === undefined) stale.push({ loc: ["body", "expected", item.slug], msg: `${item.slug}: not in the plan`, type: "changed_since_plan" });
+      else if (JSON.stringify(now) !== JSON.stringify(planned)) stale.push({ loc: ["body", "expected", item.slug], msg: `${item.slug}: ${describeChange(planned, now)} since the plan`, type: "changed_since_plan" });
+    }
+    if (stale.length > 0) throw new Conflict(stale);
+
+    const meta = (file: ManifestFile): PublishMeta => ({ message: body.message, source: body.source ? { ...body.source, path: body.source.path ?? file.path } : undefined });
+    const applied: ApplyResult["items"] = [];
+    for (const item of touched) {
+      const existing = rows.get(item.slug);
+      const f = fileOf.get(item.slug);
+      if (item.action === "delete" && existing) {
+        await tx.dashboard.delete({ where: { id: existing.id } });
+        forgetDashboardResults(principal.orgId, existing.id);
+        applied.push({ slug: item.slug, action: "delete", dashboard_id: existing.id, draft_revision: null, published_version: null, published: false });
+        continue;
+      }
+      if (!f?.parsed) continue;
+      let row: DashboardRow;
+      if (!existing) {
+        row = await tx.dashboard.create({
+          data: { id: newId("dsh"), orgId: principal.orgId, name: f.parsed.manifest.metadata.name, slug: item.slug, draftYaml: f.file.content, createdBy: principal.userId, updatedBy: principal.userId },
+        });
+      } else if (item.action === "update") {
+        row = await tx.dashboard.update({ where: { id: existing.id }, data: { draftYaml: f.file.content, draftRevision: { increment: 1 }, updatedBy: principal.userId, updatedAt: new Date() } });
+        forgetDashboardResults(principal.orgId, existing.id, "draft");
+      } else row = existing;
+      const publish = body.publish && item.publish_needed;
+      if (publish) row = await publishDraft(tx, principal, row, meta(f.file));
+      applied.push({ slug: item.slug, action: item.action === "create" || item.action === "update" ? item.action : "unchanged", dashboard_id: row.id, draft_revision: row.draftRevision, published_version: row.publishedVersion, published: publish });
+    }
+    for (const item of computed.plan.items.filter((i) => i.action === "keep")) {
+      applied.push({ slug: item.slug, action: "keep", dashboard_id: item.dashboard_id, draft_revision: item.base?.draft_revision ?? null, published_version: item.base?.published_version ?? null, published: false });
+    }
+    return { items: applied };
+  });
+}
+
+function describeChange(planned: PlanBase, now: PlanBase): string {
+  if (!planned) return "created";
+  if (!now) return "deleted";
+  const parts = [];
+  if (now.draft_revision !== planned.draft_revision) parts.push(`draft edited (revision ${planned.draft_revision} → ${now.draft_revision})`);
+  if (now.published_version !== planned.published_version) parts.push(`published (version ${planned.published_version ?? "none"} → ${now.published_version})`);
+  return parts.join(", ");
+}
