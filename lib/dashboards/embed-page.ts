@@ -5,6 +5,7 @@ import { DomainError } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest/interactions";
 import { clickContext, openNone } from "./interactions";
 import { verifyEmbedToken } from "./embeds";
+import type { EmbedSession } from "./embed-session";
 import { UNAVAILABLE_TO_ANONYMOUS, grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
 import { queryEmbedded, queryPublic } from "./query";
 import type { WidgetResults } from "./contract";
@@ -31,7 +32,8 @@ export interface AnonymousPage {
  */
 export type AnonymousRefusal = { ok: false; unavailable: boolean; reason: string };
 
-export type EmbedPage = ({ ok: true } & AnonymousPage) | AnonymousRefusal;
+/** An embed's page also says what the iframe needs to renew its token (lib/dashboards/embed-session.ts). */
+export type EmbedPage = ({ ok: true; session: EmbedSession } & AnonymousPage) | AnonymousRefusal;
 export type PublicPage = ({ ok: true } & AnonymousPage) | AnonymousRefusal;
 
 const unavailable: AnonymousRefusal = { ok: false, unavailable: true, reason: UNAVAILABLE_TO_ANONYMOUS };
@@ -64,7 +66,15 @@ export async function loadEmbed(token: string, params: Params): Promise<EmbedPag
   try {
     const grant = await verifyEmbedToken(token);
     const page = await pageOf(await grantForEmbed(grant), params, grant.lockedFilters, (filters, ids) => queryEmbedded(grant, filters, ids));
-    return page ? { ok: true, ...page } : unavailable;
+    if (!page) return unavailable;
+    const session: EmbedSession = {
+      embedId: grant.embedId,
+      dashboardId: grant.dashboardId,
+      version: grant.version,
+      expiresAt: grant.expiresAt.toISOString(),
+      allowedOrigins: grant.allowedOrigins,
+    };
+    return { ok: true, session, ...page };
   } catch (error) {
     if (error instanceof DomainError) return { ok: false, unavailable: false, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
     throw error;

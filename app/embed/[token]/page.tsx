@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { DashboardView } from "@/components/dashboards/dashboard-view";
+import { EmbedView } from "@/components/dashboards/embed-view";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadEmbed } from "@/lib/dashboards/embed-page";
 
@@ -13,7 +13,8 @@ interface PageProps {
 
 /**
  * What a partner's iframe shows: the published version the token is bound to, without app
- * chrome (proxy.ts), locked filters read-only. A bad token is an explanation, never a 500; a
+ * chrome (proxy.ts), locked filters read-only; an expiring token can be renewed by the framing page
+ * (components/dashboards/embed-view.tsx). A bad token is an explanation, never a 500; a
  * version whose stored manifest no longer validates is "temporarily unavailable" (HTTP 200).
  */
 export default async function EmbedPage({ params, searchParams }: PageProps) {
@@ -39,13 +40,15 @@ export default async function EmbedPage({ params, searchParams }: PageProps) {
   }
   return (
     <div className={styles.bare} data-testid="embed">
-      <DashboardView
+      <EmbedView
+        token={decodeURIComponent(token)}
+        session={page.session}
         view={page.view}
-        target={{ kind: "embed", token: decodeURIComponent(token) }}
         initialResults={page.results}
         initialFilters={page.filters}
         timeZone={page.timeZone}
         lockedFilters={page.lockedFilters}
+        clicks={page.clicks}
       />
     </div>
   );
