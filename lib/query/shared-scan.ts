@@ -157,9 +157,14 @@ export class SharedScans {
     }
   }
 
-  /** How many statements answer the shared widgets (for tests and benches). */
+  /** The statements that answer the shared widgets (tests and benches time them). */
   get statements(): SharedScanStatement[] {
     return [...new Set(this.byWidget.values())].map((g) => g.statement);
+  }
+
+  /** Whether `widgetId` is answered from a shared statement. */
+  shares(widgetId: string): boolean {
+    return this.byWidget.has(widgetId);
   }
 
   /**
