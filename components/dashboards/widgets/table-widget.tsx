@@ -3,8 +3,8 @@
 import { useState } from "react";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
-import { columnDecimals, formatCell, formatFixed, formatValue, humanize, toNumber } from "@/lib/dashboards/format";
-import { resolveFormat } from "@/lib/manifest/value-format";
+import { humanize } from "@/lib/dashboards/format";
+import { tableCells } from "@/lib/dashboards/widget-figures";
 import styles from "./widgets.module.css";
 
 interface TableWidgetProps {
@@ -13,11 +13,6 @@ interface TableWidgetProps {
   rows: Record<string, unknown>[];
   /** The declared formats of the widget's columns. */
   formats: ColumnFormats;
-}
-
-/** Numeric columns are right-aligned: every non-empty cell is a number. */
-function numericColumns(columns: string[], rows: Record<string, unknown>[]): Set<string> {
-  return new Set(columns.filter((c) => rows.some((r) => r[c] !== null && r[c] !== undefined) && rows.every((r) => r[c] === null || r[c] === undefined || typeof r[c] === "number" || toNumber(r[c]) !== null)));
 }
 
 /**
@@ -31,15 +26,7 @@ export function TableWidget({ widget, columns, rows, formats }: TableWidgetProps
   // New data may have fewer pages than the page we were on.
   const page = Math.min(requested, pages - 1);
   const shown = rows.slice(page * pageSize, (page + 1) * pageSize);
-  const numeric = numericColumns(columns, rows);
-  const names = columns.length > 0 ? columns : Object.keys(rows[0] ?? {});
-  const decimals = new Map([...numeric].map((c) => [c, columnDecimals(rows.map((r) => r[c]))]));
-  const cell = (column: string, value: unknown) => {
-    const n = numeric.has(column) ? toNumber(value) : null;
-    if (n === null) return formatCell(value);
-    const declared = formats[column];
-    return declared === undefined ? formatFixed(n, decimals.get(column) ?? 0) : formatValue(n, resolveFormat(declared));
-  };
+  const { names, numeric, cell } = tableCells(columns, rows, formats);
   return (
     <div className={styles.tableWrap}>
       <div className={styles.tableScroll} tabIndex={0} aria-label={`${widget.metadata.name} table`}>

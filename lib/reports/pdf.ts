@@ -1,0 +1,78 @@
+import PDFDocument from "pdfkit";
+import SVGtoPDF from "svg-to-pdfkit";
+import { CJK_FAMILY, type FontFace, fontBuffer, textRuns, textWidth } from "./fonts";
+import type { Op, Page } from "./layout";
+
+/**
+ * Pages of drawing operations as a vector PDF: text in the shipped fonts (embedded, subset by
+ * pdfkit), CJK runs in the CJK face, charts placed as vectors by svg-to-pdfkit at their box size
+ * (1 px = 1 pt), links as link annotations.
+ */
+
+const FONT_NAMES: Record<FontFace, string> = { regular: "Report", bold: "Report-Bold", italic: "Report-Italic", cjk: "Report-CJK" };
+
+function usesCjk(pages: Page[]): boolean {
+  return pages.some((page) => page.ops.some((op) => (op.kind === "text" && textRuns(op.text).some((r) => r.face === "cjk")) || (op.kind === "svg" && op.svg.includes(CJK_FAMILY))));
+}
+
+export async function writePdf(pages: Page[], info: { title: string; author: string }): Promise<Uint8Array> {
+  // The shipped regular face is the document's first font, so pdfkit never loads its own Helvetica.
+  const doc = new PDFDocument({ autoFirstPage: false, margin: 0, font: fontBuffer("regular") as unknown as string, info: { Title: info.title, Author: info.author, Creator: "Quarry" }, compress: true });
+  const chunks: Buffer[] = [];
+  doc.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<void>((resolve, reject) => {
+    doc.on("end", resolve);
+    doc.on("error", reject);
+  });
+  const cjk = usesCjk(pages);
+  for (const face of ["regular", "bold", "italic", ...(cjk ? ["cjk" as const] : [])] as FontFace[]) doc.registerFont(FONT_NAMES[face], fontBuffer(face));
+  const svgFont = (family: string, bold: boolean, italic: boolean) => (cjk && family.includes(CJK_FAMILY) ? FONT_NAMES.cjk : bold ? FONT_NAMES.bold : italic ? FONT_NAMES.italic : FONT_NAMES.regular);
+  for (const page of pages) {
+    doc.addPage({ size: [page.width, page.height], margin: 0 });
+    for (const op of page.ops) draw(doc, op, svgFont);
+  }
+  doc.end();
+  await done;
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+function draw(doc: PDFKit.PDFDocument, op: Op, svgFont: (family: string, bold: boolean, italic: boolean) => string): void {
+  switch (op.kind) {
+    case "text": {
+      let x = op.x;
+      for (const run of textRuns(op.text, op.face)) {
+        doc.font(FONT_NAMES[run.face]).fontSize(op.size).fillColor(op.color).text(run.text, x, op.y, { lineBreak: false, baseline: "alphabetic" });
+        x += textWidth(run.text, op.size, run.face === "cjk" ? "regular" : run.face);
+      }
+      return;
+    }
+    case "rect": {
+      doc.save().lineWidth(0.75);
+      const shape = op.radius ? doc.roundedRect(op.x, op.y, op.w, op.h, op.radius) : doc.rect(op.x, op.y, op.w, op.h);
+      if (op.fill && op.stroke) shape.fillAndStroke(op.fill, op.stroke);
+      else if (op.fill) shape.fill(op.fill);
+      else if (op.stroke) shape.stroke(op.stroke);
+      doc.restore();
+      return;
+    }
+    case "line":
+      doc.save().lineWidth(op.width).moveTo(op.x1, op.y1).lineTo(op.x2, op.y2).stroke(op.color).restore();
+      return;
+    case "poly":
+      doc.save().polygon(...op.points).fill(op.fill).restore();
+      return;
+    case "svg":
+      SVGtoPDF(doc, op.svg, op.x, op.y, { width: op.w, height: op.h, assumePt: true, fontCallback: svgFont, warningCallback: () => undefined });
+      return;
+    case "image": {
+      doc.save().rect(op.x, op.y, op.w, op.h).clip();
+      const placement = op.fit === "fill" ? { width: op.w, height: op.h } : op.fit === "cover" ? { cover: [op.w, op.h] as [number, number], align: "center" as const, valign: "center" as const } : { fit: [op.w, op.h] as [number, number], align: "center" as const, valign: "center" as const };
+      doc.image(Buffer.from(op.bytes), op.x, op.y, placement);
+      doc.restore();
+      return;
+    }
+    case "link":
+      doc.link(op.x, op.y, op.w, op.h, op.url);
+      return;
+  }
+}

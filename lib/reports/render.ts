@@ -1,0 +1,278 @@
+import "server-only";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { Principal } from "@/lib/auth/roles";
+import { findOrganization } from "@/lib/auth/directory";
+import { withTenant } from "@/lib/db/tenant";
+import { Invalid, Unavailable } from "@/lib/errors";
+import { invoke } from "@/lib/operation";
+import { buildEchartsOption } from "@/lib/dashboards/chart-option";
+import type { WidgetResult } from "@/lib/dashboards/contract";
+import { humanize } from "@/lib/dashboards/format";
+import { queryDashboard } from "@/lib/dashboards/operations";
+import { UNPASSABLE_TO_VIEWERS, grantForPrincipal, isEditor } from "@/lib/dashboards/policy";
+import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
+import { dataWidgetIds, pageRegions, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
+import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/components/dashboards/widgets/filter-values";
+import type { WidgetManifest } from "@/lib/manifest/schema";
+import { guardedFetch } from "@/lib/notifications/transports/url-guard";
+import { imageOriginsOf } from "@/lib/organizations/settings";
+import { QueueDeadline } from "@/lib/query/fair-queue";
+import { textWidth } from "./fonts";
+import { type Block, type PageSpec, type PlacedBlock, type ReportModel, layoutReport } from "./layout";
+import { DEFAULT_REPORT_LIMITS, type ReportLimits, reportQueue } from "./limits";
+import { markdownParagraphs } from "./markdown";
+import { writePdf } from "./pdf";
+import { writePng } from "./png";
+
+/**
+ * A dashboard as a PDF or PNG report, rendered on the server without a browser (issue 29):
+ * the version the access policy grants the principal (the published one; the draft for an
+ * editor who asks), its data through the same query service, result cache and row-level
+ * security as the viewer, its charts built by the viewer's option builder and drawn by ECharts
+ * as vectors, its figures formatted by the viewer's formatters. docs/reports.md.
+ */
+
+export type Paper = "a4" | "letter";
+export type Orientation = "portrait" | "landscape";
+
+export interface ReportRequest {
+  /** The dashboard's id or slug. */
+  dashboardId: string;
+  /** Filter widget id → value, as the viewer's URL and `…/query` take them; absent filters use their defaults. */
+  filters: Record<string, unknown>;
+  format: "pdf" | "png";
+  /** PDF page size and orientation (A4 portrait by default). */
+  paper?: Paper;
+  orientation?: Orientation;
+  /** PDF: only this tab (every tab, each a section, by default). PNG: the tab drawn (the first by default). */
+  tab?: string;
+  /** PNG width in pixels (1,200 by default, 480–3,000). */
+  width?: number;
+  /** "draft" for editors, as in the viewer; the published version otherwise. */
+  version?: "published" | "draft";
+}
+
+export interface RenderedReport {
+  bytes: Uint8Array;
+  contentType: string;
+  filename: string;
+  pages: number;
+  /** What the limits left out, in words (also printed in the report). */
+  cut: string[];
+}
+
+const PAPER: Record<Paper, [number, number]> = { a4: [595.28, 841.89], letter: [612, 792] };
+const ROLE_NAMES: Record<Principal["role"], string> = { admin: "Admin", general_manager: "General manager", analyst: "Analyst" };
+const TEXT_SIZES = { xs: 7.5, sm: 8.5, md: 10, lg: 12, xl: 15, "2xl": 18 } as const;
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg"]);
+
+/**
+ * Renders a report as `principal` sees the dashboard. Throws what `…/query` throws for the same
+ * caller (404 hidden or missing, 422/503 for a manifest that no longer validates) and 503 with
+ * Retry-After when the organization's render line is full for too long.
+ */
+export async function renderDashboardReport(principal: Principal, request: ReportRequest, limits: ReportLimits = DEFAULT_REPORT_LIMITS): Promise<RenderedReport> {
+  try {
+    return await reportQueue.get().run(principal.orgId, () => render(principal, request, limits));
+  } catch (error) {
+    if (error instanceof QueueDeadline) throw new Unavailable("Too many reports are being rendered for this organization; try again shortly", 30);
+    throw error;
+  }
+}
+
+async function render(principal: Principal, request: ReportRequest, limits: ReportLimits): Promise<RenderedReport> {
+  const started = performance.now();
+  const wanted = request.version === "draft" && isEditor(principal) ? "draft" : "published";
+  const granted = await grantForPrincipal(principal, request.dashboardId, wanted);
+  if (!granted.parsed.ok) {
+    if (isEditor(principal)) throw new Invalid(granted.parsed.errors);
+    throw new Unavailable(UNPASSABLE_TO_VIEWERS);
+  }
+  const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
+  const byId = new Map(view.widgets.map((w) => [w.metadata.id, w]));
+  const tabs = view.manifest.spec.tabs;
+  const pickedTab = request.tab !== undefined ? tabs.find((t) => t.id === request.tab) : undefined;
+  if (request.tab !== undefined && tabs.length > 0 && !pickedTab) throw new Invalid([{ loc: ["query", "tab"], msg: `No tab '${request.tab}' in this dashboard (tabs: ${tabs.map((t) => t.id).join(", ")})`, type: "value_error" }]);
+  const sectionTabs: (string | null)[] = tabs.length === 0 ? [null] : request.format === "png" ? [(pickedTab ?? tabs[0]).id] : pickedTab ? [pickedTab.id] : tabs.map((t) => t.id);
+  const regions = sectionTabs.map((tab) => pageRegions(view, tab));
+  const shownIds = [...new Set(regions.flatMap((r) => [...r.header, ...r.filters, ...r.grid, ...r.footer]))];
+
+  const now = new Date();
+  const [answer, org] = await Promise.all([
+    invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters: request.filters, widget_ids: dataWidgetIds(view, shownIds), version: granted.version } }),
+    findOrganization(principal.orgId),
+  ]);
+  const timeZone = org?.timeZone ?? "UTC";
+  const results = answer.widgets as Record<string, WidgetResult>;
+  const cut: string[] = [];
+
+  const filterLines = regions[0].filters.length > 0 || regions.some((r) => r.filters.length > 0) ? describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), request.filters, results, timeZone, now) : [];
+  const images = await loadImages(principal.orgId, shownIds.map((id) => byId.get(id)!).filter((w) => w.spec.component === "image"));
+  const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...w.spec.layout, block: widgetBlock(view, w, results[w.metadata.id], images, limits, cut) });
+  const band = (ids: string[], config: { background?: string } | undefined) => (ids.length > 0 ? { blocks: ids.map((id) => byId.get(id)!).map(blockOf), background: config?.background } : undefined);
+  const model: ReportModel = {
+    title: granted.name,
+    lines: [
+      `Snapshot: ${snapshotTime(now, timeZone)}${granted.version === "draft" ? " · Draft (not published)" : ` · Version ${granted.version}`}`,
+      `Filters: ${filterLines.length > 0 ? filterLines.join(" · ") : "none"}`,
+      `Scope: ${await scopeLine(principal)}`,
+    ],
+    header: band(regions[0].header, view.manifest.spec.config?.header),
+    footer: band(regions[0].footer, view.manifest.spec.config?.footer),
+    sections: regions.map((r) => ({ name: tabs.length > 1 ? (r.tabs.find((t) => t.id === r.tab)?.name ?? "") : "", blocks: r.grid.map((id) => byId.get(id)!).map(blockOf) })),
+  };
+
+  const deadline = started + limits.renderMs;
+  const base = `${granted.slug}-${now.toISOString().slice(0, 10)}`;
+  if (request.format === "png") {
+    const width = Math.round(Math.min(3000, Math.max(480, request.width ?? 1200)));
+    const spec: PageSpec = { width, height: null, margin: 24 };
+    const { pages } = layoutReport(withCutNote(model, cut), spec, { maxPages: 1, deadline });
+    const page = pages[0];
+    if (page.height > limits.maxPngHeight) {
+      cut.push(`Image cut at ${limits.maxPngHeight} px of ${page.height} px.`);
+      page.height = limits.maxPngHeight;
+    }
+    return { bytes: writePng(page), contentType: "image/png", filename: `${base}.png`, pages: 1, cut };
+  }
+  const [short, long] = PAPER[request.paper ?? "a4"];
+  const landscape = request.orientation === "landscape";
+  const spec: PageSpec = { width: landscape ? long : short, height: landscape ? short : long, margin: 32 };
+  // Laid out once to learn what the limits cut, then again with that said on the first page.
+  const first = layoutReport(withCutNote(model, cut), spec, { maxPages: limits.maxPages, deadline });
+  const allCut = [...cut, ...first.cut];
+  const pages = first.cut.length > 0 ? layoutReport(withCutNote(model, allCut), spec, { maxPages: limits.maxPages, deadline: Number.POSITIVE_INFINITY }).pages : first.pages;
+  const bytes = await writePdf(pages, { title: granted.name, author: principal.orgName });
+  return { bytes, contentType: "application/pdf", filename: `${base}.pdf`, pages: pages.length, cut: allCut };
+}
+
+function withCutNote(model: ReportModel, cut: string[]): ReportModel {
+  return cut.length === 0 ? model : { ...model, lines: [...model.lines, `Left out: ${cut.join(" ")}`] };
+}
+
+/** The snapshot time in the organization's zone: "Nov 26, 2026, 7:05 AM (Europe/Berlin)". */
+function snapshotTime(now: Date, timeZone: string): string {
+  return `${new Intl.DateTimeFormat("en-US", { timeZone, dateStyle: "medium", timeStyle: "short" }).format(now)} (${timeZone})`;
+}
+
+/** Whose view the figures are: the role, and the locations when the principal is scoped to some. */
+async function scopeLine(principal: Principal): Promise<string> {
+  const role = ROLE_NAMES[principal.role];
+  if (!principal.locationIds || principal.locationIds.length === 0) return `${role}, all locations of ${principal.orgName}`;
+  const ids = principal.locationIds;
+  const rows = await withTenant(principal, (tx) => tx.location.findMany({ where: { id: { in: ids } }, select: { name: true }, orderBy: { code: "asc" } }));
+  return `${role}, ${rows.length === 1 ? "location" : "locations"} ${rows.map((r) => r.name).join(", ")}`;
+}
+
+/** "Order date: last month (Sun, 1 Oct 2026 – …)", "Locations: all": each filter's value as the viewer shows it. */
+function describeFilters(widgets: WidgetManifest[], filters: Record<string, unknown>, results: Record<string, WidgetResult>, timeZone: string, now: Date): string[] {
+  return widgets.map((w) => {
+    const display = w.spec.display.filter;
+    const label = display?.label ?? w.metadata.name;
+    const value = effectiveValue(filters[w.metadata.id], display);
+    if (display && ["date", "date_range", "calendar"].includes(display.control)) return `${label}: ${describeAppliedDate(value, timeZone, now)}`;
+    const selected = selectedValues(value);
+    if (selected.length === 0) return `${label}: all`;
+    const result = results[w.metadata.id];
+    const options = filterOptions(display, w.spec.data?.mappings, result?.columns ?? [], result?.rows ?? []);
+    const labels = selected.map((v) => options.find((o) => o.value === v)?.label ?? (v === null ? "(none)" : String(v)));
+    return `${label}: ${labels.join(", ")}`;
+  });
+}
+
+function widgetBlock(view: ViewManifest, w: WidgetManifest, result: WidgetResult | undefined, images: Map<string, Block>, limits: ReportLimits, cut: string[]): Block {
+  const display = w.spec.display;
+  switch (w.spec.component) {
+    case "text":
+      return { kind: "text", paragraphs: markdownParagraphs(display.text?.content ?? ""), align: display.text?.align ?? "left", color: display.text?.color, size: TEXT_SIZES[display.text?.size ?? "md"] };
+    case "markdown":
+      return { kind: "text", paragraphs: markdownParagraphs(display.markdown?.content ?? ""), align: "left", size: 9 };
+    case "image":
+      return images.get(w.metadata.id) ?? { kind: "message", text: `Image: ${display.image?.alt ?? w.metadata.name}` };
+    case "filter":
+      return { kind: "message", text: "" };
+    default:
+      break;
+  }
+  if (!result) return { kind: "message", text: "No data" };
+  if (result.error) return { kind: "message", text: typeof result.error.detail === "string" ? result.error.detail : "This widget's data could not be computed" };
+  const formats = viewColumnFormats(view, w);
+  switch (w.spec.component) {
+    case "kpi": {
+      const figure = kpiFigure(w, result.columns, result.rows, formats);
+      if (!figure.delta) return { kind: "kpi", value: figure.text };
+      const { text, label, direction, tone } = figure.delta;
+      return { kind: "kpi", value: figure.text, delta: { text: `${text}${label ? ` ${label}` : ""}`, direction, tone, comparison: figure.comparison ? `(${figure.comparison})` : undefined } };
+    }
+    case "echarts": {
+      if (result.rows.length === 0) return { kind: "message", text: "No data for these filters" };
+      const base = display.echarts?.option;
+      const mappings = w.spec.data?.mappings;
+      const data = { columns: result.columns, rows: result.rows };
+      return { kind: "chart", option: (box) => buildEchartsOption(base, mappings, data, { box, measureText: (text) => textWidth(text, 12), formats }) };
+    }
+    case "table":
+    case "tabulator": {
+      const cells = tableCells(result.columns, result.rows, formats);
+      const shown = result.rows.slice(0, limits.maxTableRows);
+      const total = result.rows.length;
+      const notes: string[] = [];
+      if (total > shown.length) {
+        const note = `First ${shown.length.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} rows.`;
+        notes.push(note);
+        cut.push(`${w.metadata.name}: ${note}`);
+      }
+      if (result.truncated) notes.push("The data source returned its row limit; more rows exist.");
+      return {
+        kind: "table",
+        columns: cells.names.map(humanize),
+        numeric: cells.names.map((c) => cells.numeric.has(c)),
+        rows: shown.map((row) => cells.names.map((c) => cells.cell(c, row[c]))),
+        total,
+        ...(notes.length > 0 ? { note: notes.join(" ") } : {}),
+      };
+    }
+    default:
+      return { kind: "message", text: "" };
+  }
+}
+
+/**
+ * Images the viewer would load: a path on this site (read from the app's public folder) or an
+ * address on one of the organization's image origins, fetched through the webhook URL guard
+ * (public addresses only, 1 MB, no redirects). PNG and JPEG only (what a PDF can hold); any
+ * other image is named by its alt text instead.
+ */
+async function loadImages(orgId: string, widgets: WidgetManifest[]): Promise<Map<string, Block>> {
+  const out = new Map<string, Block>();
+  if (widgets.length === 0) return out;
+  const origins = new Set(await imageOriginsOf(orgId));
+  await Promise.all(
+    widgets.map(async (w) => {
+      const image = w.spec.display.image;
+      if (!image) return;
+      const loaded = await loadImage(image.url, origins).catch(() => null);
+      out.set(w.metadata.id, loaded ? { kind: "image", alt: image.alt, bytes: loaded.bytes, mime: loaded.mime, fit: image.object_fit } : { kind: "message", text: `Image not included: ${image.alt}` });
+    }),
+  );
+  return out;
+}
+
+async function loadImage(url: string, origins: ReadonlySet<string>): Promise<{ bytes: Uint8Array; mime: "image/png" | "image/jpeg" } | null> {
+  let bytes: Uint8Array;
+  if (url.startsWith("/")) {
+    const root = path.join(process.cwd(), "public");
+    const file = path.join(root, decodeURIComponent(new URL(url, "http://local").pathname));
+    if (!file.startsWith(root + path.sep)) return null;
+    bytes = new Uint8Array(await fs.readFile(file));
+  } else {
+    const target = new URL(url);
+    if (!origins.has(target.origin)) return null;
+    const response = await guardedFetch(target, { signal: AbortSignal.timeout(5_000) });
+    if (!response.ok) return null;
+    bytes = new Uint8Array(await response.arrayBuffer());
+  }
+  const mime = bytes[0] === 0x89 && bytes[1] === 0x50 ? "image/png" : bytes[0] === 0xff && bytes[1] === 0xd8 ? "image/jpeg" : null;
+  return mime && IMAGE_TYPES.has(mime) ? { bytes, mime } : null;
+}
