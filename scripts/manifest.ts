@@ -1,29 +1,11 @@
-// npm run manifest -- validate <file...>   prints file:line:col messages, exits 1 on errors
+// npm run manifest -- validate <file...>   the same as `npm run quarry -- validate` (scripts/quarry-cli.ts)
 // npm run manifest -- schemas [dir]         writes the JSON Schemas (default public/schemas)
 import fs from "node:fs";
 import path from "node:path";
-import { formatManifestError } from "@/lib/manifest/errors";
 import { JSON_SCHEMA_FILES } from "@/lib/manifest/json-schema";
-import { parseDashboardYaml, parseWidgetYaml } from "@/lib/manifest/parse";
+import { runQuarry } from "./quarry-cli";
 
 const [command, ...args] = process.argv.slice(2);
-
-function validate(files: string[]): number {
-  let failed = 0;
-  for (const file of files) {
-    const text = fs.readFileSync(file, "utf8");
-    // A widget file starts with `kind: widget`; anything else is read as a dashboard.
-    const isWidgetFile = /^kind:\s*widget\s*$/m.test(text) && !/^kind:\s*dashboard\s*$/m.test(text);
-    const result = isWidgetFile ? parseWidgetYaml(text) : parseDashboardYaml(text);
-    if (result.ok) {
-      console.log(`${file}: ok`);
-      continue;
-    }
-    failed++;
-    for (const error of result.errors) console.log(formatManifestError(error, file));
-  }
-  return failed;
-}
 
 function writeSchemas(dir: string): void {
   fs.mkdirSync(dir, { recursive: true });
@@ -34,7 +16,7 @@ function writeSchemas(dir: string): void {
 }
 
 if (command === "validate" && args.length > 0) {
-  process.exit(validate(args) > 0 ? 1 : 0);
+  process.exitCode = await runQuarry(["validate", "--no-color", ...args], { env: process.env, fetch, out: (t) => console.log(t), err: (t) => console.error(t), tty: false });
 } else if (command === "schemas") {
   writeSchemas(args[0] ?? path.join(process.cwd(), "public", "schemas"));
 } else {
