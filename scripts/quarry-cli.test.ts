@@ -155,13 +155,14 @@ describe("quarry CLI against the API", () => {
 
 describe("the quarry bin, spawned", () => {
   const run = (args: string[], env: Record<string, string> = {}) =>
-    promisify(execFile)(process.execPath, ["scripts/quarry.mjs", ...args], { env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", ...env } }).then(
+    // From another directory, as CI runs it from the dashboards' repository.
+    promisify(execFile)(process.execPath, [path.resolve("scripts/quarry.mjs"), ...args], { cwd: os.tmpdir(), env: { PATH: process.env.PATH ?? "", NODE_ENV: "test", ...env } }).then(
       (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
       (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, out: e.stdout, err: e.stderr }),
     );
 
-  it("validates offline: 0 when valid, 1 with file:line:col otherwise", async () => {
-    const ok = await run(["validate", "docs/manifests/sample-dashboard.yaml"]);
+  it("validates offline from any directory: 0 when valid, 1 with file:line:col otherwise", async () => {
+    const ok = await run(["validate", path.resolve("docs/manifests/sample-dashboard.yaml")]);
     expect(ok.code, ok.err).toBe(0);
     const bad = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "quarry-bin-")), "bad.yaml");
     fs.writeFileSync(bad, 'version: 1.0\nkind: dashboard\n');
@@ -172,7 +173,7 @@ describe("the quarry bin, spawned", () => {
 
   it("exits 4 without QUARRY_API_KEY and 5 when the server cannot be reached", async () => {
     expect((await run(["plan", "."], { QUARRY_URL: "http://127.0.0.1:9" })).code).toBe(4);
-    const unreachable = await run(["plan", "docs/manifests"], { QUARRY_URL: "http://127.0.0.1:9", QUARRY_API_KEY: "qk_x" });
+    const unreachable = await run(["plan", path.resolve("docs/manifests")], { QUARRY_URL: "http://127.0.0.1:9", QUARRY_API_KEY: "qk_x" });
     expect(unreachable.code).toBe(5);
     expect(unreachable.err).toMatch(/cannot reach/);
   });
