@@ -26,7 +26,7 @@ export class ApiClientError extends Error {
   constructor(
     readonly status: number,
     readonly detail: unknown,
-    /** Seconds from Retry-After on a 429, else null. */
+    /** Seconds from Retry-After on a 429 or a 503 (busy), else null. */
     readonly retryAfter: number | null = null,
   ) {
     super(detailText(detail, status, retryAfter));
@@ -82,7 +82,7 @@ function parseJson(text: string): unknown {
 export async function errorFromResponse(res: Response): Promise<ApiClientError> {
   const body = parseJson(await res.text().catch(() => "")) as { detail?: unknown } | null;
   const retryAfter = Number(res.headers.get("retry-after"));
-  return new ApiClientError(res.status, body?.detail ?? null, res.status === 429 && Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null);
+  return new ApiClientError(res.status, body?.detail ?? null, (res.status === 429 || res.status === 503) && Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null);
 }
 
 /**

@@ -10,7 +10,7 @@ import { ClickChips, ClickNote, type ClickChip } from "./click-chips";
 import { ChartClickContext } from "./chart-click-context";
 import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
-import { failedResults, queryWidgets, type QueryTarget, type WidgetResults } from "./query-client";
+import { failedResults, queryWidgets, retryWhileBusy, type QueryTarget, type WidgetResults } from "./query-client";
 import { dataWidgetIds, dependencyKey, filtersAffecting, filtersFromParams, isDataWidget, pageRegions, tabFromParams, viewColumnFormats, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue } from "./widgets/filter-values";
 import styles from "./dashboards.module.css";
@@ -61,6 +61,8 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
 
   const [results, setResults] = useState<WidgetResults>(initialResults);
   const [loading, setLoading] = useState<ReadonlySet<string>>(new Set());
+  // Seconds until the next attempt while the server answers busy (503), else null.
+  const [busyFor, setBusyFor] = useState<number | null>(null);
   // Per widget: the dependency key its shown data was computed for.
   const computedFor = useRef<Map<string, string>>(null!);
   if (computedFor.current === null) {
@@ -79,6 +81,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     inFlight.current?.abort();
     inFlight.current = null;
     setLoading(new Set(stale));
+    setBusyFor(null);
     if (stale.length === 0) return;
     const controller = new AbortController();
     inFlight.current = controller;
@@ -89,8 +92,13 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
       setLoading(new Set());
       inFlight.current = null;
     };
-    queryWidgets(JSON.parse(targetKey) as QueryTarget, current, stale, controller.signal).then(settle, (error: unknown) => {
+    // A busy server (503) is asked again after its Retry-After, with back-off, and the viewer is told so.
+    const waiting = (seconds: number | null) => {
+      if (!controller.signal.aborted) setBusyFor(seconds);
+    };
+    retryWhileBusy(() => queryWidgets(JSON.parse(targetKey) as QueryTarget, current, stale, controller.signal), controller.signal, waiting).then(settle, (error: unknown) => {
       if (controller.signal.aborted) return;
+      setBusyFor(null);
       if (queryErrorHandler.current?.(error)) {
         setLoading(new Set());
         inFlight.current = null;
@@ -168,6 +176,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     setClickNote(plan.skipped.length > 0 ? `${plan.skipped.join("; ")}.` : null);
     if (plan.kind === "open") return router.push(plan.href);
     navigate(searchAfter(window.location.search, plan.changes, plan.tab));
+    if (plan.changes.length === 0) return;
     setChips((previous) => [...previous.filter((chip) => !chip.changes.some((c) => plan.changes.some((p) => p.filterId === c.filterId))), { id: Date.now(), source: widget.metadata.name, changes: plan.changes }]);
   };
   // One handler for the charts' whole life, so a chart binds its click once; it calls the latest pointClicked.
@@ -290,6 +299,11 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
           <div id="dashboard-tabpanel" role={regions.tabs.length > 1 ? "tabpanel" : undefined} aria-labelledby={regions.tabs.length > 1 ? `tab-${regions.tab}` : undefined} className={styles.gridArea}>
             <ClickChips chips={shownChips} onUndo={undoChip} />
             <ClickNote note={clickNote} onDismiss={() => setClickNote(null)} />
+            {busyFor !== null && (
+              <p className={styles.busyNote} role="status" data-testid="busy-note">
+                The server is busy, retrying in {busyFor} s…
+              </p>
+            )}
             <DashboardGrid widgets={gridWidgets} breakpoints={view.manifest.spec.responsive?.breakpoints} renderWidget={renderWidget} />
           </div>
         </div>

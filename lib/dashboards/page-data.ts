@@ -3,7 +3,7 @@ import { invoke } from "@/lib/operation";
 import { toJsonValue } from "@/lib/json";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
-import { DomainError, NotFound, type ValidationItem } from "@/lib/errors";
+import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest/interactions";
 import type { DashboardRecord, WidgetResults } from "./contract";
 import { clickContext } from "./interactions";
@@ -80,7 +80,12 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
   const [answer, org, clicks] = await Promise.all([
-    invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters, widget_ids: visible, version: granted.version } }),
+    invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters, widget_ids: visible, version: granted.version } }).catch((error: unknown) => {
+      // A busy engine (no slot or connection in time, Retry-After) fails no page: it renders without
+      // data, and the viewer asks for the widgets itself, retrying with back-off and saying so.
+      if (error instanceof Unavailable && error.retryAfterSeconds !== undefined) return { widgets: {} };
+      throw error;
+    }),
     findOrganization(principal.orgId),
     clickContext(granted.parsed.value, granted.slug, (target) => openable(principal, target)),
   ]);

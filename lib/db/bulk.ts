@@ -3,6 +3,8 @@ import { createHash } from "node:crypto";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import { from as copyFromStream } from "pg-copy-streams";
+import type pg from "pg";
+import { Unavailable } from "@/lib/errors";
 import { getDb, type Database } from "./client";
 import type { TenantScope } from "./tenant";
 
@@ -35,7 +37,12 @@ export interface BulkTx {
   session: object;
 }
 
-export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) => Promise<void>, work: (tx: BulkTx) => Promise<T>): Promise<T> {
+export async function withTenantBulk<T>(
+  scope: TenantScope,
+  stage: (tx: BulkTx) => Promise<void>,
+  work: (tx: BulkTx) => Promise<T>,
+  options: { connectionWaitMs?: number } = {},
+): Promise<T> {
   if (!scope.orgId) throw new Error("withTenantBulk needs an organization id");
   const db = await getDb();
   const result = await withRawTransaction(db, async (tx) => {
@@ -44,16 +51,40 @@ export async function withTenantBulk<T>(scope: TenantScope, stage: (tx: BulkTx) 
     await tx.query("SELECT quarry_enter_tenant($1, $2, 'quarry_app', NULL, NULL)::text AS entered", [scope.orgId, locations]);
     await tx.exec("SET LOCAL ROLE quarry_app");
     return work(tx);
-  });
+  }, options);
   // As in withTenant: let the event loop serve other requests between bulk steps on PGlite.
   await new Promise((resolve) => setImmediate(resolve));
   return result;
 }
 
-/** One transaction on a raw connection of either engine (owner context until the caller changes it). */
-export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => Promise<T>): Promise<T> {
+/** How soon a caller turned away for want of a connection should try again (as withTenant's). */
+const BUSY_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A connection of the pool, or Unavailable (503 with Retry-After) when none frees up within
+ * `waitMs`: the pool itself would wait for ever (node-postgres' default), and a search must not
+ * hang while every connection is busy. One that arrives after the deadline goes straight back.
+ */
+async function connectWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  let timer: NodeJS.Timeout | undefined;
+  const connecting = pool.connect();
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Unavailable("The database is busy; retry shortly", BUSY_RETRY_AFTER_SECONDS)), waitMs);
+  });
+  try {
+    return await Promise.race([connecting, deadline]);
+  } catch (error) {
+    if (error instanceof Unavailable) connecting.then((late) => late.release(), () => undefined);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One transaction on a raw connection of either engine (owner context until the caller changes it); Unavailable past `connectionWaitMs` (30 s) without one. */
+export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => Promise<T>, options: { connectionWaitMs?: number } = {}): Promise<T> {
   const engine = db.engine;
-  const client = await db.pool.connect();
+  const client = await connectWithin(db.pool, options.connectionWaitMs ?? 30_000);
   const tx: BulkTx = {
     session: client,
     exec: async (sql, params) => (await client.query(sql, params)).rowCount ?? 0,

@@ -1,0 +1,49 @@
+import "@/test/embedded-analytics";
+import { describe, expect, it } from "vitest";
+import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
+import * as seed from "@/app/api/v1/custom-dashboards/%5Fseed/route";
+import { principalFromBearer } from "@/lib/auth/bearer";
+import { configSingleton } from "@/lib/config";
+import { loadDashboard } from "@/lib/dashboards/page-data";
+import { runWidgetQuery } from "@/lib/query/run";
+import { call, tokenFor } from "@/test/helpers";
+import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
+
+/*
+ * Issue 31 §3: a dashboard request that cannot get an engine slot in time answers 503 with
+ * Retry-After, never a 500, and the page of that dashboard still renders (without data: its viewer
+ * asks again with back-off, components/dashboards/query-client.ts). acme's one user-SQL slot is held
+ * by a long statement; acme's dashboard request waits past the queue's deadline.
+ */
+process.env.QUARRY_USER_SQL_QUEUE_MS = "400";
+configSingleton.set(undefined);
+
+const LONG = "select count(*) as n from generate_series(1, 1000000000)";
+
+describe("a dashboard request while the organization's engine slot is held", () => {
+  it("answers 503 with Retry-After, and the dashboard page renders without data instead of failing", async () => {
+    const admin = await tokenFor("acme", "admin");
+    const seeded = await call(seed.POST, "POST", "/api/v1/custom-dashboards/_seed", { token: admin });
+    expect(seeded.status).toBeLessThan(300);
+    const { id, slug } = seeded.json as { id: string; slug: string };
+    // Warm: the analytics engine is up before the slot is taken.
+    expect((await call(query.POST, "POST", { token: admin, params: { id }, body: { widget_ids: ["revenue_kpi"] } })).status).toBe(200);
+
+    const holding = runWidgetQuery({ scope: { orgId: "org_acme" }, dashboard: sqlWidgetDashboard(LONG), widgetId: "w", filterValues: {}, now: new Date(), timeZone: "UTC", statementTimeoutMs: 4_000 }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    try {
+      const busy = await call(query.POST, "POST", { token: admin, params: { id }, body: { filters: { date: "last week" } } });
+      expect(busy.status).toBe(503);
+      expect(busy.headers.get("retry-after")).toBe("5");
+      expect(String((busy.json as { detail: string }).detail)).toMatch(/busy/i);
+
+      const page = await loadDashboard(await principalFromBearer(admin), slug, { date: "last week" });
+      expect(page?.ok).toBe(true);
+      expect(page?.ok && page.results).toEqual({});
+    } finally {
+      await holding;
+    }
+    // Once the slot is free the same request is answered.
+    expect((await call(query.POST, "POST", { token: admin, params: { id }, body: { filters: { date: "last week" } } })).status).toBe(200);
+  }, 180_000);
+});
