@@ -3,9 +3,12 @@
 // PDF made below (one fact per page, pages of about 150 words, so a 500-word chunk spans several pages),
 // each with the document and, for the PDF, the page that answers it; plus questions no document answers.
 // For each search mode it prints recall@5 (the right document, and page where one is labelled, among
-// the first five hits), MRR (1 / rank of the first right hit), and how many unanswerable questions
-// still got hits. It uses the configured embedding provider (EMBEDDING_PROVIDER_CONFIG; unset: the
-// offline word-matching embedder): run it once per provider to compare embedders.
+// the first five hits), MRR (1 / rank of the first right hit), the relevance shown for the right hits, and
+// how many unanswerable questions still got a hit above the relevance floor. It runs twice: with the
+// configured embedding provider (EMBEDDING_PROVIDER_CONFIG; unset: the offline word-matching embedder),
+// then with the OpenAI provider against a loopback fake of its API (no network here).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
 import { seedDemoDocuments } from "@/lib/documents/demo";
@@ -13,9 +16,9 @@ import { createDocument } from "@/lib/documents/operations";
 import { indexDocument } from "@/lib/documents/index-document";
 import { searchDocuments } from "@/lib/documents/search";
 import { uploadDocumentFile } from "@/lib/documents/upload";
-import { embeddingStatus } from "@/lib/embeddings";
+import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
+import { EmbeddingProviders, embeddingProvidersSingleton, embeddingStatus } from "@/lib/embeddings";
 import { invoke } from "@/lib/operation";
-import { isRelevant } from "@/lib/chat/prompt";
 import { withSeededDb } from "./lib/seeded-db";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
@@ -88,7 +91,54 @@ async function handbookPdf(): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-export default async function relevance() {
+/** Words too common to carry meaning, left out of the fake provider's vectors. */
+const FAKE_STOP_WORDS = new Set("a an and are as at be by can do does for from how i in is it of on or the this to was what when where which who why will with you your".split(" "));
+
+/**
+ * The fake's embedding: hashed 5-letter word stems and character trigrams of the remaining words, square-root
+ * weighted and L2-normalised, 1536 dimensions like text-embedding-3-small. Lexical like the offline embedder but
+ * built differently (stems and trigrams, not whole words), so the two give different rankings; it stands in for
+ * OpenAI's model, which no bench here can reach.
+ */
+function fakeOpenAiVector(text: string): number[] {
+  const dims = 1536;
+  const counts = new Map<number, number>();
+  const add = (feature: string, weight: number) => {
+    let h = 2166136261;
+    for (let i = 0; i < feature.length; i++) h = Math.imul(h ^ feature.charCodeAt(i), 16777619);
+    const slot = (h >>> 0) % dims;
+    counts.set(slot, (counts.get(slot) ?? 0) + weight);
+  };
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (FAKE_STOP_WORDS.has(word) || word.length < 3) continue;
+    add(`w:${word.slice(0, 5)}`, 1);
+    const padded = ` ${word} `;
+    for (let i = 0; i + 3 <= padded.length; i++) add(`t:${padded.slice(i, i + 3)}`, 0.3);
+  }
+  const vector = new Array<number>(dims).fill(0);
+  for (const [slot, count] of counts) vector[slot] = Math.sqrt(count);
+  const norm = Math.hypot(...vector) || 1;
+  return vector.map((v) => v / norm);
+}
+
+/** A loopback server answering OpenAI's POST /v1/embeddings, so the OpenAI provider's real client runs against it. */
+async function fakeOpenAi(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => {
+      const body = JSON.parse(Buffer.concat(parts).toString("utf8")) as { model: string; input: string | string[] };
+      const inputs = Array.isArray(body.input) ? body.input : [body.input];
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", model: body.model, data: inputs.map((input, index) => ({ object: "embedding", index, embedding: fakeOpenAiVector(input) })), usage: { prompt_tokens: 1, total_tokens: 1 } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/v1`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+async function measure(label: string) {
   await withSeededDb("pglite", async () => {
     await seedDemoDocuments();
     const record = await invoke(createDocument, admin, { body: { filename: "Depot handbook.pdf" } });
@@ -96,42 +146,60 @@ export default async function relevance() {
     await uploadDocumentFile(admin, record.id, { body: new Blob([new Uint8Array(pdf)]).stream(), declaredType: "application/pdf", declaredLength: pdf.length, index: false });
     const indexed = await indexDocument(admin, record.id);
     const status = embeddingStatus();
-    console.log(`embedder ${status.provider}/${status.model}; the handbook PDF: 12 pages, ${indexed.chunk_count} chunks`);
+    console.log(`\n${label}: embedder ${status.provider}/${status.model} (${status.dims} dims); the handbook PDF: 12 pages, ${indexed.chunk_count} chunks`);
 
     for (const mode of ["vector", "hybrid"] as const) {
       let found = 0;
       let reciprocal = 0;
       let answerable = 0;
       let unanswerableWithHits = 0;
-      // What chat would cite (lib/chat/prompt.ts isRelevant): the right passage kept, and nothing kept where nothing answers.
-      let chatKeepsAnswer = 0;
-      let chatCitesUnanswerable = 0;
-      const semantic = embeddingStatus().provider !== "local";
+      let answerKept = 0;
       const misses: string[] = [];
+      const relevances: number[] = [];
       for (const q of QUESTIONS) {
+        // Search presents only matches (the relevance floor, lib/documents/relevance.ts): what it answers is what chat cites from.
         const { results } = await searchDocuments(admin, { query: q.question, top_k: 5, mode, document_ids: null, model: null });
         if (q.title === null) {
-          if (results.length > 0) unanswerableWithHits += 1;
-          if (results.some((hit) => isRelevant(hit, semantic))) chatCitesUnanswerable += 1;
+          if (results.length > 0) {
+            unanswerableWithHits += 1;
+            misses.push(`  unanswerable "${q.question}" still matched ${results[0].document_title} (relevance ${Math.round(results[0].relevance * 100)} %, ${results[0].terms_matched} of its words)`);
+          }
           continue;
         }
-        if (results.some((hit) => hit.document_title === q.title && isRelevant(hit, semantic))) chatKeepsAnswer += 1;
         answerable += 1;
+        if (results.some((hit) => hit.document_title === q.title)) answerKept += 1;
         const rank = results.findIndex((hit) => hit.document_title === q.title && (q.page === undefined || hit.page === q.page));
         if (rank >= 0) {
           found += 1;
           reciprocal += 1 / (rank + 1);
+          relevances.push(results[rank].relevance);
         } else {
           const top = results[0];
           misses.push(`  miss: "${q.question}" (want ${q.title}${q.page ? ` p.${q.page}` : ""}; top: ${top ? `${top.document_title}${top.page ? ` p.${top.page}` : ""}` : "nothing"})`);
         }
       }
+      relevances.sort((a, b) => a - b);
       console.log(
-        `${mode.padEnd(6)} recall@5 ${(found / answerable).toFixed(2)} (${found}/${answerable})  MRR ${(reciprocal / answerable).toFixed(2)}  ` +
-          `unanswerable questions with hits: ${unanswerableWithHits}/${QUESTIONS.length - answerable}; ` +
-          `chat relevance: answer kept ${chatKeepsAnswer}/${answerable}, unanswerable cited ${chatCitesUnanswerable}/${QUESTIONS.length - answerable}`,
+        `  ${mode.padEnd(6)} recall@5 ${(found / answerable).toFixed(2)} (${found}/${answerable})  MRR ${(reciprocal / answerable).toFixed(2)}  ` +
+          `right document above the floor ${answerKept}/${answerable}; right hits' relevance ${relevances.length ? `${Math.round(relevances[0] * 100)}-${Math.round(relevances[relevances.length - 1] * 100)} %` : "-"}; ` +
+          `unanswerable questions with any hit: ${unanswerableWithHits}/${QUESTIONS.length - answerable}`,
       );
       for (const miss of misses) console.log(miss);
     }
   });
+}
+
+export default async function relevance() {
+  // The configured provider (EMBEDDING_PROVIDER_CONFIG; unset: the offline embedder), then the OpenAI provider
+  // against the loopback fake: its client, its 1536-dim HNSW index and the semantic clause of the floor.
+  embeddingProvidersSingleton.set(undefined);
+  await measure("configured provider");
+  const fake = await fakeOpenAi();
+  try {
+    embeddingProvidersSingleton.set(new EmbeddingProviders({ ...LOCAL_EMBEDDING_SETTINGS, default_provider: "openai", openai: { api_key: "sk-bench-fake", base_url: fake.url } }));
+    await measure("OpenAI provider, loopback fake");
+  } finally {
+    embeddingProvidersSingleton.set(undefined);
+    await fake.close();
+  }
 }

@@ -109,7 +109,7 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
       {result && (
         <div aria-live="polite">
           {result.results.length === 0 ? (
-            <p className="empty-state" data-testid="search-empty">No passage matches “{result.query}”. Only indexed documents are searched.</p>
+            <p className="empty-state" data-testid="search-empty">Nothing relevant was found for “{result.query}”: no passage of an indexed document holds enough of its words or meaning.</p>
           ) : (
             <ol className={styles.results} data-testid="search-results">
               {result.results.map((hit) => {
@@ -120,9 +120,9 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
                       <span
                         className={styles.score}
                         data-testid="search-score"
-                        title={result.mode === "vector" ? "Cosine similarity to the query" : `Cosine similarity to the query; ranked by the fused score ${hit.score.toFixed(4)}`}
+                        title={`Relevance: the share of the query's words this passage holds, or its similarity in meaning when higher (cosine ${hit.similarity.toFixed(2)}${result.mode === "hybrid" ? `; ranked by the fused score ${hit.score.toFixed(4)}` : ""})`}
                       >
-                        {percent(hit.similarity ?? hit.score)}
+                        {percent(hit.relevance)}
                       </span>
                       <strong>{hit.document_title}</strong>
                       {where && <span className="muted">{where}</span>}

@@ -7,7 +7,7 @@ import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import type { ChatEvent, ChatRequest, ChatSource } from "./contract";
 import { ChatAbortedError, openChatStream, type ModelPiece } from "./model";
-import { buildPrompt, excerpt, isRelevant, passagesAnswer, relevantPassages } from "./prompt";
+import { buildPrompt, excerpt, passagesAnswer, relevantPassages } from "./prompt";
 
 type SearchHit = Awaited<ReturnType<typeof searchDocuments>>["results"][number];
 
@@ -32,9 +32,9 @@ export async function answerChat(principal: Principal, request: ChatRequest, cli
   const question = request.messages[request.messages.length - 1].content.trim();
   // Hybrid: full-text ranks rescue exact terms (names, codes) that an embedding alone can rank low.
   const found = await searchDocuments(principal, { query: question, top_k: request.top_k ?? cfg.contextChunks, document_ids: request.document_ids, model: null, mode: "hybrid" });
-  // Only passages that answer to the question at all; then the strong ones, cited best (highest shown score) first.
-  const semantic = embedding.provider !== "local";
-  const relevant = relevantPassages(found.results.filter((hit) => isRelevant(hit, semantic))).sort((a, b) => b.similarity - a.similarity);
+  // Search answers only passages above the relevance floor (lib/documents/relevance.ts); of those the strong ones,
+  // cited best first by the relevance each citation shows (the fused rank breaks ties).
+  const relevant = relevantPassages(found.results).sort((a, b) => b.relevance - a.relevance || b.score - a.score);
   const sources = await toSources(principal, relevant, question);
   const head = (mode: "model" | "passages", notice: string | null): ChatEvent => ({
     type: "sources",
@@ -119,8 +119,8 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
         page_end: hit.page_end,
         row_start: hit.row_start,
         row_end: hit.row_end,
-        // Cosine similarity, which people can read as a percentage; the fused rank only orders the hits.
-        score: hit.similarity,
+        // The relevance search shows (one scale in both modes, docs/search.md); the fused rank only orders the hits.
+        score: hit.relevance,
         excerpt: excerpt(hit.text, 600, question),
         open_url: link ? `${link.url}${pageAnchor}` : null,
         url_expires_at: link ? link.expires_at.toISOString() : null,

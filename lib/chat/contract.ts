@@ -54,7 +54,7 @@ export const ChatSource = z
     page_end: z.number().int().nullable(),
     row_start: z.number().int().nullable(),
     row_end: z.number().int().nullable(),
-    score: z.number().describe("Cosine similarity of the passage to the question"),
+    score: z.number().describe("The passage's relevance to the question, 0..1, on the scale search shows (SearchHit.relevance); citations are numbered by it, best first"),
     excerpt: z.string().describe("The passage, shortened to about 600 characters"),
     open_url: z.string().nullable().describe("Signed, short-lived URL of the file; for PDFs it ends with #page=N"),
     url_expires_at: z.iso.datetime().nullable(),

@@ -122,29 +122,6 @@ export function passagesAnswer(sources: PromptSource[], question = ""): string {
   return parts.join("\n\n");
 }
 
-/** A passage counts as relevant when it holds at least this share of the question's words (stemmed, no stop words)… */
-export const MIN_TERM_COVERAGE = 0.5;
-/** …or at least this many of them (a question about two things: one passage holds the words of one). */
-export const MIN_TERMS_MATCHED = 2;
-/**
- * Or, with a semantic embedding provider (not the offline word-matching one, whose similarity is lexical
- * and does not separate related from unrelated text), when its cosine similarity reaches this.
- */
-export const MIN_SEMANTIC_SIMILARITY = 0.3;
-
-/**
- * Whether a retrieved passage answers to the question at all (docs/chat.md "Nothing relevant"): the
- * full-text search matched it (every word), it holds half the question's words or two of them, or a
- * semantic model finds it close. Measured on the demo documents with the offline embedder (ten
- * questions): every passage that answers a question covers 50-100 % of its words, unrelated ones
- * 0-33 % and at most one word, while their similarities overlap (0.12 for a right answer, 0.22 for a
- * question about France).
- */
-export function isRelevant(hit: { keyword_match: boolean; term_coverage: number; terms_matched: number; similarity: number }, semantic: boolean): boolean {
-  if (hit.keyword_match || hit.term_coverage >= MIN_TERM_COVERAGE || hit.terms_matched >= MIN_TERMS_MATCHED) return true;
-  return semantic && hit.similarity >= MIN_SEMANTIC_SIMILARITY;
-}
-
 /** A passage is kept when its fused rank score is at least this share of the best passage's. */
 export const RELEVANCE_SHARE = 0.5;
 

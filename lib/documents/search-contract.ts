@@ -45,6 +45,14 @@ export const SearchHit = z
     score: z
       .number()
       .describe("vector mode: cosine similarity (1 - cosine distance, -1..1); hybrid mode: the reciprocal-rank-fusion score, sum of 1/(60 + rank) over both rankings"),
+    relevance: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe(
+        "The one scale to show (as a percentage), the same in both modes: the share of the query's words the passage holds (1 for a full-text match of every word), " +
+          "or with a semantic embedding provider its cosine similarity when higher. Only matches are returned: see docs/search.md, Relevance",
+      ),
     similarity: z.number().describe("Cosine similarity of the chunk to the query, in both modes"),
     keyword_match: z.boolean().describe("hybrid mode: the full-text search matched the chunk (every word of the query, stemmed); always false in vector mode"),
     term_coverage: z.number().describe("Share (0..1) of the query's words, stemmed and without stop words, that the chunk contains"),
@@ -66,7 +74,12 @@ export const SearchResponse = z
     model: z.string(),
     dims: z.number().int(),
     mode: SearchMode,
-    results: z.array(SearchHit).describe("Best first"),
+    results: z
+      .array(SearchHit)
+      .describe(
+        "Best first; only passages above the relevance floor (they hold half the query's words or two of them, the full-text search matched every word, " +
+          "or a semantic provider's cosine similarity is at least 0.3), so fewer than top_k, or none, may come back",
+      ),
   })
   .meta({ id: "SearchResponse" });
 export type SearchResponse = z.infer<typeof SearchResponse>;

@@ -3,9 +3,10 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenantBulk, type BulkTx } from "@/lib/db/bulk";
 import { Prisma } from "@/lib/db/generated/client";
 import type { TenantScope, TenantTx } from "@/lib/db/tenant";
-import { getEmbedder } from "@/lib/embeddings";
+import { LOCAL_EMBEDDING_MODEL, getEmbedder } from "@/lib/embeddings";
 import { unprocessable } from "@/lib/errors";
 import { locatePassage } from "./page-locator";
+import { isRelevant, relevanceOf } from "./relevance";
 import type { DocumentType } from "./file-types";
 import { SearchRequest, type SearchHit, type SearchResponse } from "./search-contract";
 import { vectorLiteral, vectorPlan } from "./vector-indexes";
@@ -21,8 +22,6 @@ export const DEFAULT_EF_SEARCH = 200;
 
 /** Reciprocal rank fusion constant (Cormack et al.; the usual 60). */
 export const RRF_K = 60;
-/** Passages at or below this cosine similarity are not presented as matches (unless the full-text search matched them). */
-export const MIN_SIMILARITY = 0;
 
 /**
  * Searches the caller's organization: embeds the query (outside any
@@ -41,9 +40,10 @@ export async function searchDocuments(principal: Principal, req: SearchRequest):
   if (request.document_ids !== null && request.document_ids.length === 0) return { ...head, results: [] };
   const vector = await embedder.embedQuery(request.query);
   const results = await searchTenantChunks(principal, { vector, model: embedder.model, dims: embedder.dims, topK: request.top_k, documentIds: request.document_ids, mode: request.mode, queryText: request.query });
-  // The relevance floor (docs/search.md "Relevance"): a passage whose embedding points away from the
-  // query's (cosine similarity 0 or less) is no match, whatever its rank; a full-text match always is.
-  return { ...head, results: results.filter((hit) => hit.keyword_match || hit.similarity > MIN_SIMILARITY) };
+  // The relevance floor (docs/search.md "Relevance"), in both modes: a passage that holds too few of the query's
+  // words, and that a semantic model does not find close either, is no match whatever its rank.
+  const semantic = isSemantic(embedder.model);
+  return { ...head, results: results.filter((hit) => isRelevant(hit, semantic)) };
 }
 
 /**
@@ -208,7 +208,7 @@ async function runSearch(sql: SearchSql, search: ChunkSearch): Promise<SearchHit
       FROM fused f JOIN document_chunks c ON c.id = f.id JOIN documents d ON d.id = c.document_id
       ORDER BY f.score DESC, c.id`, reusable);
   }
-  return rows.slice(0, search.topK).map((row) => toHit(row, search.queryText));
+  return rows.slice(0, search.topK).map((row) => toHit(row, search));
 }
 
 /**
@@ -223,8 +223,13 @@ function limitStep(n: number): number {
   return LIMIT_STEPS.find((step) => step >= n) ?? Math.ceil(n);
 }
 
-function toHit(row: HitRow, query: string): SearchHit {
+/** Whether a model's similarities mean closeness in meaning: every provider's but the offline word-matching embedder's. */
+const isSemantic = (model: string) => model !== LOCAL_EMBEDDING_MODEL;
+
+function toHit(row: HitRow, search: ChunkSearch): SearchHit {
+  const query = search.queryText;
   const { text, page } = locatePassage(row.text, row.page_start, query);
+  const evidence = { keyword_match: row.keyword_match === true, term_coverage: Number(row.term_coverage), terms_matched: Number(row.terms_matched), similarity: Number(row.similarity) };
   return {
     chunk_id: String(row.id),
     document_id: row.document_id,
@@ -233,10 +238,8 @@ function toHit(row: HitRow, query: string): SearchHit {
     extension: row.extension as DocumentType,
     ordinal: row.ordinal,
     score: Number(row.score),
-    similarity: Number(row.similarity),
-    keyword_match: row.keyword_match === true,
-    term_coverage: Number(row.term_coverage),
-    terms_matched: Number(row.terms_matched),
+    relevance: relevanceOf(evidence, isSemantic(search.model)),
+    ...evidence,
     text,
     page,
     page_start: row.page_start,

@@ -190,7 +190,9 @@ describe("indexing and search", () => {
     const hits = await find({ query: "penguins in Antarctic blizzards", top_k: 3 }, analyst);
     expect(hits.status, hits.text).toBe(200);
     expect(hits.json).toMatchObject({ model: LOCAL_EMBEDDING_MODEL, dims: 384, mode: "vector" });
-    expect(hits.json.results).toHaveLength(3);
+    // Only matches come back (the relevance floor, docs/search.md): the filler chunks hold none of the query's words.
+    expect(hits.json.results.length).toBeGreaterThanOrEqual(1);
+    expect(hits.json.results.every((h: { terms_matched: number; term_coverage: number }) => h.terms_matched >= 2 || h.term_coverage >= 0.5)).toBe(true);
     const best = hits.json.results[0];
     expect(best).toMatchObject({ document_id: pdfId, document_title: "handbook", filename: "handbook.pdf", extension: "pdf", row_start: null, row_end: null });
     expect(best.text).toContain("Emperor penguins huddle");
@@ -202,7 +204,8 @@ describe("indexing and search", () => {
     const scores = hits.json.results.map((h: { score: number }) => h.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(scores[0]).toBeLessThanOrEqual(1);
-    expect(scores[0]).toBeGreaterThan(scores[2]);
+    // The scale shown: all three of the query's words (stemmed) are in the passage.
+    expect(best.relevance).toBe(1);
 
     const refunds = await find({ query: "when are refunds paid for returned goods", top_k: 1 });
     expect(refunds.json.results[0].text).toContain("Refunds are paid within fourteen days");
@@ -219,7 +222,8 @@ describe("indexing and search", () => {
     // Ranked first by both lists: 2 / (60 + 1).
     expect(best.score).toBeCloseTo(2 / 61, 10);
     expect(best.similarity).toBeGreaterThan(0);
-    expect(res.json.results[1].score).toBeLessThan(best.score);
+    expect(best).toMatchObject({ keyword_match: true, relevance: 1 });
+    for (const hit of res.json.results.slice(1)) expect(hit.score).toBeLessThan(best.score);
   });
 
   it("finds CSV rows with their row numbers", async () => {
