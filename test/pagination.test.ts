@@ -15,6 +15,7 @@ import * as deadLetters from "@/app/api/v1/notifications/admin/dead-letters/rout
 import * as demoOutbox from "@/app/api/v1/notifications/admin/demo-outbox/route";
 import * as inbox from "@/app/api/v1/notifications/inbox/route";
 import * as apiKeys from "@/app/api/v1/api-keys/route";
+import * as versions from "@/app/api/v1/custom-dashboards/[id]/versions/route";
 
 /*
  * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
@@ -97,6 +98,18 @@ const LISTS: List[] = [
     },
   },
   {
+    name: "dashboard versions",
+    handler: versions.GET,
+    params: (org) => ({ id: id("dsh", org, "versions") }),
+    seed: async (tx, org, n) => {
+      const dashboardId = id("dsh", org, "versions");
+      await tx.dashboard.create({ data: { id: dashboardId, orgId: ORG_ID[org], name: "Versioned", slug: "paging-versions", draftYaml: "kind: Dashboard", publishedVersion: Math.max(n, 1), createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin` } });
+      for (let i = 0; i < n; i++) {
+        await tx.dashboardVersion.create({ data: { orgId: ORG_ID[org], dashboardId, version: i + 1, name: `Paging ${i}`, specYaml: "kind: Dashboard", publishedBy: `usr_${org}_admin` } });
+      }
+    },
+  },
+  {
     name: "documents",
     handler: documents.GET,
     seed: async (tx, org, n) => {
@@ -171,7 +184,8 @@ beforeAll(async () => {
 });
 
 const get = (list: List, org: Org, query: string) => call(list.handler, "GET", `${list.handler.endpoint!.path.replace("{id}", list.params?.(org).id ?? "")}${query}`, { token: tokens[org], params: list.params?.(org) });
-const ids = (items: Record<string, unknown>[]) => items.map((item) => String(item.id ?? item.embed_id));
+// Versions have no id of their own: their publisher (a user of the organization) and number tell them apart.
+const ids = (items: Record<string, unknown>[]) => items.map((item) => String(item.id ?? item.embed_id ?? `${(item.published_by as { id: string }).id}:v${item.version}`));
 
 describe("one pagination shape for every list", () => {
   it("every GET answering `items` is paged, except the declared fixed sets", () => {
