@@ -4,7 +4,7 @@ import { Fragment, type MouseEvent } from "react";
 import type { ChatSource } from "@/lib/chat/contract";
 import { downloadDocument } from "@/lib/documents/contract";
 import { callApi } from "@/components/api-client";
-import { locationLabel } from "@/lib/chat/prompt";
+import { passageAnchor, passageLabel } from "@/lib/chat/prompt";
 import styles from "./chat.module.css";
 
 /** Opens a source: the signed link while it is valid, otherwise a fresh one from the download endpoint. */
@@ -17,9 +17,7 @@ export function openSourceHandler(source: ChatSource, onError: (message: string)
     const tab = window.open("about:blank", "_blank");
     try {
       const body = await callApi(downloadDocument, { params: { id: source.document_id }, query: { disposition: "inline" } });
-      const page = source.page ?? source.page_start;
-      const anchor = source.extension === "pdf" && page !== null ? `#page=${page}` : "";
-      if (tab) tab.location.href = `${body.url}${anchor}`;
+      if (tab) tab.location.href = `${body.url}${passageAnchor({ ...source, page: source.page ?? source.page_start })}`;
     } catch (error) {
       tab?.close();
       onError(`“${source.document_title}” cannot be opened: ${(error as Error).message}`);
@@ -27,9 +25,9 @@ export function openSourceHandler(source: ChatSource, onError: (message: string)
   };
 }
 
-/** A numbered citation chip that opens its source document (PDFs at the cited page). */
+/** A numbered citation chip that opens its source document (PDFs at the cited page, CSVs at the cited rows). */
 export function CitationChip({ source, onError }: { source: ChatSource; onError: (message: string) => void }) {
-  const where = locationLabel(source);
+  const where = passageLabel(source);
   const label = `Source ${source.n}: ${source.document_title}${where ? `, ${where}` : ""}`;
   return (
     <a

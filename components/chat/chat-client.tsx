@@ -2,7 +2,7 @@
 
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import type { ChatEvent, ChatMessage, ChatSource } from "@/lib/chat/contract";
-import { locationLabel } from "@/lib/chat/prompt";
+import { passageLabel } from "@/lib/chat/prompt";
 import { AnswerText, CitationChip, openSourceHandler } from "./answer-text";
 import { ChatRequestError, streamChat } from "./stream";
 import styles from "./chat.module.css";
@@ -149,7 +149,7 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
                   <summary>{turn.sources.length} source{turn.sources.length === 1 ? "" : "s"}</summary>
                   <ol>
                     {turn.sources.map((source) => {
-                      const where = locationLabel(source);
+                      const where = passageLabel(source);
                       return (
                         <li key={source.chunk_id} data-testid="chat-source">
                           <span className={styles.sourceNumber}>{source.n}</span>
@@ -160,7 +160,9 @@ export function ChatClient({ chatModel, embedding }: ChatClientProps) {
                             <span className="muted">
                               {where ? ` · ${where}` : ""} · {Math.round(source.score * 100)}% match
                             </span>
-                            <p className={styles.excerpt}>{source.excerpt}</p>
+                            <p className={styles.excerpt}>
+                              <mark data-testid="cited-passage">{source.passage}</mark>
+                            </p>
                           </div>
                         </li>
                       );
@@ -219,7 +221,7 @@ function PassageList({ sources, onError }: { sources: ChatSource[]; onError: (me
   return (
     <ol className={styles.passages}>
       {sources.map((source) => {
-        const where = locationLabel(source);
+        const where = passageLabel(source);
         return (
           <li key={source.chunk_id} className={styles.passage} data-testid="chat-source">
             <div className={styles.passageHead}>
@@ -230,7 +232,9 @@ function PassageList({ sources, onError }: { sources: ChatSource[]; onError: (me
               {where && <span className="muted">{where}</span>}
               <span className={styles.match}>{Math.round(source.score * 100)}% match</span>
             </div>
-            <p className={styles.excerpt}>“{source.excerpt}”</p>
+            <p className={styles.excerpt}>
+              “<mark data-testid="cited-passage">{source.passage}</mark>”
+            </p>
           </li>
         );
       })}

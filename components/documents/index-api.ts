@@ -42,11 +42,11 @@ export function searchPassages(query: string, mode: SearchMode, topK: number): P
   return callApi(searchDocuments, { body: { query, mode, top_k: topK, document_ids: null, model: null } });
 }
 
-/** Opens a document's file in a new tab through a fresh inline signed URL; PDFs jump to `page`. */
-export async function openDocument(documentId: string, filename: string, page: number | null): Promise<void> {
+/** Opens a document's file in a new tab through a fresh inline signed URL, at `anchor` (passageAnchor: a PDF's page, a CSV's rows). */
+export async function openDocument(documentId: string, anchor: string): Promise<void> {
   const { url } = await callApi(downloadDocument, { params: { id: documentId }, query: { disposition: "inline" } });
   const link = document.createElement("a");
-  link.href = `${url}${page !== null && filename.toLowerCase().endsWith(".pdf") ? `#page=${page}` : ""}`;
+  link.href = `${url}${anchor}`;
   link.target = "_blank";
   link.rel = "noopener";
   document.body.appendChild(link);

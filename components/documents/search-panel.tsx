@@ -1,7 +1,7 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { excerpt, locationLabel } from "@/lib/chat/prompt";
+import { excerpt, passageAnchor, passageLabel } from "@/lib/chat/prompt";
 import { useEmbeddingConfig } from "@/components/api-hooks";
 import { Highlighted } from "./highlight";
 import { openDocument, searchPassages, type EmbeddingView, type SearchMode, type SearchResultView } from "./index-api";
@@ -44,7 +44,7 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
   async function open(hit: SearchResultView["results"][number]) {
     setError(null);
     try {
-      await openDocument(hit.document_id, hit.filename, hit.page ?? hit.page_start);
+      await openDocument(hit.document_id, passageAnchor({ ...hit, page: hit.page ?? hit.page_start }));
     } catch (e) {
       setError((e as Error).message);
     }
@@ -113,7 +113,7 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
           ) : (
             <ol className={styles.results} data-testid="search-results">
               {result.results.map((hit) => {
-                const where = locationLabel(hit);
+                const where = passageLabel(hit);
                 return (
                   <li key={hit.chunk_id} className={styles.result} data-testid="search-result" data-document-id={hit.document_id}>
                     <div className={styles.resultHead}>
@@ -127,11 +127,12 @@ export function SearchPanel({ embedding: initialEmbedding }: { embedding: Embedd
                       <strong>{hit.document_title}</strong>
                       {where && <span className="muted">{where}</span>}
                       <button type="button" className={`link-button ${styles.openLink}`} onClick={() => void open(hit)} aria-label={`Open ${hit.filename}`} title={hit.filename}>
-                        Open file{(hit.page ?? hit.page_start) !== null ? ` at page ${hit.page ?? hit.page_start}` : ""}
+                        Open file{hit.extension === "pdf" && (hit.page ?? hit.page_start) !== null ? ` at page ${hit.page ?? hit.page_start}` : hit.extension === "csv" && hit.rows ? ` at ${passageLabel(hit)}` : ""}
                       </button>
                     </div>
                     <p className={styles.passage}>
-                      <Highlighted text={expanded.has(hit.chunk_id) ? hit.text : excerpt(hit.text, 500, result.query)} query={result.query} />
+                      {/* Folded: the best-matching passage inside the chunk (its page's or rows' part), where the link opens. */}
+                      <Highlighted text={expanded.has(hit.chunk_id) ? hit.text : excerpt(hit.passage, 500, result.query)} query={result.query} />
                     </p>
                     {hit.text.length > 500 && (
                       <button

@@ -7,7 +7,7 @@ import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import type { ChatEvent, ChatRequest, ChatSource } from "./contract";
 import { ChatAbortedError, openChatStream, type ModelPiece } from "./model";
-import { buildPrompt, excerpt, passagesAnswer, relevantPassages } from "./prompt";
+import { buildPrompt, excerpt, passageAnchor, passagesAnswer, relevantPassages } from "./prompt";
 
 type SearchHit = Awaited<ReturnType<typeof searchDocuments>>["results"][number];
 
@@ -104,8 +104,8 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
     hits.map(async (hit, index) => {
       const link = await linkFor(hit.document_id);
       const n = index + 1;
-      // The page of the best-matching passage inside the chunk, not the chunk's first page.
-      const pageAnchor = hit.extension === "pdf" && hit.page !== null ? `#page=${hit.page}` : "";
+      // The page (rows) of the best-matching passage inside the chunk, not the chunk's first page.
+      const anchor = passageAnchor(hit);
       const source: ChatSource = {
         n,
         chunk_id: hit.chunk_id,
@@ -115,6 +115,7 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
         extension: hit.extension,
         ordinal: hit.ordinal,
         page: hit.page,
+        rows: hit.rows,
         page_start: hit.page_start,
         page_end: hit.page_end,
         row_start: hit.row_start,
@@ -122,7 +123,9 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
         // The relevance search shows (one scale in both modes, docs/search.md); the fused rank only orders the hits.
         score: hit.relevance,
         excerpt: excerpt(hit.text, 600, question),
-        open_url: link ? `${link.url}${pageAnchor}` : null,
+        // The part that matched best, which the citation highlights (a page's or rows' text; the chunk without parts).
+        passage: excerpt(hit.passage, 400, question),
+        open_url: link ? `${link.url}${anchor}` : null,
         url_expires_at: link ? link.expires_at.toISOString() : null,
         download_endpoint: `/api/v1/documents/${encodeURIComponent(hit.document_id)}/download?disposition=inline`,
       };

@@ -50,13 +50,18 @@ export const ChatSource = z
     extension: z.string(),
     ordinal: z.number().int(),
     page: z.number().int().nullable().describe("pdf only: the page of the best-matching passage, which open_url opens"),
+    rows: z
+      .object({ start: z.number().int(), end: z.number().int() })
+      .nullable()
+      .describe("csv only: the data rows (1-based, header excluded) of the best-matching passage; open_url ends with #row=<start+1>-<end+1> (RFC 7111 counts the header as row 1)"),
     page_start: z.number().int().nullable(),
     page_end: z.number().int().nullable(),
     row_start: z.number().int().nullable(),
     row_end: z.number().int().nullable(),
     score: z.number().describe("The passage's relevance to the question, 0..1, on the scale search shows (SearchHit.relevance); citations are numbered by it, best first"),
     excerpt: z.string().describe("The passage, shortened to about 600 characters"),
-    open_url: z.string().nullable().describe("Signed, short-lived URL of the file; for PDFs it ends with #page=N"),
+    passage: z.string().describe("The part of the passage that matches the question best (the page's or rows' text inside it), shortened to about 400 characters: what the citation highlights"),
+    open_url: z.string().nullable().describe("Signed, short-lived URL of the file; for PDFs it ends with #page=N, for CSVs with #row=a-b (RFC 7111)"),
     url_expires_at: z.iso.datetime().nullable(),
     download_endpoint: z.string().describe("GET it for a fresh signed URL once open_url has expired"),
   })

@@ -33,6 +33,32 @@ export function locationLabel(source: Pick<PromptSource, "page_start" | "page_en
   return range("page", source.page_start, source.page_end) || range("row", source.row_start, source.row_end);
 }
 
+/** Where a citation's best-matching passage is (search.md "Passages inside a chunk"). */
+export interface PassageLocation {
+  extension: string;
+  page: number | null;
+  rows: { start: number; end: number } | null;
+}
+
+/** Where the cited passage itself is, for people: "page 5", "row 12", "rows 12–13"; else the chunk's range. */
+export function passageLabel(source: PassageLocation & Parameters<typeof locationLabel>[0]): string {
+  if (source.extension === "pdf" && source.page !== null) return `page ${source.page}`;
+  if (source.rows) return source.rows.end !== source.rows.start ? `rows ${source.rows.start}–${source.rows.end}` : `row ${source.rows.start}`;
+  return locationLabel(source);
+}
+
+/**
+ * The fragment that makes a viewer open the passage: `#page=N` for a PDF (PDF viewers' open parameters), `#row=a-b`
+ * for a CSV (RFC 7111, whose rows count the header as row 1, so data row r is row r + 1: spreadsheet-like viewers
+ * and CSV tools that honour it select those records; others ignore it). Nothing for txt and docx, which no viewer
+ * opens at a place; the citation's highlighted passage shows where instead.
+ */
+export function passageAnchor(source: PassageLocation): string {
+  if (source.extension === "pdf" && source.page !== null) return `#page=${source.page}`;
+  if (source.extension === "csv" && source.rows) return `#row=${source.rows.start + 1}${source.rows.end !== source.rows.start ? `-${source.rows.end + 1}` : ""}`;
+  return "";
+}
+
 /** The header line of a source, e.g. `[2] Safety manual (manual.pdf), pages 3–4`. */
 export function sourceHeading(source: PromptSource): string {
   const where = locationLabel(source);

@@ -28,14 +28,19 @@ const SEGMENT_SEPARATOR = "\n\n";
  * it (not a word character); search finds the page of the best-matching passage by it and strips it.
  */
 export const PAGE_BREAK = "\f";
+/**
+ * Where a chunk's words fall on a CSV's rows, the same way: one vertical tab per data row advanced before each row
+ * after the first (empty rows are counted, not stored). White space, like the form feed: no word, no token.
+ */
+export const ROW_BREAK = "\v";
 
 /**
  * Splits a document into windows of `size` words, each starting `size -
  * overlap` words after the previous one, so consecutive chunks share exactly
  * `overlap` words and the last chunk ends at the last word. Words are never
  * split. A chunk's text is the original text from its first to its last word
- * (line breaks kept), segments joined by a blank line; it carries the page or
- * row range it covers (null for txt/docx).
+ * (line breaks kept), segments joined by a blank line, each page's or row's start
+ * marked (PAGE_BREAK, ROW_BREAK); it carries the page or row range it covers (null for txt/docx).
  */
 export function chunkDocument(doc: ExtractedDocument, opts: { size?: number; overlap?: number } = {}): DocumentChunk[] {
   const size = opts.size ?? DEFAULT_CHUNK_SIZE;
@@ -99,10 +104,11 @@ function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, w
     let last = first;
     while (last + 1 < wordEnd && words.segment[last + 1] === segmentIndex) last++;
     const segment = doc.segments[segmentIndex];
-    // A form feed inside a page's own text would read as a page break.
-    const part = segment.text.slice(words.start[first], words.end[last]).replaceAll(PAGE_BREAK, " ");
+    // A form feed (vertical tab) inside a page's (row's) own text would read as a page (row) break.
+    const part = segment.text.slice(words.start[first], words.end[last]).replaceAll(PAGE_BREAK, " ").replaceAll(ROW_BREAK, " ");
     if (first > wordStart) text += SEGMENT_SEPARATOR;
     if (segment.page !== undefined && previousPage !== null) text += PAGE_BREAK.repeat(Math.max(0, segment.page - previousPage));
+    if (segment.row !== undefined && rowEnd !== null) text += ROW_BREAK.repeat(Math.max(0, segment.row - rowEnd));
     text += part;
     if (segment.page !== undefined) {
       previousPage = segment.page;

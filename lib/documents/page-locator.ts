@@ -1,4 +1,4 @@
-import { PAGE_BREAK } from "./chunk";
+import { PAGE_BREAK, ROW_BREAK } from "./chunk";
 
 /** Words too common to tell passages apart. */
 const STOP_WORDS = new Set("a an and are as at be by can do does for from how i in is it of on or the this to was what when where which who why will with you your".split(" "));
@@ -9,27 +9,65 @@ function stems(text: string): string[] {
   return words.filter((w) => w.length >= 3 && !STOP_WORDS.has(w)).map((w) => w.slice(0, 5));
 }
 
+/** Where the best-matching passage of a chunk is, and the chunk's text without its marks. */
+export interface LocatedPassage {
+  /** The chunk's text, page and row marks stripped. */
+  text: string;
+  /** pdf: the passage's page. */
+  page: number | null;
+  /** csv: the passage's data rows (1-based, header excluded). */
+  rows: { start: number; end: number } | null;
+  /** The passage itself (a page's or row's part of the chunk; the whole chunk when it has no parts), to highlight. */
+  passage: string;
+}
+
+/** Where the chunk starts (its first page or row); null for what it does not have. */
+export interface ChunkStart {
+  pageStart: number | null;
+  rowStart: number | null;
+  rowEnd: number | null;
+}
+
 /**
- * The page of the passage inside a chunk that matches the query best (issue 28 §2), and the chunk's text
- * without its page marks. A chunk spanning pages marks each page's start with form feeds (chunk.ts,
- * PAGE_BREAK, one per page advanced); the page whose words hold most of the query's distinct words wins,
- * more occurrences break a tie, then the earlier page. Without marks (a chunk of one page, or indexed
- * before the marks existed) it is the chunk's first page; null when the chunk has no pages (txt, docx, csv).
+ * The passage inside a chunk that matches the query best (issue 28 §2), and the chunk's text without its marks.
+ * A chunk spanning pages (rows) marks each page's (row's) start with form feeds (vertical tabs), one per page
+ * (row) advanced (chunk.ts). The part whose words hold most of the query's distinct words wins, more occurrences
+ * break a tie, then the earlier part; for a CSV, the neighbouring rows that score as well join it (a range).
+ * Without marks (a chunk of one page or row, or indexed before the marks existed) it is the chunk's first page,
+ * or its whole row range.
  */
-export function locatePassage(text: string, pageStart: number | null, query: string): { text: string; page: number | null } {
-  if (!text.includes(PAGE_BREAK)) return { text, page: pageStart };
-  const clean = text.replaceAll(PAGE_BREAK, "");
-  if (pageStart === null) return { text: clean, page: null };
+export function locatePassage(text: string, start: ChunkStart, query: string): LocatedPassage {
+  const mark = text.includes(PAGE_BREAK) ? PAGE_BREAK : text.includes(ROW_BREAK) ? ROW_BREAK : null;
+  const clean = text.replaceAll(PAGE_BREAK, "").replaceAll(ROW_BREAK, "");
+  const fallbackRows = start.rowStart !== null ? { start: start.rowStart, end: start.rowEnd ?? start.rowStart } : null;
+  const first = mark === PAGE_BREAK ? start.pageStart : mark === ROW_BREAK ? start.rowStart : null;
+  if (mark === null || first === null) return { text: clean, page: start.pageStart, rows: fallbackRows, passage: clean.trim() };
+
   const wanted = new Set(stems(query));
-  let best = { page: pageStart, distinct: -1, total: -1 };
-  let page = pageStart;
-  // Each part starts after one or more form feeds (the pages it advances), the first at the chunk's first page.
-  for (const match of text.matchAll(/(\f*)([^\f]*)/g)) {
+  const parts: { at: number; text: string; distinct: number; total: number }[] = [];
+  let at = first;
+  // Each part starts after one or more marks (the pages or rows it advances), the first at the chunk's first one.
+  for (const match of text.matchAll(mark === PAGE_BREAK ? /(\f*)([^\f]*)/g : /(\v*)([^\v]*)/g)) {
     if (match[0] === "") continue;
-    page += match[1].length;
+    at += match[1].length;
     const found = stems(match[2]).filter((w) => wanted.has(w));
-    const distinct = new Set(found).size;
-    if (distinct > best.distinct || (distinct === best.distinct && found.length > best.total)) best = { page, distinct, total: found.length };
+    parts.push({ at, text: match[2].trim(), distinct: new Set(found).size, total: found.length });
   }
-  return { text: clean, page: best.page };
+  let best = 0;
+  parts.forEach((part, i) => {
+    if (part.distinct > parts[best].distinct || (part.distinct === parts[best].distinct && part.total > parts[best].total)) best = i;
+  });
+  if (mark === PAGE_BREAK) return { text: clean, page: parts[best].at, rows: null, passage: parts[best].text };
+  // Rows: the run of neighbouring rows that match as many distinct words (a fact spread over a few rows of a table).
+  let from = best;
+  let to = best;
+  const ties = (i: number) => parts[best].distinct > 0 && parts[i].distinct === parts[best].distinct;
+  while (from > 0 && ties(from - 1)) from--;
+  while (to + 1 < parts.length && ties(to + 1)) to++;
+  return {
+    text: clean,
+    page: start.pageStart,
+    rows: { start: parts[from].at, end: parts[to].at },
+    passage: parts.slice(from, to + 1).map((p) => p.text).join("\n\n"),
+  };
 }

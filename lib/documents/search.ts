@@ -228,7 +228,7 @@ const isSemantic = (model: string) => model !== LOCAL_EMBEDDING_MODEL;
 
 function toHit(row: HitRow, search: ChunkSearch): SearchHit {
   const query = search.queryText;
-  const { text, page } = locatePassage(row.text, row.page_start, query);
+  const { text, page, rows, passage } = locatePassage(row.text, { pageStart: row.page_start, rowStart: row.row_start, rowEnd: row.row_end }, query);
   const evidence = { keyword_match: row.keyword_match === true, term_coverage: Number(row.term_coverage), terms_matched: Number(row.terms_matched), similarity: Number(row.similarity) };
   return {
     chunk_id: String(row.id),
@@ -241,7 +241,9 @@ function toHit(row: HitRow, search: ChunkSearch): SearchHit {
     relevance: relevanceOf(evidence, isSemantic(search.model)),
     ...evidence,
     text,
+    passage,
     page,
+    rows,
     page_start: row.page_start,
     page_end: row.page_end,
     row_start: row.row_start,

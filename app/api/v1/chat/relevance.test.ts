@@ -96,7 +96,28 @@ describe("citations point where the words are (issue 28 §2)", () => {
       const res = await call(chat.POST, "POST", "/api/v1/chat", { token: admin, body: { messages: [{ role: "user", content: "When is the penguin enclosure disinfected?" }], document_ids: [id] } });
       return { head: JSON.parse(res.text.split("\n")[0]) as { sources: { page: number; page_start: number; open_url: string }[] } };
     })();
-    expect(head.sources[0]).toMatchObject({ page: 4, page_start: 1 });
+    expect(head.sources[0]).toMatchObject({ page: 4, page_start: 1, rows: null });
     expect(head.sources[0].open_url).toMatch(/#page=4$/);
+    // The citation highlights the page's own text, not the chunk's opening.
+    expect((head.sources[0] as unknown as { passage: string }).passage).toBe("The penguin enclosure is hosed down and disinfected every Thursday before opening.");
+  }, 60_000);
+
+  it("a CSV hit and citation carry the rows of the matching passage and open them (#row=, RFC 7111: the header is row 1)", async () => {
+    const admin = await tokenFor("acme", "admin");
+    const csv = ["store,manager,opening", "North,Ada Lovelace,08:00", "South,Alan Turing,09:00", "West,Grace Hopper,07:30", "East,Edsger Dijkstra,08:30"].join("\n");
+    const id = (await call(collection.POST, "POST", "/api/v1/documents", { token: admin, body: { filename: "stores.csv" } })).json.id as string;
+    expect((await call(upload.POST, "POST", `/api/v1/documents/${id}/upload?index=false`, { token: admin, params: { id }, rawBody: new TextEncoder().encode(csv), headers: { "content-type": "text/csv" } })).status).toBe(200);
+    expect((await call(indexRoute.POST, "POST", `/api/v1/documents/${id}/index`, { token: admin, params: { id } })).json.chunk_count).toBe(1);
+
+    const [hit] = (await call(search.POST, "POST", "/api/v1/documents/search", { token: admin, body: { query: "who is the manager of the West store", document_ids: [id] } })).json.results;
+    expect(hit).toMatchObject({ row_start: 1, row_end: 4, rows: { start: 3, end: 3 }, page: null, passage: "store: West\nmanager: Grace Hopper\nopening: 07:30" });
+    const res = await call(chat.POST, "POST", "/api/v1/chat", { token: admin, body: { messages: [{ role: "user", content: "Who is the manager of the West store?" }], document_ids: [id] } });
+    const head = JSON.parse(res.text.split("\n")[0]) as { sources: { rows: unknown; open_url: string; passage: string }[] };
+    expect(head.sources[0].rows).toEqual({ start: 3, end: 3 });
+    expect(head.sources[0].open_url).toMatch(/#row=4$/);
+    expect(head.sources[0].passage).toBe("store: West manager: Grace Hopper opening: 07:30");
+    // Another organization sees nothing of it.
+    const globex = await tokenFor("globex", "admin");
+    expect((await call(search.POST, "POST", "/api/v1/documents/search", { token: globex, body: { query: "who is the manager of the West store", document_ids: [id] } })).json.results).toEqual([]);
   }, 60_000);
 });

@@ -233,6 +233,9 @@ describe("indexing and search", () => {
     const res = await find({ query: "surfboard Lisbon", document_ids: [id], top_k: 1 });
     expect(res.json.results[0]).toMatchObject({ document_id: id, extension: "csv", row_start: 1, row_end: 3, page_start: null });
     expect(res.json.results[0].text).toContain("product: surfboard");
+    // The chunk spans rows 1-3; the passage that matches is row 2 (issue 28 §2), marks stripped from the text.
+    expect(res.json.results[0]).toMatchObject({ rows: { start: 2, end: 2 }, passage: "city: Lisbon\nproduct: surfboard\nunits: 40", page: null });
+    expect(res.json.results[0].text).toBe("city: Oslo\nproduct: kayak\nunits: 12\n\ncity: Lisbon\nproduct: surfboard\nunits: 40\n\ncity: Vienna\nproduct: sled\nunits: 3");
   });
 
   it("validates the request: query length, top_k, model, document_ids", async () => {
