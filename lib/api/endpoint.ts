@@ -53,8 +53,8 @@ export interface Endpoint<
   response?: R;
   /** Status of a successful response (200 by default). */
   status?: number;
-  /** Content type of a non-JSON success response, for the OpenAPI document. */
-  produces?: string;
+  /** Content type of a non-JSON success response, for the OpenAPI document (several: the one answered depends on the request). */
+  produces?: string | readonly string[];
   /** Requests per window per caller (per IP when public). */
   rateLimit?: { limit: number; windowSeconds: number };
   /** Further limits over shared keys; services never call the limiter themselves. */

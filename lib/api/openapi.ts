@@ -72,8 +72,9 @@ export function buildOpenApi(servers: OpenApiServers, endpoints: Endpoint[] = EN
     const ok = String(ep.status ?? 200);
     if (ep.status === 204) responses[ok] = { description: "No content" };
     // With `produces`, `response` describes the body in that type (e.g. one line of an NDJSON stream).
-    else if (ep.response) responses[ok] = { description: "Success", content: { [ep.produces ?? "application/json"]: { schema: convert(ep.response, "output") } } };
-    else responses[ok] = { description: "Success", content: { [ep.produces ?? "application/octet-stream"]: {} } };
+    else if (ep.response) responses[ok] = { description: "Success", content: Object.fromEntries([ep.produces ?? "application/json"].flat().map((type) => [type, { schema: convert(ep.response!, "output") }])) };
+    // A file: its bytes, in each type it may come in.
+    else responses[ok] = { description: "Success", content: Object.fromEntries([ep.produces ?? "application/octet-stream"].flat().map((type) => [type, { schema: { type: "string", format: "binary" } }])) };
     const errorStatuses = new Set<number>([...(ep.access === "public" ? [] : [401, 403]), ...(ep.params || ep.query || ep.body ? [422] : []), ...(ep.rateLimit ? [429] : []), ...(ep.errors ?? [])]);
     for (const status of [...errorStatuses].sort()) {
       responses[String(status)] = {

@@ -327,12 +327,20 @@ function drawImage(cursor: Cursor, box: { x: number; y: number; w: number; h: nu
 const CELL = 8;
 const ROW = CELL * 2.1;
 
-/** Column widths: proportional to the widest of header and cells (first rows), at least a share of the width. */
+/**
+ * Column widths: each column's natural width (the widest of its header and first rows). When they
+ * do not all fit, numbers keep theirs (a cut figure would be a wrong one) and text columns share
+ * what is left, in proportion, cut with an ellipsis; spare width is shared out in proportion.
+ */
 function columnWidths(block: Extract<Block, { kind: "table" }>, width: number): number[] {
   const sample = block.rows.slice(0, 200);
-  const natural = block.columns.map((c, i) => Math.min(220, Math.max(textWidth(c, CELL, "bold"), ...sample.map((r) => textWidth(r[i] ?? "", CELL))) + 10));
+  const natural = block.columns.map((c, i) => Math.max(textWidth(c, CELL, "bold"), ...sample.map((r) => textWidth(r[i] ?? "", CELL))) + 8);
   const total = natural.reduce((a, b) => a + b, 0) || 1;
-  return natural.map((n) => (n / total) * width);
+  if (total <= width) return natural.map((n) => (n / total) * width);
+  const numbers = natural.reduce((sum, n, i) => sum + (block.numeric[i] ? n : 0), 0);
+  if (numbers >= width * 0.8) return natural.map((n) => (n / total) * width);
+  const texts = total - numbers || 1;
+  return natural.map((n, i) => (block.numeric[i] ? n : (n / texts) * (width - numbers)));
 }
 
 /**
@@ -465,8 +473,9 @@ export function layoutReport(model: ReportModel, spec: PageSpec, limits: LayoutL
   const cut: string[] = [];
   const cursor = new Cursor(spec, limits, cut);
   const width = cursor.contentWidth;
-  // 12 grid columns across the page; a grid row about as tall, relative to the width, as on a screen of 1,200 px.
-  const g: Geometry = { colWidth: (width + GAP) / GRID_COLUMNS, rowHeight: Math.max(40, width * 0.072), left: spec.margin };
+  // 12 grid columns across the page; a grid row about as tall, relative to the width, as on a screen of 1,200 px,
+  // and at least 52 pt, so a chart four rows high is still tall enough to read on a portrait page.
+  const g: Geometry = { colWidth: (width + GAP) / GRID_COLUMNS, rowHeight: Math.max(52, width * 0.072), left: spec.margin };
   const header = () => {
     cursor.draw(textOp(spec.margin, cursor.y, fitText(model.title, 18, width, "bold"), 18, "bold", INK));
     cursor.y += 18 * LINE + 2;

@@ -17,7 +17,7 @@ export interface ReportLimits {
   maxPngHeight: number;
 }
 
-export const DEFAULT_REPORT_LIMITS: ReportLimits = { maxPages: 50, maxTableRows: 500, renderMs: 30_000, maxPngHeight: 12_000 };
+export const DEFAULT_REPORT_LIMITS: ReportLimits = { maxPages: 50, maxTableRows: 200, renderMs: 30_000, maxPngHeight: 12_000 };
 
 /**
  * Renders running at once in this process: two in all (the machine's cores; drawing is CPU work on

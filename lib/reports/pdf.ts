@@ -27,21 +27,45 @@ export async function writePdf(pages: Page[], info: { title: string; author: str
   const cjk = usesCjk(pages);
   for (const face of ["regular", "bold", "italic", ...(cjk ? ["cjk" as const] : [])] as FontFace[]) doc.registerFont(FONT_NAMES[face], fontBuffer(face));
   const svgFont = (family: string, bold: boolean, italic: boolean) => (cjk && family.includes(CJK_FAMILY) ? FONT_NAMES.cjk : bold ? FONT_NAMES.bold : italic ? FONT_NAMES.italic : FONT_NAMES.regular);
+  const pen = new Pen(doc);
   for (const page of pages) {
     doc.addPage({ size: [page.width, page.height], margin: 0 });
-    for (const op of page.ops) draw(doc, op, svgFont);
+    pen.reset();
+    for (const op of page.ops) draw(doc, pen, op, svgFont);
   }
   doc.end();
   await done;
   return new Uint8Array(Buffer.concat(chunks));
 }
 
-function draw(doc: PDFKit.PDFDocument, op: Op, svgFont: (family: string, bold: boolean, italic: boolean) => string): void {
+/**
+ * The font, size and colour last set: pdfkit's font() looks the font up again on every call, which
+ * a table of a few thousand cells in one face pays for thousands of times.
+ */
+class Pen {
+  private font = "";
+  private size = 0;
+  private color = "";
+  constructor(private readonly doc: PDFKit.PDFDocument) {}
+  reset(): void {
+    this.font = "";
+    this.size = 0;
+    this.color = "";
+  }
+  set(font: string, size: number, color: string): void {
+    if (font !== this.font) this.doc.font((this.font = font));
+    if (size !== this.size) this.doc.fontSize((this.size = size));
+    if (color !== this.color) this.doc.fillColor((this.color = color));
+  }
+}
+
+function draw(doc: PDFKit.PDFDocument, pen: Pen, op: Op, svgFont: (family: string, bold: boolean, italic: boolean) => string): void {
   switch (op.kind) {
     case "text": {
       let x = op.x;
       for (const run of textRuns(op.text, op.face)) {
-        doc.font(FONT_NAMES[run.face]).fontSize(op.size).fillColor(op.color).text(run.text, x, op.y, { lineBreak: false, baseline: "alphabetic" });
+        pen.set(FONT_NAMES[run.face], op.size, op.color);
+        doc.text(run.text, x, op.y, { lineBreak: false, baseline: "alphabetic" });
         x += textWidth(run.text, op.size, run.face === "cjk" ? "regular" : run.face);
       }
       return;
@@ -53,16 +77,21 @@ function draw(doc: PDFKit.PDFDocument, op: Op, svgFont: (family: string, bold: b
       else if (op.fill) shape.fill(op.fill);
       else if (op.stroke) shape.stroke(op.stroke);
       doc.restore();
+      pen.reset();
       return;
     }
     case "line":
       doc.save().lineWidth(op.width).moveTo(op.x1, op.y1).lineTo(op.x2, op.y2).stroke(op.color).restore();
+      pen.reset();
       return;
     case "poly":
       doc.save().polygon(...op.points).fill(op.fill).restore();
+      pen.reset();
       return;
     case "svg":
       SVGtoPDF(doc, op.svg, op.x, op.y, { width: op.w, height: op.h, assumePt: true, fontCallback: svgFont, warningCallback: () => undefined });
+      // The chart set fonts and colours of its own.
+      pen.reset();
       return;
     case "image": {
       doc.save().rect(op.x, op.y, op.w, op.h).clip();

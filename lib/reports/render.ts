@@ -47,7 +47,7 @@ export interface ReportRequest {
   orientation?: Orientation;
   /** PDF: only this tab (every tab, each a section, by default). PNG: the tab drawn (the first by default). */
   tab?: string;
-  /** PNG width in pixels (1,200 by default, 480–3,000). */
+  /** PNG width in pixels (1,200 by default, 320–4,000). */
   width?: number;
   /** "draft" for editors, as in the viewer; the published version otherwise. */
   version?: "published" | "draft";
@@ -126,7 +126,7 @@ async function render(principal: Principal, request: ReportRequest, limits: Repo
   const deadline = started + limits.renderMs;
   const base = `${granted.slug}-${now.toISOString().slice(0, 10)}`;
   if (request.format === "png") {
-    const width = Math.round(Math.min(3000, Math.max(480, request.width ?? 1200)));
+    const width = Math.round(Math.min(4000, Math.max(320, request.width ?? 1200)));
     const spec: PageSpec = { width, height: null, margin: 24 };
     const { pages } = layoutReport(withCutNote(model, cut), spec, { maxPages: 1, deadline });
     const page = pages[0];

@@ -27,6 +27,7 @@ const SCOPES_OF: Record<string, readonly string[]> = {
   "PUT /api/v1/custom-dashboards/{id}": ["dashboards:write"],
   "DELETE /api/v1/custom-dashboards/{id}": ["dashboards:write"],
   "POST /api/v1/custom-dashboards/{id}/embed": ["embeds:write"],
+  "GET /api/v1/custom-dashboards/{id}/export": ["dashboards:read"],
   "GET /api/v1/custom-dashboards/{id}/embeds": ["dashboards:read"],
   "DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}": ["embeds:write"],
   "POST /api/v1/custom-dashboards/{id}/publish": ["dashboards:publish"],

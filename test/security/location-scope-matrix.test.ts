@@ -38,6 +38,8 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "DELETE /api/v1/custom-dashboards/{id}": "answers 204",
   "POST /api/v1/custom-dashboards/{id}/publish": "answers the version record, no warehouse rows",
   "POST /api/v1/custom-dashboards/{id}/embed": "answers the grant (token, url); the data it opens is checked through POST /api/v1/embed/query",
+  "GET /api/v1/custom-dashboards/{id}/export":
+    "a PDF or PNG of …/query's answer for the same caller (lib/reports/render.ts queries through it); lib/reports/export.test.ts reads its text with pdftotext and finds a two-location manager's figures equal to …/query's and no other location's name",
   "GET /api/v1/custom-dashboards/{id}/embeds": "grant metadata (locked filter values as configured, origins, expiry), no warehouse rows",
   "DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}": "answers 204",
   "GET /api/v1/custom-dashboards/{id}/versions": "version metadata (number, publisher, message, source), no warehouse rows",
