@@ -116,6 +116,7 @@ async function toSources(principal: Principal, hits: SearchHit[], question: stri
         ordinal: hit.ordinal,
         page: hit.page,
         rows: hit.rows,
+        heading: hit.heading,
         page_start: hit.page_start,
         page_end: hit.page_end,
         row_start: hit.row_start,

@@ -54,6 +54,7 @@ export const ChatSource = z
       .object({ start: z.number().int(), end: z.number().int() })
       .nullable()
       .describe("csv only: the data rows (1-based, header excluded) of the best-matching passage; open_url ends with #row=<start+1>-<end+1> (RFC 7111 counts the header as row 1)"),
+    heading: z.string().nullable().describe("docx only: the heading of the section holding the best-matching passage"),
     page_start: z.number().int().nullable(),
     page_end: z.number().int().nullable(),
     row_start: z.number().int().nullable(),

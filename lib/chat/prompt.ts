@@ -38,12 +38,14 @@ export interface PassageLocation {
   extension: string;
   page: number | null;
   rows: { start: number; end: number } | null;
+  heading?: string | null;
 }
 
-/** Where the cited passage itself is, for people: "page 5", "row 12", "rows 12–13"; else the chunk's range. */
+/** Where the cited passage itself is, for people: "page 5", "row 12", "rows 12–13", "§ Returns"; else the chunk's range. */
 export function passageLabel(source: PassageLocation & Parameters<typeof locationLabel>[0]): string {
   if (source.extension === "pdf" && source.page !== null) return `page ${source.page}`;
   if (source.rows) return source.rows.end !== source.rows.start ? `rows ${source.rows.start}–${source.rows.end}` : `row ${source.rows.start}`;
+  if (source.heading) return `§ ${source.heading}`;
   return locationLabel(source);
 }
 

@@ -33,6 +33,15 @@ export const PAGE_BREAK = "\f";
  * after the first (empty rows are counted, not stored). White space, like the form feed: no word, no token.
  */
 export const ROW_BREAK = "\v";
+/**
+ * Where a chunk's words fall in a Word document's sections: a paragraph separator (U+2029) before each section
+ * after the first (a section starts with its heading's paragraph), and a chunk whose first words are in a section
+ * opens with that section's heading between two line separators (U+2028) and a blank line, so the heading of its
+ * first part is known and its words are embedded and searched with the passage they head (words beyond the chunk's
+ * word range, the one exception to "the text is the document's words"). Both are white space.
+ */
+export const SECTION_BREAK = "\u2029";
+export const HEADING_MARK = "\u2028";
 
 /**
  * Splits a document into windows of `size` words, each starting `size -
@@ -105,8 +114,10 @@ function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, w
     while (last + 1 < wordEnd && words.segment[last + 1] === segmentIndex) last++;
     const segment = doc.segments[segmentIndex];
     // A form feed (vertical tab) inside a page's (row's) own text would read as a page (row) break.
-    const part = segment.text.slice(words.start[first], words.end[last]).replaceAll(PAGE_BREAK, " ").replaceAll(ROW_BREAK, " ");
+    const part = withoutMarks(segment.text.slice(words.start[first], words.end[last]));
+    if (first === wordStart && segment.heading !== undefined) text += `${HEADING_MARK}${withoutMarks(segment.heading)}${HEADING_MARK}${SEGMENT_SEPARATOR}`;
     if (first > wordStart) text += SEGMENT_SEPARATOR;
+    if (first > wordStart && segment.heading !== undefined) text += SECTION_BREAK;
     if (segment.page !== undefined && previousPage !== null) text += PAGE_BREAK.repeat(Math.max(0, segment.page - previousPage));
     if (segment.row !== undefined && rowEnd !== null) text += ROW_BREAK.repeat(Math.max(0, segment.row - rowEnd));
     text += part;
@@ -122,4 +133,9 @@ function buildChunk(doc: ExtractedDocument, words: WordIndex, ordinal: number, w
     first = last + 1;
   }
   return { ordinal, text, wordStart, wordEnd, pageStart, pageEnd, rowStart, rowEnd };
+}
+
+/** A page's, row's or section's own text with the mark characters turned into spaces, so none reads as a mark. */
+function withoutMarks(text: string): string {
+  return text.replace(/[\f\v\u2028\u2029]/g, " ");
 }

@@ -31,7 +31,7 @@ describe("locatePassage", () => {
 
   it("counts pages without words (skipped pages) and leaves chunks without pages alone", () => {
     expect(locatePassage("alpha beta\n\n\f\f\fgamma refund", at(2), "refund").page).toBe(5);
-    expect(locatePassage("no pages here", at(null), "pages")).toEqual({ text: "no pages here", page: null, rows: null, passage: "no pages here" });
+    expect(locatePassage("no pages here", at(null), "pages")).toEqual({ text: "no pages here", page: null, rows: null, heading: null, passage: "no pages here" });
   });
 
   it("passes the best page's own text on as the passage to highlight", () => {
@@ -61,5 +61,29 @@ describe("locatePassage", () => {
     // Nothing matches: the first row; a chunk of one row (no marks) answers its own row.
     expect(locatePassage(rows.text, start, "penguins").rows).toEqual({ start: 1, end: 1 });
     expect(locatePassage("store: North", { pageStart: null, rowStart: 7, rowEnd: 7 }, "north").rows).toEqual({ start: 7, end: 7 });
+  });
+
+  it("names the heading of the best-matching section of a Word document's chunk, the first one's too when the chunk starts inside it", () => {
+    const docx = {
+      segments: [
+        { text: "Staff handbook for every store." },
+        { text: "Returns\n\nRefunds are paid within fourteen days of the item arriving.", heading: "Returns" },
+        { text: "Opening hours\n\nStores open at eight and close at ten.", heading: "Opening hours" },
+      ],
+      wordCount: 25,
+    };
+    const [whole] = chunkDocument(docx as Parameters<typeof chunkDocument>[0], { size: 100, overlap: 0 });
+    const none = { pageStart: null, rowStart: null, rowEnd: null };
+    const refunds = locatePassage(whole.text, none, "when are refunds paid");
+    expect(refunds).toMatchObject({ heading: "Returns", page: null, rows: null, passage: docx.segments[1].text });
+    // The text shown is the document's, marks and all removed.
+    expect(refunds.text).toBe(docx.segments.map((s) => s.text).join("\n\n"));
+    expect(locatePassage(whole.text, none, "handbook").heading).toBeNull();
+    // A chunk starting inside "Returns": its text opens with that heading (embedded with it), which the locator answers and strips.
+    const later = chunkDocument(docx as Parameters<typeof chunkDocument>[0], { size: 8, overlap: 0 })[1];
+    expect(later.text.startsWith("\u2028Returns\u2028\n\n")).toBe(true);
+    const located = locatePassage(later.text, none, "fourteen days");
+    expect(located.heading).toBe("Returns");
+    expect(located.text).not.toMatch(/[\u2028\u2029]/);
   });
 });

@@ -60,12 +60,16 @@ export const SearchHit = z
     text: z.string(),
     passage: z
       .string()
-      .describe("The part of the chunk that matches the query best (a page's or a CSV row range's text inside it; the whole chunk when it has no parts): what a citation highlights"),
+      .describe("The part of the chunk that matches the query best (a page's, a CSV row range's or a Word section's text inside it; the whole chunk when it has no parts): what a citation highlights"),
     page: z.number().int().nullable().describe("pdf only: the page (1-based) of the passage inside the chunk that matches the query best, where a link should open; page_start for chunks indexed before pages were mapped"),
     rows: z
       .object({ start: z.number().int(), end: z.number().int() })
       .nullable()
       .describe("csv only: the data rows (1-based, header excluded) of the best-matching passage inside the chunk; the chunk's row range for chunks indexed before rows were mapped"),
+    heading: z
+      .string()
+      .nullable()
+      .describe("docx only: the heading (a paragraph styled Heading 1-6) of the section holding the best-matching passage; null before the first heading or in a document without headings"),
     page_start: z.number().int().nullable().describe("First page (1-based) the chunk covers; pdf only"),
     page_end: z.number().int().nullable(),
     row_start: z.number().int().nullable().describe("First data row (1-based, header excluded) the chunk covers; csv only"),

@@ -228,7 +228,7 @@ const isSemantic = (model: string) => model !== LOCAL_EMBEDDING_MODEL;
 
 function toHit(row: HitRow, search: ChunkSearch): SearchHit {
   const query = search.queryText;
-  const { text, page, rows, passage } = locatePassage(row.text, { pageStart: row.page_start, rowStart: row.row_start, rowEnd: row.row_end }, query);
+  const { text, page, rows, heading, passage } = locatePassage(row.text, { pageStart: row.page_start, rowStart: row.row_start, rowEnd: row.row_end }, query);
   const evidence = { keyword_match: row.keyword_match === true, term_coverage: Number(row.term_coverage), terms_matched: Number(row.terms_matched), similarity: Number(row.similarity) };
   return {
     chunk_id: String(row.id),
@@ -244,6 +244,7 @@ function toHit(row: HitRow, search: ChunkSearch): SearchHit {
     passage,
     page,
     rows,
+    heading,
     page_start: row.page_start,
     page_end: row.page_end,
     row_start: row.row_start,

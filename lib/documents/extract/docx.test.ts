@@ -1,3 +1,4 @@
+import { Document as DocxDocument, HeadingLevel, Packer, Paragraph } from "docx";
 import JSZip from "jszip";
 import { describe, expect, it } from "vitest";
 import { readZipDirectory } from "../zip-directory";
@@ -19,7 +20,30 @@ async function handMadeDocx(documentXml: string | Buffer, extra: Record<string, 
 const paragraphXml = (text: string) =>
   `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`;
 
+/** A Word document whose paragraphs given as `# Title` are styled Heading 1 (and `## …` Heading 2). */
+async function docxWithHeadings(paragraphs: string[]): Promise<Buffer> {
+  const children = paragraphs.map((text) => {
+    const level = /^(#+) /.exec(text)?.[1].length;
+    return level ? new Paragraph({ text: text.slice(level + 1), heading: level === 1 ? HeadingLevel.HEADING_1 : HeadingLevel.HEADING_2 }) : new Paragraph({ text });
+  });
+  return Packer.toBuffer(new DocxDocument({ sections: [{ children }] }));
+}
+
 describe("docx extraction", () => {
+  it("splits a document at its headings, each section carrying its heading; joined, the sections are the text", async () => {
+    const docx = await docxWithHeadings(["Staff handbook, 2026 edition.", "# Returns & refunds", "Refunds are paid within 14 days.", "## Damaged <goods>", "Photograph them first.", "# Opening hours", "Stores open at 08:00."]);
+    const doc = await extractText(docx, "docx");
+    expect(doc.segments.map((s) => [s.heading ?? null, s.text.trim()])).toEqual([
+      [null, "Staff handbook, 2026 edition."],
+      ["Returns & refunds", "Returns & refunds\n\nRefunds are paid within 14 days."],
+      ["Damaged <goods>", "Damaged <goods>\n\nPhotograph them first."],
+      ["Opening hours", "Opening hours\n\nStores open at 08:00."],
+    ]);
+    const plain = await extractText(await docxWithParagraphs(["Staff handbook, 2026 edition.", "Returns & refunds", "Refunds are paid within 14 days.", "Damaged <goods>", "Photograph them first.", "Opening hours", "Stores open at 08:00."]), "docx");
+    expect(doc.segments.map((s) => s.text).join("\n\n")).toBe(plain.segments[0].text);
+    expect(doc.wordCount).toBe(plain.wordCount);
+  });
+
   it("extracts the paragraphs of a Word document", async () => {
     const docx = await docxWithParagraphs(["Shipping policy", prose(120), "Zürich office: 3 days"]);
     const doc = await extractText(docx, "docx");

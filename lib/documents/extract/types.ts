@@ -5,6 +5,8 @@ export interface TextSegment {
   page?: number;
   /** 1-based data row number, header excluded (csv). */
   row?: number;
+  /** The heading of the section this text belongs to, which starts with that heading's paragraph (docx). */
+  heading?: string;
 }
 
 /** The text of one document, in reading order, as the chunker consumes it. */
