@@ -16,6 +16,7 @@ import * as demoOutbox from "@/app/api/v1/notifications/admin/demo-outbox/route"
 import * as inbox from "@/app/api/v1/notifications/inbox/route";
 import * as apiKeys from "@/app/api/v1/api-keys/route";
 import * as versions from "@/app/api/v1/custom-dashboards/[id]/versions/route";
+import * as reportSchedules from "@/app/api/v1/report-schedules/route";
 
 /*
  * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
@@ -156,6 +157,19 @@ const LISTS: List[] = [
             id: id("ndo", org, i), orgId: ORG_ID[org], runId, ruleId, channel: "email", recipient: `ndo-${i}@${org}.test`, status: "delivered", reason: "kept in the demo outbox on attempt 1 (the demo's e-mail: nothing was sent)",
             subject: "S", body: "B", severity: "info", dedupeKey: `ndo-${i}`, attempts: 1, maxAttempts: 6, createdAt: stamp(i), updatedAt: stamp(i), deliveredAt: stamp(i % 2), // equal timestamps: the id breaks ties
           },
+        });
+      }
+    },
+  },
+  {
+    name: "report schedules",
+    handler: reportSchedules.GET,
+    seed: async (tx, org, n) => {
+      const dashboardId = id("dsh", org, "reports");
+      await tx.dashboard.create({ data: { id: dashboardId, orgId: ORG_ID[org], name: "Reported", slug: "paging-reports", draftYaml: "kind: Dashboard", createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin` } });
+      for (let i = 0; i < n; i++) {
+        await tx.reportSchedule.create({
+          data: { id: id("rsc", org, i), orgId: ORG_ID[org], dashboardId, name: `Paging ${i}`, cron: "0 8 * * 1", timeZone: "UTC", formats: ["pdf"], channels: ["email"], sharedRole: "admin", createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin`, createdAt: stamp(i % 2) }, // equal timestamps: the id breaks ties
         });
       }
     },

@@ -12,7 +12,7 @@ import * as documentsSearch from "@/lib/documents/search-contract";
 import * as locations from "@/lib/locations/contract";
 import * as notifications from "@/lib/notifications/contract";
 import * as organizations from "@/lib/organizations/contract";
-import * as reportsExport from "@/lib/reports/export-contract";
+import * as reportsSchedules from "@/lib/reports/schedules-contract";
 
 /**
  * Every endpoint a route file serves, in the order of their folders. /openapi.json and the method
@@ -36,7 +36,6 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.embedDashboard, // POST /api/v1/custom-dashboards/{id}/embed
   dashboards.listEmbeds, // GET /api/v1/custom-dashboards/{id}/embeds
   dashboards.revokeEmbed, // DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}
-  reportsExport.exportDashboard, // GET /api/v1/custom-dashboards/{id}/export
   dashboards.publishDashboard, // POST /api/v1/custom-dashboards/{id}/publish
   dashboards.queryDashboard, // POST /api/v1/custom-dashboards/{id}/query
   dashboardsVersions.listVersions, // GET /api/v1/custom-dashboards/{id}/versions
@@ -85,6 +84,14 @@ export const ENDPOINTS: Endpoint[] = [
   organizations.getOrganizationSettings, // GET /api/v1/organization/settings
   organizations.putOrganizationSettings, // PUT /api/v1/organization/settings
   dashboards.queryPublicDashboard, // POST /api/v1/public/query
+  reportsSchedules.downloadReportFile, // GET /api/v1/report-files/{token}
+  reportsSchedules.listReportSchedules, // GET /api/v1/report-schedules
+  reportsSchedules.createReportSchedule, // POST /api/v1/report-schedules
+  reportsSchedules.getReportSchedule, // GET /api/v1/report-schedules/{id}
+  reportsSchedules.updateReportSchedule, // PATCH /api/v1/report-schedules/{id}
+  reportsSchedules.deleteReportSchedule, // DELETE /api/v1/report-schedules/{id}
+  reportsSchedules.sendReportSchedule, // POST /api/v1/report-schedules/{id}/send
+  reportsSchedules.unsubscribeReport, // POST /api/v1/report-unsubscribe/{token}
   authSessions.endUserSessions, // DELETE /api/v1/users/{id}/sessions
   api.openApiDocument, // GET /openapi.json
 ];

@@ -24,6 +24,17 @@ export const OrganizationSettingsBody = z
       .max(MAX_IMAGE_ORIGINS)
       .describe("Origins the organization's dashboard images may load from, besides this app's own origin and data: URLs; replaces the list"),
     index_on_upload: z.boolean().optional().describe("Whether uploading a file queues its indexing (default true); omitted keeps the stored value"),
+    report_allowed_domains: z
+      .array(
+        z
+          .string()
+          .trim()
+          .toLowerCase()
+          .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, "must be a domain name such as example.com"),
+      )
+      .max(50)
+      .optional()
+      .describe("E-mail domains scheduled reports may be sent to beyond the organization's users (none by default); omitted keeps the stored list"),
   })
   .meta({ id: "OrganizationSettingsInput" });
 export type OrganizationSettingsBody = z.output<typeof OrganizationSettingsBody>;
@@ -32,6 +43,7 @@ export const OrganizationSettings = z
   .object({
     image_origins: z.array(z.string()).describe("Origins dashboard images may load from, besides this app's own origin and data: URLs"),
     index_on_upload: z.boolean().describe("Whether uploading a file queues its indexing; an upload's ?index=true|false overrides it"),
+    report_allowed_domains: z.array(z.string()).describe("E-mail domains scheduled reports may be sent to beyond the organization's users"),
     updated_at: z.iso.datetime().nullable().describe("ISO 8601, UTC; null until first saved"),
   })
   .meta({ id: "OrganizationSettings" });

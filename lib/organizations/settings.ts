@@ -7,12 +7,24 @@ import type { OrganizationSettingsBody } from "./contract";
 interface SettingsRow {
   image_origins: string[];
   index_on_upload: boolean;
+  report_allowed_domains: string[];
   updated_at: Date | null;
 }
 
-const view = (row: SettingsRow | undefined) => ({ image_origins: row?.image_origins ?? [], index_on_upload: row?.index_on_upload ?? true, updated_at: row?.updated_at ?? null });
+const view = (row: SettingsRow | undefined) => ({
+  image_origins: row?.image_origins ?? [],
+  index_on_upload: row?.index_on_upload ?? true,
+  report_allowed_domains: row?.report_allowed_domains ?? [],
+  updated_at: row?.updated_at ?? null,
+});
 
-const readRow = async (tx: TenantTx) => (await tx.$queryRaw<SettingsRow[]>`SELECT image_origins, index_on_upload, updated_at FROM organization_settings`)[0];
+const readRow = async (tx: TenantTx) =>
+  (await tx.$queryRaw<SettingsRow[]>`SELECT image_origins, index_on_upload, report_allowed_domains, updated_at FROM organization_settings`)[0];
+
+/** E-mail domains scheduled reports may go to beyond the organization's users (migration 0034; no row: none). */
+export async function reportAllowedDomains(tx: TenantTx): Promise<string[]> {
+  return (await readRow(tx))?.report_allowed_domains ?? [];
+}
 
 /** Whether an upload queues its file's indexing in this organization (issue 28 §1; no row: yes). */
 export async function indexOnUpload(tx: TenantTx): Promise<boolean> {
@@ -26,12 +38,14 @@ export async function getOrganizationSettings(principal: Principal) {
 /** Replaces the organization's settings (migration 0030); the row is made on first save. */
 export async function putOrganizationSettings(principal: Principal, body: OrganizationSettingsBody) {
   const origins = [...new Set(body.image_origins)];
+  const domains = body.report_allowed_domains && [...new Set(body.report_allowed_domains)];
   const row = await withTenant(principal, async (tx) => {
     await tx.$executeRaw`
-      INSERT INTO organization_settings (org_id, image_origins, index_on_upload, updated_by, updated_at)
-      VALUES (${principal.orgId}, ${origins}::text[], ${body.index_on_upload ?? true}, ${principal.userId}, now())
+      INSERT INTO organization_settings (org_id, image_origins, index_on_upload, report_allowed_domains, updated_by, updated_at)
+      VALUES (${principal.orgId}, ${origins}::text[], ${body.index_on_upload ?? true}, ${domains ?? []}::text[], ${principal.userId}, now())
       ON CONFLICT (org_id) DO UPDATE SET image_origins = EXCLUDED.image_origins, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at,
-        index_on_upload = coalesce(${body.index_on_upload ?? null}::boolean, organization_settings.index_on_upload)`;
+        index_on_upload = coalesce(${body.index_on_upload ?? null}::boolean, organization_settings.index_on_upload),
+        report_allowed_domains = coalesce(${domains ?? null}::text[], organization_settings.report_allowed_domains)`;
     return readRow(tx);
   });
   imageOriginCache.delete(principal.orgId);

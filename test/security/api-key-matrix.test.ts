@@ -49,6 +49,12 @@ const SCOPES_OF: Record<string, readonly string[]> = {
   "DELETE /api/v1/documents/{id}/index": ["documents:write"],
   "POST /api/v1/documents/{id}/upload": ["documents:write"],
   "GET /api/v1/locations": ["dashboards:read", "documents:read"],
+  "GET /api/v1/report-schedules": [],
+  "POST /api/v1/report-schedules": [],
+  "GET /api/v1/report-schedules/{id}": [],
+  "PATCH /api/v1/report-schedules/{id}": [],
+  "DELETE /api/v1/report-schedules/{id}": [],
+  "POST /api/v1/report-schedules/{id}/send": [],
 };
 
 const acme: Record<string, string> = {};

@@ -60,7 +60,7 @@ describe("image widget URLs in manifests", () => {
 
 describe("organization image origins (settings API)", () => {
   it("lets an admin read and replace the list, normalized; refuses anything that is not an origin", async () => {
-    expect((await call(settings.GET, "GET", { token: admin })).json).toEqual({ image_origins: [], index_on_upload: true, updated_at: null });
+    expect((await call(settings.GET, "GET", { token: admin })).json).toEqual({ image_origins: [], index_on_upload: true, report_allowed_domains: [], updated_at: null });
     const put = await call(settings.PUT, "PUT", { token: admin, body: { image_origins: ["https://Images.Example.com/", "https://*.cdn.example.net", "https://images.example.com:443"] } });
     expect(put.status).toBe(200);
     expect(put.json.image_origins).toEqual(["https://images.example.com", "https://*.cdn.example.net"]);

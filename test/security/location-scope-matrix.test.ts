@@ -94,6 +94,14 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "POST /api/v1/documents/search": "searches document chunks, which carry no location",
   "GET /api/v1/documents/embedding-config": "provider configuration",
   "POST /api/v1/chat": "answers from document chunks, which carry no location",
+  "GET /api/v1/report-schedules": "schedule configuration; a scoped editor lists only schedules within their scope (lib/reports/schedules.test.ts); report data is rendered per recipient scope (schedules-run.test.ts)",
+  "POST /api/v1/report-schedules": "schedule configuration; a shared scope wider than the caller's is refused (lib/reports/schedules.test.ts)",
+  "GET /api/v1/report-schedules/{id}": "schedule configuration, 404 beyond the caller's scope",
+  "PATCH /api/v1/report-schedules/{id}": "schedule configuration, 404 beyond the caller's scope",
+  "DELETE /api/v1/report-schedules/{id}": "answers 204",
+  "POST /api/v1/report-schedules/{id}/send": "queues a run; each recipient's file is rendered in that recipient's scope (lib/reports/schedules-run.test.ts)",
+  "GET /api/v1/report-files/{token}": "a signed link to one file rendered in one scope; the token names the file and its scope (lib/reports/schedules-run.test.ts)",
+  "POST /api/v1/report-unsubscribe/{token}": "records an unsubscribe; answers the schedule's name",
 };
 
 /** How a caller authenticates: a bearer token or a next-auth session cookie (with this site's Origin, as the CSRF check wants). */

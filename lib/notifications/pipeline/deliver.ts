@@ -2,13 +2,15 @@ import "server-only";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery } from "@/lib/db/generated/client";
-import { resolveChannel } from "@/lib/notifications/admin/channels";
+import { resolveChannel, type ResolvedChannel } from "@/lib/notifications/admin/channels";
 import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
 import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
-import { SendError, sendExternal } from "@/lib/notifications/transports/send";
+import { SendError, sendExternal, sendReport, type OutboundMessage } from "@/lib/notifications/transports/send";
+import { ReportUnavailable, reportAttachments } from "@/lib/reports/schedules-run";
+import { unsubscribeLink } from "@/lib/reports/schedules-links";
 
 export function backoffMs(failedAttempts: number): number {
   const cfg = notificationsConfig();
@@ -65,7 +67,9 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
   const { d, channel, ruleKey } = claim;
   let failure: SendError | null = null;
   try {
-    await sendExternal(channel, { id: d.id, recipient: d.recipient, subject: d.subject, body: d.body, severity: d.severity, ruleKey, sentAt: now });
+    const message = { id: d.id, recipient: d.recipient, subject: d.subject, body: d.body, severity: d.severity, ruleKey, sentAt: now };
+    if (d.reportRunId) await sendReportDelivery(rt, channel, d, message);
+    else await sendExternal(channel, message);
   } catch (error) {
     failure = error instanceof SendError ? error : new SendError(String(error), true);
   }
@@ -81,6 +85,19 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
   });
   if (retryAt) await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId: d.id, attempt: job.attempt + 1 } satisfies DeliverJob, { startAfter: retryAt });
   return "done";
+}
+
+/** A scheduled report's delivery: its scope's files (rendered now if the run could not), attached or linked. */
+async function sendReportDelivery(rt: Runtime, channel: ResolvedChannel, d: NotificationDelivery, message: OutboundMessage) {
+  let report: Awaited<ReturnType<typeof reportAttachments>>;
+  try {
+    report = await reportAttachments(rt, d);
+  } catch (error) {
+    if (error instanceof ReportUnavailable) throw new SendError(error.message, !error.permanent);
+    throw error;
+  }
+  const unsubscribeUrl = d.channel === "email" ? await unsubscribeLink(d.orgId, report.scheduleId, d.recipient, message.sentAt) : undefined;
+  await sendReport(channel, { ...message, scheduleId: report.scheduleId, files: report.files, unsubscribeUrl });
 }
 
 async function finish(

@@ -72,7 +72,7 @@ async function emailTargets(tx: TenantTx, rule: NotificationRule, admins: { id: 
 }
 
 /** What quiet hours make of a delivery created at `now`: nothing, a later start, or a skip. */
-function quietOutcome(policy: QuietHoursPolicy, channel: ChannelKind, now: Date): { skip: string } | { deferTo: Date; reason: string } | null {
+export function quietOutcome(policy: QuietHoursPolicy, channel: ChannelKind, now: Date): { skip: string } | { deferTo: Date; reason: string } | null {
   const window = windowFor(policy, channel);
   const until = window ? quietUntil(window, now, policy.timeZone) : null;
   if (!window || !until) return null;

@@ -12,6 +12,8 @@ export const QUEUES = {
   tick: "notifications.tick",
   evaluate: "notifications.evaluate",
   deliver: "notifications.deliver",
+  /** A scheduled report's run: renders once per recipient scope, then queues its deliveries (lib/reports/schedules-run.ts). */
+  report: "reports.run",
 } as const;
 
 /**
@@ -32,6 +34,8 @@ const QUEUE_OPTIONS: Record<keyof typeof QUEUES, Omit<PgBoss.Queue, "name">> = {
   // pg-boss retries these only when a worker crashed or threw; send failures are rescheduled by the handler with its own backoff.
   evaluate: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
   deliver: { retryLimit: 5, retryDelay: 0, expireInSeconds: DELIVER_EXPIRE_SECONDS },  // replaced by the configured lease in openQueue
+  // Rendering can take a while (a render has its own time limit); a run that threw is retried, and files already rendered are kept.
+  report: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 600 },
 };
 
 /** What the pipeline needs from the queue; pg-boss in production, the same pg-boss in tests. */

@@ -1,13 +1,22 @@
 import "server-only";
+import type { Principal } from "@/lib/auth/roles";
 import type { TenantTx } from "@/lib/db/tenant";
 import type { Clock } from "@/lib/notifications/clock";
 import type { JobQueue } from "@/lib/notifications/pipeline/queue";
 import { newId } from "@/lib/ids";
 
-/** The pipeline's outside world: a clock and a queue, both injectable. */
+/** What a scheduled report's run asks of the renderer (lib/reports/render.ts renderDashboardReport). */
+export type ReportRenderer = (
+  principal: Principal,
+  input: { dashboardId: string; filters: Record<string, unknown>; format: "pdf" | "png"; paper?: "a4" | "letter"; orientation?: "portrait" | "landscape"; tab?: string; width?: number },
+) => Promise<{ bytes: Uint8Array; contentType: string; filename: string; pages: number }>;
+
+/** The pipeline's outside world: a clock, a queue and (for reports) a renderer, all injectable. */
 export interface Runtime {
   clock: Clock;
   queue: JobQueue;
+  /** The dashboard renderer of report runs; the export endpoint's when absent (tests wrap it to count renders). */
+  render?: ReportRenderer;
 }
 
 export interface EvaluateJob {

@@ -7,12 +7,15 @@ import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
 import { type DeliverJob, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { QUEUES, getQueue } from "@/lib/notifications/pipeline/queue";
+import type { ReportRunJob } from "@/lib/reports/schedules";
+import { runReport } from "@/lib/reports/schedules-run";
 
 /** Job handlers by queue; each resolves to whether it did its work or deferred the job to a later time. */
 function handlers(rt: Runtime): Record<string, (data: object) => Promise<"done" | "deferred">> {
   return {
     [QUEUES.tick]: async () => (await tick(rt), "done"),
     [QUEUES.evaluate]: async (data) => (await evaluateRun(rt, data as EvaluateJob), "done"),
+    [QUEUES.report]: async (data) => (await runReport(rt, data as ReportRunJob), "done"),
     [QUEUES.deliver]: (data) => deliver(rt, data as DeliverJob),
   };
 }
@@ -51,7 +54,7 @@ export async function drainQueues(rt: Runtime & { queue: PgBoss }): Promise<numb
   let processed = 0;
   for (;;) {
     let round = 0;
-    for (const name of [QUEUES.tick, QUEUES.evaluate, QUEUES.deliver]) {
+    for (const name of [QUEUES.tick, QUEUES.evaluate, QUEUES.report, QUEUES.deliver]) {
       for (const job of await rt.queue.fetch<object>(name, { batchSize: 20 })) {
         try {
           if ((await handle[name](job.data)) === "done") round += 1;

@@ -1,6 +1,7 @@
 import "server-only";
 import crypto from "node:crypto";
 import nodemailer from "nodemailer";
+import type Mail from "nodemailer/lib/mailer";
 import { ErrorCode as SlackErrorCode, WebClient, type FetchFunction } from "@slack/web-api";
 import { notificationsConfig } from "@/lib/config/notifications";
 import type { ResolvedChannel } from "@/lib/notifications/admin/channels";
@@ -27,16 +28,63 @@ export class SendError extends Error {
   }
 }
 
+/** One file of a scheduled report, with its signed download link. */
+export interface ReportFileOut {
+  format: string;
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
+  pages: number;
+  url: string;
+  expiresAt: Date;
+}
+
+/** A scheduled report to one recipient: e-mail attaches the files, Slack uploads them (or links them), webhooks link them. */
+export interface ReportMessage extends OutboundMessage {
+  scheduleId: string;
+  files: ReportFileOut[];
+  /** The recipient's one-click unsubscribe URL (e-mail). */
+  unsubscribeUrl?: string;
+}
+
 /** Sends through an external channel (email, slack, webhook); `in_app` is written to the inbox by the caller. */
 export async function sendExternal(channel: ResolvedChannel, message: OutboundMessage): Promise<void> {
+  return guarded(channel, async () => {
+    if (channel.kind === "email") return sendEmail(channel, message, { text: message.body, headers: { "X-Quarry-Rule": message.ruleKey, "X-Quarry-Severity": message.severity } });
+    if (channel.kind === "slack") return sendSlack(channel, message);
+    if (channel.kind === "webhook") return sendWebhook(channel, message);
+    throw new SendError(`Channel ${channel.kind} has no external transport`, false);
+  });
+}
+
+/** Sends a scheduled report (lib/reports/schedules-run.ts) through an external channel. */
+export async function sendReport(channel: ResolvedChannel, message: ReportMessage): Promise<void> {
+  return guarded(channel, async () => {
+    const links = message.files.map((f) => `${f.filename} (${f.pages} ${f.pages === 1 ? "page" : "pages"}): ${f.url} (link valid until ${f.expiresAt.toISOString()})`);
+    if (channel.kind === "email") {
+      const unsubscribe = message.unsubscribeUrl;
+      return sendEmail(channel, message, {
+        text: [message.body, "", `Attached: ${message.files.map((f) => f.filename).join(", ")}.`, ...(unsubscribe ? ["", `Stop receiving this report: ${unsubscribe}`] : [])].join("\n"),
+        attachments: message.files.map((f) => ({ filename: f.filename, content: f.bytes, contentType: f.contentType })),
+        // RFC 2369 and RFC 8058: mail clients offer "unsubscribe" and POST `List-Unsubscribe=One-Click` to the URL.
+        headers: {
+          "X-Quarry-Report": message.scheduleId,
+          ...(unsubscribe ? { "List-Unsubscribe": `<${unsubscribe}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } : {}),
+        },
+      });
+    }
+    if (channel.kind === "slack") return sendSlackReport(channel, message, links);
+    if (channel.kind === "webhook") return sendWebhookReport(channel, message);
+    throw new SendError(`Channel ${channel.kind} has no external transport`, false);
+  });
+}
+
+async function guarded(channel: ResolvedChannel, send: () => Promise<void>): Promise<void> {
   if (isDemoOutbox(channel.settings)) {
     throw new SendError("The demo outbox sends nothing: what rules send appears in its list on this page. Configure a real provider to send.", false);
   }
   try {
-    if (channel.kind === "email") return await sendEmail(channel, message);
-    if (channel.kind === "slack") return await sendSlack(channel, message);
-    if (channel.kind === "webhook") return await sendWebhook(channel, message);
-    throw new SendError(`Channel ${channel.kind} has no external transport`, false);
+    return await send();
   } catch (error) {
     if (error instanceof SendError) throw error;
     if (error instanceof UnsafeTargetError) throw new SendError(error.message, false);
@@ -44,7 +92,7 @@ export async function sendExternal(channel: ResolvedChannel, message: OutboundMe
   }
 }
 
-async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
+async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, content: Pick<Mail.Options, "text" | "attachments" | "headers">) {
   const s = channel.settings as { host: string; port: number; secure: boolean; user?: string; from: string };
   // Connect to the address that was checked; the host name is still what TLS verifies (servername).
   const target = await assertPublicHost(s.host);
@@ -64,9 +112,8 @@ async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
       from: s.from,
       to: message.recipient,
       subject: message.subject,
-      text: message.body,
       messageId: `<${message.id}@quarry.notifications>`,
-      headers: { "X-Quarry-Rule": message.ruleKey, "X-Quarry-Severity": message.severity },
+      ...content,
     });
   } catch (error) {
     const e = error as { code?: string; responseCode?: number; message?: string };
@@ -80,22 +127,64 @@ async function sendEmail(channel: ResolvedChannel, message: OutboundMessage) {
   }
 }
 
+function slackClient(channel: ResolvedChannel) {
+  const cfg = notificationsConfig();
+  // guardedFetch checks the API host and pins the connection to the checked address on every call.
+  return new WebClient(channel.secrets.bot_token, { slackApiUrl: cfg.slack_api_url, retryConfig: { retries: 0 }, timeout: cfg.send_timeout_ms, rejectRateLimitedCalls: true, fetch: slackFetch });
+}
+
+/** A Slack Web API error as a SendError: a platform error (channel_not_found, invalid_auth, ...) is an answer, not an outage. */
+function slackFailure(error: unknown): SendError {
+  return new SendError(`Slack: ${(error as Error).message}`, (error as { code?: string }).code !== SlackErrorCode.PlatformError);
+}
+
 async function sendSlack(channel: ResolvedChannel, message: OutboundMessage) {
   const text = `*[${message.severity.toUpperCase()}] ${message.subject}*\n${message.body}`;
   if (channel.settings.mode === "bot") {
-    const cfg = notificationsConfig();
-    // guardedFetch checks the API host and pins the connection to the checked address on every call.
-    const client = new WebClient(channel.secrets.bot_token, { slackApiUrl: cfg.slack_api_url, retryConfig: { retries: 0 }, timeout: cfg.send_timeout_ms, rejectRateLimitedCalls: true, fetch: slackFetch });
     try {
-      await client.chat.postMessage({ channel: String(channel.settings.channel), text });
+      await slackClient(channel).chat.postMessage({ channel: String(channel.settings.channel), text });
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      // A platform error (channel_not_found, invalid_auth, ...) is an answer, not an outage.
-      throw new SendError(`Slack: ${(error as Error).message}`, code !== SlackErrorCode.PlatformError);
+      throw slackFailure(error);
     }
     return;
   }
   await postJson(channel.secrets.webhook_url, JSON.stringify({ text }), {}, "Slack webhook");
+}
+
+/**
+ * A report to Slack. A bot uploads the files to its channel (files.getUploadURLExternal, the bytes, then
+ * files.completeUploadExternal); a bot that may not upload (no files:write, a channel given by name where an id
+ * is needed) and an incoming webhook, which cannot upload at all, post the signed download links instead.
+ */
+async function sendSlackReport(channel: ResolvedChannel, message: ReportMessage, links: string[]) {
+  const heading = `*${message.subject}*\n${message.body}`;
+  const linked = `${heading}\n${links.map((l) => `• ${l}`).join("\n")}`;
+  if (channel.settings.mode !== "bot") {
+    await postJson(channel.secrets.webhook_url, JSON.stringify({ text: linked }), {}, "Slack webhook");
+    return;
+  }
+  const client = slackClient(channel);
+  const target = String(channel.settings.channel);
+  try {
+    const uploaded: { id: string; title: string }[] = [];
+    for (const file of message.files) {
+      const slot = await client.files.getUploadURLExternal({ filename: file.filename, length: file.bytes.length });
+      if (!slot.upload_url || !slot.file_id) throw new Error("no upload URL");
+      const put = await guardedFetch(slot.upload_url, { method: "POST", headers: { "content-type": "application/octet-stream" }, body: file.bytes, signal: AbortSignal.timeout(notificationsConfig().send_timeout_ms) });
+      if (!put.ok) throw new Error(`upload answered HTTP ${put.status}`);
+      uploaded.push({ id: slot.file_id, title: file.filename });
+    }
+    await client.files.completeUploadExternal({ files: uploaded as [{ id: string; title: string }], channel_id: target, initial_comment: heading });
+    return;
+  } catch (error) {
+    if (error instanceof UnsafeTargetError) throw error;
+    // Not uploaded: the links say the same, and expire.
+  }
+  try {
+    await client.chat.postMessage({ channel: target, text: linked });
+  } catch (error) {
+    throw slackFailure(error);
+  }
 }
 
 /** The Slack client's fetch, through guardedFetch; postMessage sends a string body (file uploads, with FormData, are not used). */
@@ -113,9 +202,27 @@ async function sendWebhook(channel: ResolvedChannel, message: OutboundMessage) {
     body: message.body,
     sent_at: message.sentAt.toISOString(),
   });
+  await postJson(String(channel.settings.url), body, signatureHeaders(channel, message, body), "Webhook");
+}
+
+async function sendWebhookReport(channel: ResolvedChannel, message: ReportMessage) {
+  const body = JSON.stringify({
+    id: message.id,
+    type: "report",
+    schedule_id: message.scheduleId,
+    subject: message.subject,
+    body: message.body,
+    files: message.files.map((f) => ({ format: f.format, filename: f.filename, content_type: f.contentType, pages: f.pages, url: f.url, expires_at: f.expiresAt.toISOString() })),
+    sent_at: message.sentAt.toISOString(),
+  });
+  await postJson(String(channel.settings.url), body, signatureHeaders(channel, message, body), "Webhook");
+}
+
+/** The webhook's signature over timestamp and body (docs/notifications.md), and the delivery id receivers deduplicate on. */
+function signatureHeaders(channel: ResolvedChannel, message: OutboundMessage, body: string) {
   const timestamp = Math.floor(message.sentAt.getTime() / 1000);
   const signature = crypto.createHmac("sha256", channel.secrets.signing_secret).update(`${timestamp}.${body}`).digest("hex");
-  await postJson(String(channel.settings.url), body, { "X-Quarry-Delivery": message.id, "X-Quarry-Signature": `t=${timestamp},v1=${signature}` }, "Webhook");
+  return { "X-Quarry-Delivery": message.id, "X-Quarry-Signature": `t=${timestamp},v1=${signature}` };
 }
 
 async function postJson(rawUrl: string | undefined, body: string, headers: Record<string, string>, what: string) {

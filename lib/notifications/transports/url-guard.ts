@@ -130,7 +130,7 @@ const MAX_RESPONSE_BYTES = 1_048_576;
 export interface GuardedRequestInit {
   method?: string;
   headers?: Record<string, string>;
-  body?: string;
+  body?: string | Uint8Array;
   signal?: AbortSignal;
 }
 

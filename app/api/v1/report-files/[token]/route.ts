@@ -1,0 +1,4 @@
+import { route } from "@/lib/api/route";
+import { downloadReportFile } from "@/lib/reports/schedules-operations";
+
+export const GET = route(downloadReportFile);

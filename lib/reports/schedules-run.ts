@@ -1,0 +1,278 @@
+import "server-only";
+import { findOrganization, type OrgIdentity } from "@/lib/auth/directory";
+import { Role } from "@/lib/auth/roles";
+import { notificationsConfig } from "@/lib/config/notifications";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import type { NotificationDelivery, ReportRun, ReportSchedule } from "@/lib/db/generated/client";
+import { Forbidden, NotFound } from "@/lib/errors";
+import { newId } from "@/lib/ids";
+import { log } from "@/lib/log";
+import { resolveChannel, usableKinds } from "@/lib/notifications/admin/channels";
+import { loadQuietHours } from "@/lib/notifications/admin/quiet-hours";
+import { loadOptOuts } from "@/lib/notifications/admin/unsubscribes";
+import { quietOutcome } from "@/lib/notifications/pipeline/evaluate";
+import { QUEUES } from "@/lib/notifications/pipeline/queue";
+import type { DeliverJob, ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runtime";
+import { reportAllowedDomains } from "@/lib/organizations/settings";
+import { domainOf, type ReportRunJob } from "./schedules";
+import { DOWNLOAD_LINK_SECONDS, downloadLink } from "./schedules-links";
+import { parseScopeKey, reportScope, scopeKey, scopePrincipal, withinLocations, type ReportScope } from "./schedules-scope";
+
+/** How long a rendered file is kept (and its download links can work at most). */
+const FILE_RETENTION_MS = 7 * 24 * 3600_000;
+
+type Channel = "email" | "slack" | "webhook";
+
+interface Target {
+  channel: Channel;
+  recipient: string;
+  scope: ReportScope;
+  /** Who the render is for in logs: the user, or the schedule's creator for the shared scope. */
+  renderFor: string;
+  skipReason?: string;
+}
+
+export const describeScope = (scope: ReportScope) =>
+  `${scope.role.replace("_", " ")}, ${scope.locationIds.length > 0 ? `locations ${scope.locationIds.join(", ")}` : "every location"}`;
+
+/**
+ * Who receives a run and in which scope: each user recipient in their own role and locations (read now, so a
+ * changed scope applies from the next run); addresses, Slack and the webhook in the shared scope, only while an
+ * admin's approval stands and still within its creator's scope, and addresses only in the allowed domains.
+ */
+async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Target[]> {
+  const [usable, optOuts, unsubscribed, users, domains, creator] = await Promise.all([
+    usableKinds(tx),
+    loadOptOuts(tx),
+    tx.reportUnsubscribe.findMany({ where: { scheduleId: schedule.id }, select: { recipient: true } }),
+    tx.user.findMany({ where: { id: { in: schedule.userIds } }, select: { id: true, email: true, role: true, locationIds: true }, orderBy: { id: "asc" } }),
+    reportAllowedDomains(tx),
+    tx.user.findUnique({ where: { id: schedule.createdBy }, select: { locationIds: true } }),
+  ]);
+  const gone = new Set(unsubscribed.map((u) => u.recipient));
+  const shared = reportScope(Role.parse(schedule.sharedRole), schedule.sharedLocationIds);
+  const sharedSkip = !schedule.sharedApprovedBy
+    ? "the shared scope of addresses, Slack and webhooks waits for an admin's approval"
+    : creator && !withinLocations(shared.locationIds, creator.locationIds.length > 0 ? creator.locationIds : null)
+      ? "the shared scope is wider than its creator's current locations"
+      : undefined;
+  const optedOut = (address: string, userId?: string) =>
+    gone.has(address) || (userId !== undefined && gone.has(userId)) ? "recipient unsubscribed from this report" : (optOuts.fromRule(schedule.id, { userId, address }) ?? undefined);
+  const targets: Target[] = [];
+  for (const channel of schedule.channels as Channel[]) {
+    if (!usable.has(channel)) {
+      targets.push({ channel, recipient: "-", scope: shared, renderFor: schedule.createdBy, skipReason: "channel not configured or disabled" });
+      continue;
+    }
+    if (channel === "email") {
+      for (const u of users) {
+        const address = u.email.toLowerCase();
+        targets.push({ channel, recipient: address, scope: reportScope(Role.parse(u.role), u.locationIds), renderFor: u.id, skipReason: optedOut(address, u.id) });
+      }
+      for (const address of schedule.addresses) {
+        const skipReason = !domains.includes(domainOf(address)) ? `${domainOf(address)} is no longer one of the organization's report domains` : (sharedSkip ?? optedOut(address));
+        targets.push({ channel, recipient: address, scope: shared, renderFor: schedule.createdBy, skipReason });
+      }
+    }
+    if (channel === "slack") {
+      const resolved = await resolveChannel(tx, schedule.orgId, "slack");
+      targets.push({ channel, recipient: resolved?.settings.mode === "bot" ? String(resolved.settings.channel) : "slack-webhook", scope: shared, renderFor: schedule.createdBy, skipReason: sharedSkip });
+    }
+    if (channel === "webhook") {
+      const resolved = await resolveChannel(tx, schedule.orgId, "webhook");
+      targets.push({ channel, recipient: new URL(String(resolved?.settings.url)).host, scope: shared, renderFor: schedule.createdBy, skipReason: sharedSkip });
+    }
+  }
+  return targets;
+}
+
+type Options = { paper?: "a4" | "letter"; orientation?: "portrait" | "landscape"; tab?: string | null; width?: number | null };
+
+/**
+ * The renderer used when the runtime names none: the export endpoint's. Loaded on first use, so the routes
+ * that import the pipeline (to queue a job) do not load fonts, ECharts and pdfkit.
+ */
+async function defaultRenderer(): Promise<ReportRenderer> {
+  return (await import("./render")).renderDashboardReport;
+}
+
+/**
+ * The file of one run, scope and format: the stored one, or rendered now (as the scope's principal, through the
+ * same policy, cache and row-level security as the viewer) and stored. Answers whether it rendered.
+ */
+async function ensureFile(rt: Runtime, org: OrgIdentity, run: ReportRun, schedule: ReportSchedule, key: string, format: "pdf" | "png", renderFor: string): Promise<boolean> {
+  const scope = { orgId: org.id };
+  const existing = await withTenant(scope, (tx) => tx.reportFile.findUnique({ where: { runId_scopeKey_format: { runId: run.id, scopeKey: key, format } }, select: { id: true } }));
+  if (existing) return false;
+  const parsed = parseScopeKey(key);
+  if (!parsed) throw new Error(`Unreadable report scope '${key}'`);
+  const options = schedule.options as Options;
+  const render = rt.render ?? (await defaultRenderer());
+  const file = await render(scopePrincipal(org, renderFor, parsed), {
+    dashboardId: schedule.dashboardId,
+    filters: schedule.filters as Record<string, unknown>,
+    format,
+    paper: options.paper,
+    orientation: options.orientation,
+    tab: options.tab ?? undefined,
+    width: options.width ?? undefined,
+  });
+  const now = rt.clock.now();
+  await withTenant(scope, (tx) =>
+    tx.reportFile.createMany({
+      data: [{ id: newId("rfl"), orgId: org.id, runId: run.id, scopeKey: key, format, contentType: file.contentType, filename: file.filename, bytes: Buffer.from(file.bytes), pages: file.pages, createdAt: now, expiresAt: new Date(now.getTime() + FILE_RETENTION_MS) }],
+      skipDuplicates: true,
+    }),
+  );
+  return true;
+}
+
+/** Whether a render failed because the scope may not see the dashboard (its role is not in platform.roles): no retry mends that. */
+const deniedAccess = (error: unknown) => error instanceof NotFound || error instanceof Forbidden;
+
+/**
+ * One report run (a pg-boss job): renders once per distinct scope and format among the recipients who will
+ * receive it, then records one delivery per channel and recipient (skipped ones with their reason) and queues
+ * them on the notification pipeline, which retries, dead-letters and reports them in delivery health. A scope
+ * whose render failed for another reason still gets its deliveries: each tries the render again, with the
+ * pipeline's backoff, until it dead-letters.
+ */
+export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
+  const scope = { orgId: job.orgId };
+  const loaded = await withTenant(scope, async (tx) => {
+    const run = await tx.reportRun.findUnique({ where: { id: job.runId } });
+    if (!run || run.status !== "queued") return null;
+    const schedule = await tx.reportSchedule.findUnique({ where: { id: run.scheduleId } });
+    if (!schedule) return null;
+    const dashboard = await tx.dashboard.findUnique({ where: { id: schedule.dashboardId }, select: { name: true } });
+    return { run, schedule, dashboard, targets: await reportTargets(tx, schedule) };
+  });
+  const org = await findOrganization(job.orgId);
+  if (!loaded || !org) return;
+  const { run, schedule, dashboard, targets } = loaded;
+
+  const scopes = new Map<string, string>();
+  for (const t of targets) if (!t.skipReason && !scopes.has(scopeKey(t.scope))) scopes.set(scopeKey(t.scope), t.renderFor);
+  const denied = new Set<string>();
+  let renders = 0;
+  for (const [key, renderFor] of scopes) {
+    for (const format of schedule.formats as ("pdf" | "png")[]) {
+      try {
+        if (await ensureFile(rt, org, run, schedule, key, format, renderFor)) renders += 1;
+      } catch (error) {
+        if (deniedAccess(error)) {
+          denied.add(key);
+          break;
+        }
+        log.warn("report render failed; its deliveries will retry it", { orgId: job.orgId, runId: run.id, scope: key, error: (error as Error).message });
+      }
+    }
+  }
+
+  const now = rt.clock.now();
+  const pending = await withTenant(scope, async (tx) => {
+    // Claiming the run makes a second run of the same job (a redelivered one) fan out nothing.
+    const claimed = await tx.reportRun.updateMany({ where: { id: run.id, status: "queued" }, data: { status: "sent", renders, finishedAt: now } });
+    if (claimed.count === 0) return [];
+    const cfg = notificationsConfig();
+    const quiet = await loadQuietHours(tx);
+    const subject = `${schedule.name}: ${dashboard?.name ?? "dashboard"}`;
+    const rows = targets.map((t) => {
+      const key = scopeKey(t.scope);
+      const skipReason = t.skipReason ?? (denied.has(key) ? `the recipient's role (${t.scope.role}) may not view this dashboard` : undefined);
+      const quietly = skipReason ? null : quietOutcome(quiet, t.channel, now);
+      const skip = skipReason ?? (quietly && "skip" in quietly ? quietly.skip : undefined);
+      const deferTo = quietly && "deferTo" in quietly ? quietly : null;
+      return {
+        id: newId("ndl"),
+        orgId: schedule.orgId,
+        scheduleId: schedule.id,
+        reportRunId: run.id,
+        reportScope: key,
+        channel: t.channel,
+        recipient: t.recipient,
+        status: skip ? "skipped" : "pending",
+        reason: skip ?? deferTo?.reason ?? "queued",
+        subject,
+        body: `${dashboard?.name ?? "The dashboard"} as of ${run.scheduledFor.toISOString()}, in the scope of ${describeScope(t.scope)}.`,
+        severity: "info",
+        dedupeKey: `report:${run.id}`,
+        maxAttempts: cfg.max_attempts,
+        nextAttemptAt: skip ? null : (deferTo?.deferTo ?? now),
+        createdAt: now,
+        updatedAt: now,
+      };
+    });
+    await tx.notificationDelivery.createMany({ data: rows, skipDuplicates: true });
+    return rows.filter((r) => r.status === "pending").map((r) => ({ id: r.id, startAfter: r.nextAttemptAt }));
+  });
+  for (const d of pending) {
+    const later = d.startAfter && d.startAfter > now ? { startAfter: d.startAfter } : undefined;
+    await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob, later);
+  }
+}
+
+/** A report delivery's files, with a signed link each; rendered now when the run could not (a failed render is retried here). */
+export interface ReportAttachment {
+  format: "pdf" | "png";
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
+  pages: number;
+  url: string;
+  expiresAt: Date;
+}
+
+export class ReportUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+  ) {
+    super(message);
+    this.name = "ReportUnavailable";
+  }
+}
+
+/** What a report delivery sends: its files and signed links (valid DOWNLOAD_LINK_SECONDS, never past the file). */
+export async function reportAttachments(rt: Runtime, d: NotificationDelivery): Promise<{ files: ReportAttachment[]; scheduleId: string }> {
+  if (!d.reportRunId || !d.scheduleId || !d.reportScope) throw new ReportUnavailable("Not a report delivery", true);
+  const scope = { orgId: d.orgId };
+  const loaded = await withTenant(scope, async (tx) => {
+    const run = await tx.reportRun.findUnique({ where: { id: d.reportRunId! } });
+    const schedule = run ? await tx.reportSchedule.findUnique({ where: { id: run.scheduleId } }) : null;
+    return run && schedule ? { run, schedule } : null;
+  });
+  const org = await findOrganization(d.orgId);
+  if (!loaded || !org) throw new ReportUnavailable("The report schedule was deleted", true);
+  const { run, schedule } = loaded;
+  for (const format of schedule.formats as ("pdf" | "png")[]) {
+    try {
+      await ensureFile(rt, org, run, schedule, d.reportScope, format, schedule.createdBy);
+    } catch (error) {
+      if (deniedAccess(error)) throw new ReportUnavailable(`The recipient's scope may not view this dashboard: ${(error as Error).message}`, true);
+      throw new ReportUnavailable(`Render failed: ${(error as Error).message}`, false);
+    }
+  }
+  const rows = await withTenant(scope, (tx) => tx.reportFile.findMany({ where: { runId: run.id, scopeKey: d.reportScope! }, orderBy: { format: "asc" } }));
+  const now = rt.clock.now();
+  const files = await Promise.all(
+    rows.map(async (f) => {
+      const expiresAt = new Date(Math.min(f.expiresAt.getTime(), now.getTime() + DOWNLOAD_LINK_SECONDS * 1000));
+      return {
+        format: f.format as "pdf" | "png",
+        filename: f.filename,
+        contentType: f.contentType,
+        bytes: Buffer.from(f.bytes),
+        pages: f.pages,
+        url: await downloadLink({ orgId: f.orgId, id: f.id, scopeKey: f.scopeKey }, expiresAt),
+        expiresAt,
+      };
+    }),
+  );
+  return { files, scheduleId: schedule.id };
+}
+
+/** Rendered files past their retention, removed by the scheduler's tick (their links have expired by then). */
+export async function pruneReportFiles(tx: TenantTx, now: Date): Promise<number> {
+  return (await tx.reportFile.deleteMany({ where: { expiresAt: { lt: now } } })).count;
+}

@@ -1,0 +1,343 @@
+import "server-only";
+import { findOrganization } from "@/lib/auth/directory";
+import type { Principal } from "@/lib/auth/roles";
+import { grantForPrincipal } from "@/lib/dashboards/policy";
+import type { ValidManifest } from "@/lib/dashboards/manifest";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import type { ReportRun, ReportSchedule } from "@/lib/db/generated/client";
+import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/lib/errors";
+import { newId } from "@/lib/ids";
+import { cronError, nextRuns } from "@/lib/notifications/pipeline/cron";
+import { QUEUES } from "@/lib/notifications/pipeline/queue";
+import type { Runtime } from "@/lib/notifications/pipeline/runtime";
+import { reportAllowedDomains } from "@/lib/organizations/settings";
+import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
+import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
+import type { CreateReportScheduleBody, ReportScheduleView, UpdateReportScheduleBody } from "./schedules-contract";
+import { withinLocations } from "./schedules-scope";
+
+/** A report run's job (pg-boss queue `reports.run`). */
+export interface ReportRunJob {
+  orgId: string;
+  runId: string;
+}
+
+type Settings = Omit<CreateReportScheduleBody, "time_zone" | "shared_approved"> & { time_zone: string };
+
+/** An IANA zone Intl accepts. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const domainOf = (address: string) => address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+
+/**
+ * Filter values as the viewer's query reads them: each key must name a filter widget, and each value must
+ * mean something to every widget it drives (the engine's own `toPredicate`, so a value the viewer would
+ * answer with a widget error is refused here, before it reaches anyone's inbox).
+ */
+export function filterProblems(manifest: ValidManifest, filters: Record<string, unknown>, timeZone: string, now: Date): ValidationItem[] {
+  const filterIds = new Set(manifest.widgets.filter((w) => w.spec.component === "filter").map((w) => w.metadata.id));
+  const items: ValidationItem[] = [];
+  for (const id of Object.keys(filters)) {
+    if (!filterIds.has(id)) items.push({ loc: ["body", "filters", id], msg: `'${id}' is not a filter widget of this dashboard`, type: "unknown_filter" });
+  }
+  const bad = new Set<string>();
+  for (const widget of manifest.widgets) {
+    for (const condition of widgetConditions(manifest.widgets, widget, filters)) {
+      if (!Object.hasOwn(filters, condition.source) || bad.has(condition.source)) continue;
+      try {
+        toPredicate(condition, { now, timeZone });
+      } catch (error) {
+        if (!(error instanceof FilterValueError)) throw error;
+        bad.add(condition.source);
+        items.push({ loc: ["body", "filters", condition.source], msg: error.reason, type: "bad_filter_value" });
+      }
+    }
+  }
+  return items;
+}
+
+/**
+ * The published dashboard a schedule is for, as `principal` may see it (404 otherwise). Asked outside any
+ * tenant transaction: the policy opens its own.
+ */
+async function scheduledDashboard(principal: Principal, idOrSlug: string) {
+  const granted = await grantForPrincipal(principal, idOrSlug, "published");
+  if (granted.version === "draft") throw conflict("Publish the dashboard before scheduling reports of it");
+  if (!granted.parsed.ok) throw conflict("The published version no longer passes Quarry's checks: publish a fixed version before scheduling it");
+  return { dashboardId: granted.dashboardId, manifest: granted.parsed.value };
+}
+
+/**
+ * Checks a schedule as a whole (new, or an edit merged onto the stored one) for `principal`. Addresses of
+ * users become those users (who then get their own scope).
+ */
+async function checkSettings(principal: Principal, tx: TenantTx, s: Settings, now: Date, dashboard: Awaited<ReturnType<typeof scheduledDashboard>>) {
+  const { manifest } = dashboard;
+  const items: ValidationItem[] = [];
+  if (!isTimeZone(s.time_zone)) items.push({ loc: ["body", "time_zone"], msg: `'${s.time_zone}' is not an IANA time zone`, type: "time_zone" });
+  const cron = cronError(s.cron, isTimeZone(s.time_zone) ? s.time_zone : "UTC");
+  if (cron) items.push({ loc: ["body", "cron"], msg: cron, type: "cron" });
+  items.push(...filterProblems(manifest, s.filters, isTimeZone(s.time_zone) ? s.time_zone : "UTC", now));
+  if (s.tab !== null && !manifest.manifest.spec.tabs.some((t) => t.id === s.tab)) {
+    items.push({ loc: ["body", "tab"], msg: `'${s.tab}' is not a tab of this dashboard`, type: "unknown_tab" });
+  }
+
+  const users = await tx.user.findMany({ where: { OR: [{ id: { in: s.user_ids } }, { email: { in: s.addresses } }] }, select: { id: true, email: true } });
+  const known = new Set(users.map((u) => u.id));
+  s.user_ids.forEach((id, i) => {
+    if (!known.has(id)) items.push({ loc: ["body", "user_ids", i], msg: `'${id}' is not a user of this organization`, type: "unknown_user" });
+  });
+  const byEmail = new Map(users.map((u) => [u.email.toLowerCase(), u.id]));
+  const userIds = [...new Set([...s.user_ids, ...s.addresses.flatMap((a) => (byEmail.has(a) ? [byEmail.get(a)!] : []))])];
+  const addresses = [...new Set(s.addresses.filter((a) => !byEmail.has(a)))];
+  const domains = await reportAllowedDomains(tx);
+  s.addresses.forEach((a, i) => {
+    if (!byEmail.has(a) && !domains.includes(domainOf(a))) {
+      items.push({
+        loc: ["body", "addresses", i],
+        msg: `${domainOf(a)} is not one of the organization's report domains (${domains.join(", ") || "none"}); an admin adds domains in the organization settings`,
+        type: "domain_not_allowed",
+      });
+    }
+  });
+  if (s.channels.includes("email") && userIds.length + addresses.length === 0) {
+    items.push({ loc: ["body", "user_ids"], msg: "E-mail needs at least one user or address", type: "missing" });
+  }
+
+  const sharedLocations = s.shared_location_ids ?? principal.locationIds ?? [];
+  if (!withinLocations(sharedLocations, principal.locationIds)) {
+    throw forbidden("The shared scope must lie within your own locations: you cannot schedule a report of data you cannot see");
+  }
+  if (sharedLocations.length > 0) {
+    const found = await tx.location.findMany({ where: { id: { in: sharedLocations } }, select: { id: true } });
+    const have = new Set(found.map((l) => l.id));
+    sharedLocations.forEach((id, i) => {
+      if (!have.has(id)) items.push({ loc: ["body", "shared_location_ids", i], msg: `'${id}' is not a location of this organization`, type: "unknown_location" });
+    });
+  }
+  if (items.length > 0) throw new Invalid(items);
+  return { dashboardId: dashboard.dashboardId, userIds, addresses, sharedLocations: [...new Set(sharedLocations)].sort() };
+}
+
+/** Schedules the caller may see: all for an unscoped editor, else those whose shared scope lies within their locations. */
+async function visibleIds(tx: TenantTx, principal: Principal, dashboardId?: string): Promise<string[] | null> {
+  if (principal.locationIds === null || principal.locationIds.length === 0) return null;
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id FROM report_schedules
+     WHERE cardinality(shared_location_ids) > 0 AND shared_location_ids <@ ${principal.locationIds}::text[]
+       AND (${dashboardId ?? null}::text IS NULL OR dashboard_id = ${dashboardId ?? null})`;
+  return rows.map((r) => r.id);
+}
+
+async function findOr404(tx: TenantTx, principal: Principal, id: string): Promise<ReportSchedule> {
+  const row = await tx.reportSchedule.findUnique({ where: { id } });
+  if (!row || !withinLocations(row.sharedLocationIds, principal.locationIds)) throw notFound("Report schedule");
+  return row;
+}
+
+async function views(tx: TenantTx, rows: ReportSchedule[], now: Date): Promise<ReportScheduleView[]> {
+  const ids = rows.map((r) => r.id);
+  const [dashboards, runs] = await Promise.all([
+    tx.dashboard.findMany({ where: { id: { in: rows.map((r) => r.dashboardId) } }, select: { id: true, name: true, slug: true } }),
+    tx.$queryRaw<ReportRun[]>`
+      SELECT DISTINCT ON (schedule_id) id, org_id AS "orgId", schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trigger, status, renders, error,
+             created_at AS "createdAt", finished_at AS "finishedAt"
+        FROM report_runs WHERE schedule_id = ANY(${ids}::text[]) ORDER BY schedule_id, scheduled_for DESC, id`,
+  ]);
+  const dashboardOf = new Map(dashboards.map((d) => [d.id, d]));
+  const lastRunOf = new Map(runs.map((r) => [r.scheduleId, r]));
+  return rows.map((r) => view(r, dashboardOf.get(r.dashboardId), lastRunOf.get(r.id) ?? null, now));
+}
+
+export function runView(run: ReportRun) {
+  return {
+    id: run.id,
+    scheduled_for: run.scheduledFor.toISOString(),
+    trigger: run.trigger === "manual" ? ("manual" as const) : ("cron" as const),
+    status: run.status === "sent" ? ("sent" as const) : run.status === "error" ? ("error" as const) : ("queued" as const),
+    renders: run.renders,
+    error: run.error,
+    finished_at: run.finishedAt?.toISOString() ?? null,
+  };
+}
+
+function view(r: ReportSchedule, dashboard: { name: string; slug: string } | undefined, lastRun: ReportRun | null, now: Date): ReportScheduleView {
+  const options = r.options as { paper?: "a4" | "letter"; orientation?: "portrait" | "landscape"; tab?: string | null; width?: number | null };
+  return {
+    id: r.id,
+    dashboard_id: r.dashboardId,
+    dashboard_name: dashboard?.name ?? "",
+    dashboard_slug: dashboard?.slug ?? "",
+    name: r.name,
+    cron: r.cron,
+    time_zone: r.timeZone,
+    formats: r.formats as ("pdf" | "png")[],
+    filters: r.filters as Record<string, unknown>,
+    paper: options.paper ?? "a4",
+    orientation: options.orientation ?? "portrait",
+    tab: options.tab ?? null,
+    width: options.width ?? null,
+    channels: r.channels as ("email" | "slack" | "webhook")[],
+    user_ids: r.userIds,
+    addresses: r.addresses,
+    shared_role: r.sharedRole as ReportScheduleView["shared_role"],
+    shared_location_ids: r.sharedLocationIds,
+    shared_approved: r.sharedApprovedBy !== null,
+    shared_approved_by: r.sharedApprovedBy,
+    paused: r.paused,
+    next_run_at: r.paused ? null : (nextRuns(r.cron, now, 1, r.timeZone)[0]?.toISOString() ?? null),
+    last_run: lastRun ? runView(lastRun) : null,
+    created_by: r.createdBy,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+  };
+}
+
+function settingsOf(r: ReportSchedule): Settings {
+  const v = view(r, undefined, null, new Date(0));
+  return {
+    dashboard_id: r.dashboardId,
+    name: v.name,
+    cron: v.cron,
+    time_zone: v.time_zone,
+    formats: v.formats,
+    filters: v.filters,
+    paper: v.paper,
+    orientation: v.orientation,
+    tab: v.tab,
+    width: v.width,
+    channels: v.channels,
+    user_ids: v.user_ids,
+    addresses: v.addresses,
+    shared_location_ids: v.shared_location_ids,
+    paused: v.paused,
+  };
+}
+
+const columns = (s: Settings, checked: Awaited<ReturnType<typeof checkSettings>>) => ({
+  dashboardId: checked.dashboardId,
+  name: s.name,
+  cron: s.cron.trim(),
+  timeZone: s.time_zone,
+  formats: s.formats,
+  filters: s.filters as object,
+  options: { paper: s.paper, orientation: s.orientation, tab: s.tab, width: s.width },
+  channels: s.channels,
+  userIds: checked.userIds,
+  addresses: checked.addresses,
+  sharedLocationIds: checked.sharedLocations,
+  paused: s.paused,
+});
+
+function mayApprove(principal: Principal, wanted: boolean | undefined) {
+  if (wanted && principal.role !== "admin") throw forbidden("Only an admin may approve the shared scope for addresses, Slack and webhooks");
+}
+
+export async function createReportSchedule(principal: Principal, body: CreateReportScheduleBody, now: Date) {
+  mayApprove(principal, body.shared_approved);
+  const org = await findOrganization(principal.orgId);
+  const dashboard = await scheduledDashboard(principal, body.dashboard_id);
+  return withTenant(principal, async (tx) => {
+    const settings: Settings = { ...body, time_zone: body.time_zone ?? org?.timeZone ?? "UTC" };
+    const checked = await checkSettings(principal, tx, settings, now, dashboard);
+    const row = await tx.reportSchedule.create({
+      data: {
+        id: newId("rsc"),
+        orgId: principal.orgId,
+        ...columns(settings, checked),
+        sharedRole: principal.role,
+        sharedApprovedBy: body.shared_approved ? principal.userId : null,
+        sharedApprovedAt: body.shared_approved ? now : null,
+        createdBy: principal.userId,
+        updatedBy: principal.userId,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    return (await views(tx, [row], now))[0];
+  });
+}
+
+export async function listReportSchedules(principal: Principal, query: PageQuery & { dashboard_id?: string }, now: Date) {
+  return withTenant(principal, async (tx) => {
+    const visible = await visibleIds(tx, principal, query.dashboard_id);
+    const where = { ...(query.dashboard_id ? { dashboardId: query.dashboard_id } : {}), ...(visible ? { id: { in: visible } } : {}) };
+    const [total, rows] = await Promise.all([
+      tx.reportSchedule.count({ where }),
+      tx.reportSchedule.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], ...pageWindow(query) }),
+    ]);
+    return pageBody(await views(tx, rows, now), total, query);
+  });
+}
+
+export async function getReportSchedule(principal: Principal, id: string, now: Date) {
+  return withTenant(principal, async (tx) => (await views(tx, [await findOr404(tx, principal, id)], now))[0]);
+}
+
+/**
+ * An edit: merged onto the stored schedule and checked as a whole. The admin's approval of the shared scope
+ * holds for what was approved: an editor who changes who receives it, or what they see, resets it.
+ */
+export async function updateReportSchedule(principal: Principal, id: string, body: UpdateReportScheduleBody, now: Date) {
+  mayApprove(principal, body.shared_approved);
+  const stored = await withTenant(principal, (tx) => findOr404(tx, principal, id));
+  const given = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && k !== "shared_approved")) as Partial<Settings>;
+  const settings: Settings = { ...settingsOf(stored), ...given };
+  const dashboard = await scheduledDashboard(principal, settings.dashboard_id);
+  return withTenant(principal, async (tx) => {
+    const row = await findOr404(tx, principal, id);
+    const checked = await checkSettings(principal, tx, settings, now, dashboard);
+    const data = columns(settings, checked);
+    const sharedChanged =
+      data.dashboardId !== row.dashboardId ||
+      JSON.stringify(data.addresses) !== JSON.stringify(row.addresses) ||
+      JSON.stringify(data.sharedLocationIds) !== JSON.stringify(row.sharedLocationIds) ||
+      JSON.stringify([...data.channels].sort()) !== JSON.stringify([...row.channels].sort()) ||
+      JSON.stringify(data.filters) !== JSON.stringify(row.filters);
+    let approval: { sharedApprovedBy: string | null; sharedApprovedAt: Date | null } = { sharedApprovedBy: row.sharedApprovedBy, sharedApprovedAt: row.sharedApprovedAt };
+    if (body.shared_approved === true) approval = { sharedApprovedBy: principal.userId, sharedApprovedAt: now };
+    else if (body.shared_approved === false || (sharedChanged && principal.role !== "admin")) approval = { sharedApprovedBy: null, sharedApprovedAt: null };
+    const updated = await tx.reportSchedule.update({
+      where: { id: row.id },
+      // The shared scope takes the role of whoever last set it: never more than that editor may see.
+      data: { ...data, ...approval, sharedRole: sharedChanged ? principal.role : row.sharedRole, updatedBy: principal.userId, updatedAt: now },
+    });
+    return (await views(tx, [updated], now))[0];
+  });
+}
+
+export async function deleteReportSchedule(principal: Principal, id: string) {
+  await withTenant(principal, async (tx) => {
+    const row = await findOr404(tx, principal, id);
+    await tx.reportSchedule.delete({ where: { id: row.id } });
+  });
+}
+
+/** Records a run of a schedule for one occurrence; null when that occurrence already has its run. */
+export async function insertReportRun(tx: TenantTx, orgId: string, scheduleId: string, scheduledFor: Date, trigger: "cron" | "manual"): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO report_runs (id, org_id, schedule_id, scheduled_for, trigger, created_at)
+    VALUES (${newId("rrn")}, ${orgId}, ${scheduleId}, ${scheduledFor}, ${trigger}, ${scheduledFor})
+    ON CONFLICT (schedule_id, scheduled_for) DO NOTHING RETURNING id`;
+  return rows[0]?.id ?? null;
+}
+
+/** "Send now": one run at this instant, paused or not. */
+export async function sendReportNow(principal: Principal, id: string, rt: Runtime) {
+  const now = rt.clock.now();
+  const run = await withTenant(principal, async (tx) => {
+    const row = await findOr404(tx, principal, id);
+    const runId = await insertReportRun(tx, principal.orgId, row.id, now, "manual");
+    if (!runId) throw conflict("This report was already sent at this instant");
+    return tx.reportRun.findUniqueOrThrow({ where: { id: runId } });
+  });
+  await rt.queue.send(QUEUES.report, { orgId: principal.orgId, runId: run.id } satisfies ReportRunJob);
+  return runView(run);
+}
