@@ -1,11 +1,12 @@
 // Worker: consumes the pg-boss queues (rule evaluation on cron cadence,
 // deliveries with retries, document indexing jobs) beside a server database (DATABASE_URL).
 // `--once` runs every due job and exits (for a cron-driven deployment).
-import { closeDb } from "@/lib/db/client";
+import { closeDb, getDb } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { systemClock } from "@/lib/notifications/clock";
 import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
 import { drainQueues, startNotificationWorker } from "@/lib/notifications/pipeline/worker";
+import { vacuumDueTables } from "@/lib/documents/housekeeping";
 import { drainIndexQueue, sweepIndexRequests, startIndexWorker } from "@/lib/documents/index-jobs";
 
 if (process.argv.includes("--once")) {
@@ -13,6 +14,9 @@ if (process.argv.includes("--once")) {
   log.info("notification jobs drained", { processed });
   await sweepIndexRequests();
   log.info("index jobs drained", await drainIndexQueue());
+  // A cron-driven embedded deployment has no worker timer: reclaim what the drained runs left (nothing on a server).
+  const db = await getDb();
+  if (db.kind === "pglite") log.info("embedded housekeeping", { vacuumed: await vacuumDueTables(db) });
   await closeQueue();
   await closeDb();
 } else {
