@@ -448,7 +448,8 @@ function drawGrid(cursor: Cursor, g: Geometry, blocks: PlacedBlock[]): void {
     }
     left -= band.length;
     const minY = Math.min(...band.map((b) => b.y));
-    const height = Math.max(...band.map((b) => (b.y - minY + b.h) * g.rowHeight));
+    // A table flows on over pages, so it needs room for its title and first rows only, not its grid box.
+    const height = Math.max(...band.map((b) => (b.y - minY) * g.rowHeight + (b.block.kind === "table" ? Math.min(b.h * g.rowHeight, PAD + TITLE_SIZE * LINE + 5 * ROW) : b.h * g.rowHeight)));
     if (!cursor.ensure(Math.min(height, cursor.bottom - cursor.top))) return;
     const top = cursor.y;
     const first = cursor.current;

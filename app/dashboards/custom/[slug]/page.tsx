@@ -7,6 +7,7 @@ import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
 import { UnpassableDashboard } from "@/components/dashboards/unpassable-dashboard";
 import { ViewerActions } from "@/components/dashboards/viewer-actions";
+import { DownloadReport } from "@/components/reports/download-report";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
 
@@ -68,6 +69,7 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
         <span className={`chip ${version === "draft" ? styles.statusDraft : "good"}`} data-testid="dashboard-status">
           {version === "draft" ? "Draft" : `Published · version ${version}`}
         </span>
+        <DownloadReport dashboardId={record.id} showing={version === "draft" ? "draft" : "published"} />
         {editor && (
           <ViewerActions
             dashboardId={record.id}
