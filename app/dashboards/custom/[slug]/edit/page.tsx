@@ -7,6 +7,7 @@ import { getDashboard } from "@/lib/dashboards/operations";
 import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { ManifestEditor } from "@/components/dashboards/manifest-editor";
+import { VersionHistory } from "@/components/dashboards/version-history";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
 
@@ -58,6 +59,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
         initialFilters={loaded.ok ? loaded.filters : {}}
         timeZone={loaded.timeZone}
       />
+      <VersionHistory dashboardId={record.id} />
     </div>
   );
 }
