@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { EmbedDialog } from "./embed-dialog";
+import { ScheduleReportDialog } from "@/components/reports/schedule-report-dialog";
 import { publishDashboard } from "@/lib/dashboards/contract";
 import { callApi } from "@/components/api-client";
 import styles from "./dashboards.module.css";
@@ -18,7 +19,7 @@ interface ViewerActionsProps {
   filterWidgets: { id: string; name: string; control: string }[];
 }
 
-/** Editor controls above a dashboard: draft/published switch, edit, preview, publish and embed. */
+/** Editor controls above a dashboard: draft/published switch, edit, preview, publish, embed and scheduled reports. */
 export function ViewerActions({ dashboardId, slug, showing, publishedVersion, hasUnpublishedChanges, allowEmbed, filterWidgets }: ViewerActionsProps) {
   const router = useRouter();
   const [publishing, setPublishing] = useState(false);
@@ -63,6 +64,7 @@ export function ViewerActions({ dashboardId, slug, showing, publishedVersion, ha
         {publishing ? "Publishing…" : publishedVersion !== null && !hasUnpublishedChanges ? "Published" : "Publish"}
       </button>
       <EmbedDialog dashboardId={dashboardId} published={publishedVersion !== null} allowEmbed={allowEmbed} filterWidgets={filterWidgets} />
+      <ScheduleReportDialog dashboardId={dashboardId} published={publishedVersion !== null} filterWidgets={filterWidgets} />
       {message && (
         <span role="status" className={message.tone === "error" ? styles.error : styles.success}>
           {message.text}

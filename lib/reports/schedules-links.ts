@@ -58,10 +58,14 @@ export async function openReportFile(token: string, now = new Date()): Promise<R
   });
 }
 
-/** The one-click unsubscribe link of one recipient (a user id or an address) of a schedule. */
-export async function unsubscribeLink(orgId: string, scheduleId: string, recipient: string, now: Date): Promise<string> {
+/**
+ * The unsubscribe links of one recipient (a user id or an address) of a schedule: `oneClick` for the
+ * List-Unsubscribe header (mail clients POST to it, RFC 8058), `page` for the e-mail's text (a page with a
+ * button, so a link scanner following it unsubscribes no one).
+ */
+export async function unsubscribeLinks(orgId: string, scheduleId: string, recipient: string, now: Date): Promise<{ oneClick: string; page: string }> {
   const token = await sign(UNSUBSCRIBE, { org: orgId, sch: scheduleId, rcp: recipient }, new Date(now.getTime() + UNSUBSCRIBE_LINK_SECONDS * 1000));
-  return `${config().publicUrl}/api/v1/report-unsubscribe/${token}`;
+  return { oneClick: `${config().publicUrl}/api/v1/report-unsubscribe/${token}`, page: `${config().publicUrl}/reports/unsubscribe/${token}` };
 }
 
 /** Records an unsubscribe link's recipient as no longer receiving its schedule (repeating it is harmless). */

@@ -10,7 +10,7 @@ import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { SendError, sendExternal, sendReport, type OutboundMessage } from "@/lib/notifications/transports/send";
 import { ReportUnavailable, reportAttachments } from "@/lib/reports/schedules-run";
-import { unsubscribeLink } from "@/lib/reports/schedules-links";
+import { unsubscribeLinks } from "@/lib/reports/schedules-links";
 
 export function backoffMs(failedAttempts: number): number {
   const cfg = notificationsConfig();
@@ -96,8 +96,8 @@ async function sendReportDelivery(rt: Runtime, channel: ResolvedChannel, d: Noti
     if (error instanceof ReportUnavailable) throw new SendError(error.message, !error.permanent);
     throw error;
   }
-  const unsubscribeUrl = d.channel === "email" ? await unsubscribeLink(d.orgId, report.scheduleId, d.recipient, message.sentAt) : undefined;
-  await sendReport(channel, { ...message, scheduleId: report.scheduleId, files: report.files, unsubscribeUrl });
+  const unsubscribe = d.channel === "email" ? await unsubscribeLinks(d.orgId, report.scheduleId, d.recipient, message.sentAt) : undefined;
+  await sendReport(channel, { ...message, scheduleId: report.scheduleId, files: report.files, unsubscribe });
 }
 
 async function finish(

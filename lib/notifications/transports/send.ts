@@ -43,8 +43,8 @@ export interface ReportFileOut {
 export interface ReportMessage extends OutboundMessage {
   scheduleId: string;
   files: ReportFileOut[];
-  /** The recipient's one-click unsubscribe URL (e-mail). */
-  unsubscribeUrl?: string;
+  /** The recipient's unsubscribe URLs (e-mail): one-click for List-Unsubscribe, a page for the text. */
+  unsubscribe?: { oneClick: string; page: string };
 }
 
 /** Sends through an external channel (email, slack, webhook); `in_app` is written to the inbox by the caller. */
@@ -62,14 +62,14 @@ export async function sendReport(channel: ResolvedChannel, message: ReportMessag
   return guarded(channel, async () => {
     const links = message.files.map((f) => `${f.filename} (${f.pages} ${f.pages === 1 ? "page" : "pages"}): ${f.url} (link valid until ${f.expiresAt.toISOString()})`);
     if (channel.kind === "email") {
-      const unsubscribe = message.unsubscribeUrl;
+      const unsubscribe = message.unsubscribe;
       return sendEmail(channel, message, {
-        text: [message.body, "", `Attached: ${message.files.map((f) => f.filename).join(", ")}.`, ...(unsubscribe ? ["", `Stop receiving this report: ${unsubscribe}`] : [])].join("\n"),
+        text: [message.body, "", `Attached: ${message.files.map((f) => f.filename).join(", ")}.`, ...(unsubscribe ? ["", `Stop receiving this report: ${unsubscribe.page}`] : [])].join("\n"),
         attachments: message.files.map((f) => ({ filename: f.filename, content: f.bytes, contentType: f.contentType })),
         // RFC 2369 and RFC 8058: mail clients offer "unsubscribe" and POST `List-Unsubscribe=One-Click` to the URL.
         headers: {
           "X-Quarry-Report": message.scheduleId,
-          ...(unsubscribe ? { "List-Unsubscribe": `<${unsubscribe}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } : {}),
+          ...(unsubscribe ? { "List-Unsubscribe": `<${unsubscribe.oneClick}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } : {}),
         },
       });
     }
