@@ -34,22 +34,39 @@ export async function deadRows(db: Pick<Database, "system">): Promise<{ table: s
   return rows.map((r) => ({ table: r.relname, dead: Number(r.dead), live: Number(r.live) }));
 }
 
+/**
+ * The embedded supervisor restarts the engine when a statement runs past its limit, 120 s unless the connection
+ * set one (embedded-engine.md): a vacuum of a large chunk table must not be killed half-way (and retried every
+ * check). Generous, since stopping it would only cost more.
+ */
+const EMBEDDED_VACUUM_LIMIT_MS = 30 * 60_000;
+
 /** Vacuums (and analyses) each housekept table whose dead rows pass autovacuum's rule; `force` vacuums every one. */
-export async function vacuumDueTables(db: Pick<Database, "system" | "kind">, options: { force?: boolean } = {}): Promise<VacuumReport[]> {
+export async function vacuumDueTables(db: Pick<Database, "system" | "kind" | "pool">, options: { force?: boolean } = {}): Promise<VacuumReport[]> {
+  const due = (await deadRows(db)).filter(({ dead, live }) => options.force || dead > VACUUM_THRESHOLD_ROWS + VACUUM_SCALE_FACTOR * live);
+  if (due.length === 0) return [];
   const reports: VacuumReport[] = [];
-  for (const { table, dead, live } of await deadRows(db)) {
-    if (!options.force && dead <= VACUUM_THRESHOLD_ROWS + VACUUM_SCALE_FACTOR * live) continue;
-    const started = performance.now();
-    // The table name comes from HOUSEKEPT_TABLES, never from input.
-    await db.system.exec(`VACUUM (ANALYZE) ${table}`);
-    reports.push({ table, deadRows: dead, liveRows: live, ms: Math.round(performance.now() - started) });
-  }
-  if (reports.length > 0 && db.kind === "pglite") {
-    // PGlite has no checkpointer process: without a checkpoint, WAL segments pile up to max_wal_size (1 GB) before
-    // any is recycled. After one, at most min_wal_size (80 MB) is kept. A server's checkpointer does this itself.
-    const started = performance.now();
-    await db.system.exec("CHECKPOINT");
-    reports.push({ table: "(checkpoint)", deadRows: 0, liveRows: 0, ms: Math.round(performance.now() - started) });
+  // One connection held for the whole pass, so the longer limit set on it covers these statements and no others.
+  const client = await db.pool.connect();
+  try {
+    if (db.kind === "pglite") await client.query(`SET statement_timeout = ${EMBEDDED_VACUUM_LIMIT_MS}`);
+    for (const { table, dead, live } of due) {
+      const started = performance.now();
+      // The table name comes from HOUSEKEPT_TABLES, never from input.
+      await client.query(`VACUUM (ANALYZE) ${table}`);
+      reports.push({ table, deadRows: dead, liveRows: live, ms: Math.round(performance.now() - started) });
+    }
+    if (db.kind === "pglite") {
+      // PGlite has no checkpointer process: without a checkpoint, WAL segments pile up to max_wal_size (1 GB) before
+      // any is recycled. After one, at most min_wal_size (80 MB) is kept. A server's checkpointer does this itself.
+      const started = performance.now();
+      await client.query("CHECKPOINT");
+      reports.push({ table: "(checkpoint)", deadRows: 0, liveRows: 0, ms: Math.round(performance.now() - started) });
+    }
+  } finally {
+    // Back to the supervisor's default limit (0: none set) before the connection serves anyone else.
+    if (db.kind === "pglite") await client.query("SET statement_timeout = 0").catch(() => undefined);
+    client.release();
   }
   return reports;
 }
