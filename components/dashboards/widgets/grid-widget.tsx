@@ -9,6 +9,7 @@ import type { ColumnFormats } from "@/lib/dashboards/column-formats";
 import { columnDecimals, formatFixed, formatValue, humanize, toNumber } from "@/lib/dashboards/format";
 import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
 import { groupAwarePageModule } from "./grid-pages";
+import { watchGridAria } from "./grid-aria";
 import styles from "./widgets.module.css";
 
 interface GridWidgetProps {
@@ -99,6 +100,9 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
   const options = widget.spec.display.tabulator;
   const exports = options?.export ?? [];
   const host = useRef<HTMLDivElement>(null);
+  // The pager and its row counter live outside the grid element: a grid may own rows only (grid-aria.ts).
+  const pager = useRef<HTMLDivElement>(null);
+  const pageCounter = useRef<HTMLSpanElement>(null);
   const table = useRef<Tabulator | null>(null);
   const latestRows = useRef(rows);
   // The rows the grid holds, so a build is not followed by a needless replaceData of the same rows.
@@ -120,6 +124,9 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
   useEffect(() => {
     let cancelled = false;
     let built: Tabulator | null = null;
+    let stopAria: (() => void) | null = null;
+    const pagerElement = pager.current;
+    const counterElement = pageCounter.current;
     (async () => {
       const TabulatorFull = await loadTabulator();
       if (cancelled || !host.current) return;
@@ -137,6 +144,7 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
         // Data rows per page, group headers not counted (grid-pages.ts).
         paginationSize: shapeOptions?.page_size ?? 25,
         paginationCounter: "rows",
+        ...(pagerElement && counterElement ? { paginationElement: pagerElement, paginationCounterElement: counterElement } : {}),
         groupBy: shapeOptions?.group_by,
         initialSort: shapeOptions?.initial_sort?.map((s) => ({ column: s.column, dir: s.dir })),
         // Exports are flat tables: group header rows would break a spreadsheet's columns.
@@ -144,7 +152,8 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
       };
       built = new TabulatorFull(host.current, config);
       built.on("tableBuilt", () => {
-        if (cancelled) return;
+        if (cancelled || !host.current) return;
+        stopAria = watchGridAria(host.current);
         makeHeadersFocusable(host.current);
         table.current = built;
         setBuiltShape(shape);
@@ -155,7 +164,11 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
     return () => {
       cancelled = true;
       table.current = null;
+      stopAria?.();
       built?.destroy();
+      // Tabulator leaves its buttons in an outside pager; the next build adds its own.
+      pagerElement?.replaceChildren();
+      counterElement?.replaceChildren();
     };
   }, [shape]);
 
@@ -208,6 +221,12 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
           }
         }}
       />
+      {(options?.pagination ?? true) && (
+        <div className={styles.gridPager}>
+          <span ref={pageCounter} className={styles.gridPageCounter} aria-live="polite" />
+          <div ref={pager} className={styles.gridPages} role="navigation" aria-label={`${widget.metadata.name} pages`} />
+        </div>
+      )}
     </div>
   );
 }
