@@ -10,9 +10,29 @@ import "swagger-ui-dist/swagger-ui.css";
  * already linked. It is loaded as a chunk of this page (no CDN, no inline script, so a nonce-based CSP holds).
  */
 
+/**
+ * Swagger UI renders some selects with no accessible name (the server list, an operation's media
+ * types); each gets one from what it chooses. Re-applied as Swagger UI re-renders.
+ */
+function nameSelects(root: HTMLElement) {
+  for (const select of root.querySelectorAll<HTMLSelectElement>("select:not([aria-label]):not([aria-labelledby])")) {
+    // The server list's <label for="servers"> holds no text, so it names nothing.
+    if (select.closest(".servers")) select.setAttribute("aria-label", "Server");
+    else if (select.closest(".content-type, .response-control-media-type, .body-param-content-type")) select.setAttribute("aria-label", "Media type");
+  }
+}
+
 export function ApiReference({ url }: { url: string }) {
   const container = useRef<HTMLDivElement>(null);
   const [state, setState] = useState<"loading" | "ready" | "failed">("loading");
+
+  useEffect(() => {
+    const root = container.current;
+    if (!root) return;
+    const observer = new MutationObserver(() => nameSelects(root));
+    observer.observe(root, { childList: true, subtree: true });
+    return () => observer.disconnect();
+  }, []);
 
   useEffect(() => {
     let cancelled = false;

@@ -177,7 +177,19 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   }
 
   // CodeMirror writes its styles into <style> elements, which the CSP admits only with the page's nonce.
-  const extensions = useMemo(() => [yaml(), manifestLinter, lintGutter(), EditorView.lineWrapping, EditorView.cspNonce.of(pageNonce())], []);
+  const extensions = useMemo(
+    () => [
+      yaml(),
+      manifestLinter,
+      lintGutter(),
+      EditorView.lineWrapping,
+      EditorView.cspNonce.of(pageNonce()),
+      // The name belongs on the editable element (role textbox) itself: a label on the wrapper names no input.
+      // axe-core counts a contenteditable as focusable only with a tabindex; its scroller otherwise reads as a scroll box no key reaches.
+      EditorView.contentAttributes.of({ "aria-label": "Dashboard manifest (YAML)", tabindex: "0" }),
+    ],
+    [],
+  );
 
   return (
     <div className={styles.editor}>
@@ -205,7 +217,6 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
             height="62vh"
             extensions={extensions}
             onChange={setText}
-            aria-label="Dashboard manifest (YAML)"
             basicSetup={{ foldGutter: true, highlightActiveLine: true }}
           />
         </div>
