@@ -5,6 +5,7 @@ import { currentPagePrincipal } from "@/lib/auth/session";
 import { SignOutButton } from "@/components/sign-out-button";
 import { SignOutEverywhereButton } from "@/components/sign-out-everywhere-button";
 import { InboxBell } from "@/components/notifications/inbox-bell";
+import { MainNav, type NavLink } from "@/components/main-nav";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -13,30 +14,37 @@ export const metadata: Metadata = {
 };
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {
-  // Embeds and dashboard previews render without the app's chrome (proxy.ts marks them).
+  // Embeds and dashboard previews render without the app's chrome (proxy.ts marks them), still in a main landmark.
   if ((await headers()).get("x-quarry-chrome") === "bare") {
     return (
       <html lang="en">
-        <body>{children}</body>
+        <body>
+          <main>{children}</main>
+        </body>
       </html>
     );
   }
   const principal = await currentPagePrincipal();
+  const links: NavLink[] = principal
+    ? [
+        { href: "/dashboards/custom", label: "Dashboards" },
+        { href: "/documents", label: "Documents" },
+        { href: "/chat", label: "Chat" },
+        ...(principal.role === "admin"
+          ? [
+              { href: "/admin/notifications", label: "Notifications" },
+              { href: "/admin/api-keys", label: "API keys" },
+            ]
+          : []),
+        { href: "/docs", label: "API" },
+      ]
+    : [];
   return (
     <html lang="en">
       <body>
         <header className="topbar">
           <Link href="/" className="brand">Quarry</Link>
-          {principal && (
-            <nav aria-label="Main">
-              <Link href="/dashboards/custom">Dashboards</Link>
-              <Link href="/documents">Documents</Link>
-              <Link href="/chat">Chat</Link>
-              {principal.role === "admin" && <Link href="/admin/notifications">Notifications</Link>}
-              {principal.role === "admin" && <Link href="/admin/api-keys">API keys</Link>}
-              <Link href="/docs">API</Link>
-            </nav>
-          )}
+          {principal && <MainNav links={links} />}
           <div className="who">
             {principal ? (
               <>

@@ -40,6 +40,8 @@ export default async function EmbedPage({ params, searchParams }: PageProps) {
   }
   return (
     <div className={styles.bare} data-testid="embed">
+      {/* The page's one heading for screen readers: the embed's own title band shows its name as text, if at all. */}
+      <h1 className="visually-hidden">{page.view.manifest.metadata.name}</h1>
       <EmbedView
         token={decodeURIComponent(token)}
         session={page.session}

@@ -31,6 +31,8 @@ export default async function DashboardPreviewPage({ params, searchParams }: Pag
   }
   return (
     <div className={styles.bare} data-testid="dashboard-preview">
+      {/* As in an embed (app/embed/[token]/page.tsx): a heading for screen readers, none on screen. */}
+      <h1 className="visually-hidden">{loaded.view.manifest.metadata.name}</h1>
       <DashboardView
         view={loaded.view}
         target={{ kind: "dashboard", id: loaded.record.id, version: loaded.version }}
