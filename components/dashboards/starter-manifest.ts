@@ -17,7 +17,8 @@ spec:
         - { id: order_date, column: orders.order_date }
         - { id: location, column: locations.name }
       metrics:
-        - { id: revenue, type: sql, expression: sum(orders.amount) }
+        # A metric's format is how every widget shows it (tiles, tables, tooltips).
+        - { id: revenue, type: sql, expression: sum(orders.amount), format: { type: currency, decimals: 0 } }
   config:
     filterPanel: { position: top }
 ---
@@ -40,7 +41,7 @@ spec:
   layout: { x: 0, y: 0, w: 4, h: 2 }
   data: { kind: dataset, dataset: sales, columns: [revenue], mappings: { value: revenue } }
   display:
-    kpi: { format: currency, prefix: "$", decimals: 0 }
+    kpi: { format: currency }
 ---
 version: "1.0"
 kind: widget

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { starterManifest } from "@/components/dashboards/starter-manifest";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
 import { resolveFormat } from "@/lib/manifest/value-format";
 import { widgetColumnFormats } from "./column-formats";
@@ -49,5 +50,14 @@ describe("declared column formats", () => {
     expect(tableCell).toBe(revenueTile);
     // The declared format decides even against a tile's own decimals.
     expect(formatKpiValue(figure, { format: "currency", prefix: "$", decimals: 0 }, "currency")).toBe("$311,191.67");
+  });
+
+  it("the starter manifest of a new dashboard validates and declares its revenue's format once", () => {
+    const parsed = parseDashboardYaml(starterManifest("New", "new"));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const view = { manifest: parsed.dashboard.manifest, widgets: parsed.dashboard.widgets };
+    const tile = view.widgets.find((w) => w.metadata.id === "revenue")!;
+    const declared = viewColumnFormats(view, tile).revenue;
+    expect(formatKpiValue(311_191.67, tile.spec.display.kpi, declared)).toBe("$311,192");
   });
 });
