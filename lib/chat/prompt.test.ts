@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RELEVANCE_SHARE, relevantPassages } from "./prompt";
+import { RELEVANCE_SHARE, passageAnchor, passageLabel, relevantPassages } from "./prompt";
 
 // Reciprocal rank fusion (k = 60): a passage ranked first by both searches, then ones only the embedding found.
 const rrf = (...ranks: number[]) => ranks.reduce((sum, rank) => sum + 1 / (60 + rank), 0);
@@ -19,5 +19,24 @@ describe("relevantPassages", () => {
 
   it("cuts at the documented share of the best score", () => {
     expect(relevantPassages([{ score: 1 }, { score: RELEVANCE_SHARE }, { score: RELEVANCE_SHARE - 0.001 }])).toHaveLength(2);
+  });
+});
+
+describe("where a citation opens and what it says", () => {
+  const base = { page: null, rows: null, heading: null, page_start: null, page_end: null, row_start: null, row_end: null };
+  it("opens a PDF at the passage's page and a CSV at its rows (RFC 7111: the header is row 1); nothing for txt and docx", () => {
+    expect(passageAnchor({ ...base, extension: "pdf", page: 5 })).toBe("#page=5");
+    expect(passageAnchor({ ...base, extension: "csv", rows: { start: 3, end: 3 } })).toBe("#row=4");
+    expect(passageAnchor({ ...base, extension: "csv", rows: { start: 3, end: 5 } })).toBe("#row=4-6");
+    expect(passageAnchor({ ...base, extension: "docx", heading: "Returns" })).toBe("");
+    expect(passageAnchor({ ...base, extension: "txt" })).toBe("");
+  });
+
+  it("labels the passage itself, not the chunk's range", () => {
+    expect(passageLabel({ ...base, extension: "pdf", page: 5, page_start: 3, page_end: 6 })).toBe("page 5");
+    expect(passageLabel({ ...base, extension: "csv", rows: { start: 12, end: 13 }, row_start: 1, row_end: 40 })).toBe("rows 12–13");
+    expect(passageLabel({ ...base, extension: "csv", rows: { start: 12, end: 12 } })).toBe("row 12");
+    expect(passageLabel({ ...base, extension: "docx", heading: "Returns" })).toBe("§ Returns");
+    expect(passageLabel({ ...base, extension: "txt" })).toBe("");
   });
 });
