@@ -107,7 +107,7 @@ async function render(principal: Principal, request: ReportRequest, limits: Repo
   const results = answer.widgets as Record<string, WidgetResult>;
   const cut: string[] = [];
 
-  const filterLines = regions[0].filters.length > 0 || regions.some((r) => r.filters.length > 0) ? describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), request.filters, results, timeZone, now) : [];
+  const filterLines = describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), request.filters, results, timeZone, now);
   const images = await loadImages(principal.orgId, shownIds.map((id) => byId.get(id)!).filter((w) => w.spec.component === "image"));
   const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...w.spec.layout, block: widgetBlock(view, w, results[w.metadata.id], images, limits, cut) });
   const band = (ids: string[], config: { background?: string } | undefined) => (ids.length > 0 ? { blocks: ids.map((id) => byId.get(id)!).map(blockOf), background: config?.background } : undefined);
