@@ -1,15 +1,7 @@
 "use client";
 
-import type { FilterChange } from "@/lib/dashboards/chart-clicks";
+import type { ClickChip } from "@/lib/dashboards/chart-clicks";
 import styles from "./interactions.module.css";
-
-/** Filters one chart click set, undone together. */
-export interface ClickChip {
-  id: number;
-  /** The chart clicked. */
-  source: string;
-  changes: FilterChange[];
-}
 
 /** One chip per click that still holds, each with a button that puts its filters back as they were. */
 export function ClickChips({ chips, onUndo }: { chips: readonly ClickChip[]; onUndo: (chip: ClickChip) => void }) {

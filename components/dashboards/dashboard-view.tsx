@@ -5,8 +5,8 @@ import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import type { ClickContext } from "@/lib/manifest/interactions";
 import type { ChartData } from "@/lib/dashboards/chart-option";
-import { type ChartClick, clickedRows, planClick, searchAfter, searchUndoing, stillApplied } from "@/lib/dashboards/chart-clicks";
-import { ClickChips, ClickNote, type ClickChip } from "./click-chips";
+import { type ChartClick, type ClickChip, chipsAfterClick, clickedRows, planClick, searchAfter, searchUndoing, stillApplied } from "@/lib/dashboards/chart-clicks";
+import { ClickChips, ClickNote } from "./click-chips";
 import { ChartClickContext } from "./chart-click-context";
 import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
@@ -177,7 +177,8 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     if (plan.kind === "open") return router.push(plan.href);
     navigate(searchAfter(window.location.search, plan.changes, plan.tab));
     if (plan.changes.length === 0) return;
-    setChips((previous) => [...previous.filter((chip) => !chip.changes.some((c) => plan.changes.some((p) => p.filterId === c.filterId))), { id: Date.now(), source: widget.metadata.name, changes: plan.changes }]);
+    const chip = { id: Date.now(), source: widget.metadata.name, changes: plan.changes };
+    setChips((previous) => chipsAfterClick(previous, shownChips, chip));
   };
   // One handler for the charts' whole life, so a chart binds its click once; it calls the latest pointClicked.
   const latestPointClicked = useRef(pointClicked);

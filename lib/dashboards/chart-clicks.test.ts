@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ownClickContext } from "@/lib/manifest/interactions";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { clickedRows, planClick, pointFields, searchAfter, searchUndoing, stillApplied, type ClickSituation } from "./chart-clicks";
+import { chipsAfterClick, clickedRows, planClick, pointFields, searchAfter, searchUndoing, stillApplied, type ClickChip, type ClickSituation } from "./chart-clicks";
 
 const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8"));
 if (!parsed.ok) throw new Error("the sample must parse");
@@ -50,6 +50,16 @@ describe("a click on a chart", () => {
     expect(stillApplied(undone.slice(1), plan.changes)).toBe(false);
     // Back to the default when the filter was left out before the click.
     expect(new URLSearchParams(searchUndoing(after, [{ ...plan.changes[0], previous: undefined }])).has("f.location_filter")).toBe(false);
+  });
+
+  it("a second click on the same filter takes its chip over, and undoing goes back to before the first", () => {
+    const change = (value: string, previous: unknown) => ({ filterId: "location_filter", label: "Locations", value: [value], previous, text: value });
+    const date: ClickChip = { id: 1, source: "Trend", changes: [{ filterId: "date", label: "Order date", value: "2026-10-03", previous: undefined, text: "2026-10-03" }] };
+    const first: ClickChip = { id: 2, source: "Revenue by location", changes: [change("loc_a", undefined)] };
+    const second: ClickChip = { id: 3, source: "Revenue by location", changes: [change("loc_b", ["loc_a"])] };
+    expect(chipsAfterClick([date, first], [date, first], second)).toEqual([date, { ...second, changes: [change("loc_b", undefined)] }]);
+    // The first chip no longer shown (its filter was changed by hand since): the new chip undoes to what the filter held.
+    expect(chipsAfterClick([date, first], [date], second)).toEqual([date, second]);
   });
 
   it("never changes a filter an embed locks", () => {

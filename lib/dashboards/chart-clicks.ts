@@ -181,6 +181,25 @@ export function searchAfter(search: string, changes: readonly FilterChange[], ta
   return `?${params}`;
 }
 
+/** Filters one chart click set, undone together. */
+export interface ClickChip {
+  id: number;
+  /** The chart clicked. */
+  source: string;
+  changes: FilterChange[];
+}
+
+/**
+ * The chips after a click: a chip sharing a filter with the new one goes, and when it was still
+ * shown (`shown`: its filters still hold its values) the new chip's undo goes back to what that
+ * chip would have restored, i.e. to before the first click.
+ */
+export function chipsAfterClick(chips: readonly ClickChip[], shown: readonly ClickChip[], chip: ClickChip): ClickChip[] {
+  const earlier = new Map(shown.flatMap((c) => c.changes.map((change) => [change.filterId, change.previous] as const)));
+  const changes = chip.changes.map((c) => (earlier.has(c.filterId) ? { ...c, previous: earlier.get(c.filterId) } : c));
+  return [...chips.filter((c) => !c.changes.some((old) => changes.some((change) => change.filterId === old.filterId))), { ...chip, changes }];
+}
+
 /** The URL search with a click's changes undone: each filter back to what it held before. */
 export function searchUndoing(search: string, changes: readonly FilterChange[]): string {
   let next = search;
