@@ -11,6 +11,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { deliveryHealth } from "@/lib/notifications/admin/delivery-health";
+import { putQuietHours } from "@/lib/notifications/admin/quiet-hours";
 import { manualClock } from "@/lib/notifications/clock";
 import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
 import type { ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runtime";
@@ -290,5 +291,25 @@ describe("scheduled reports: the pipeline", () => {
     expect(seen).toMatchObject({ rule_id: null, report_schedule_id: schedule.id, rule_key: "report: Doomed", status: "dead" });
     const letters = await call(deadLettersRoute.GET, "GET", { token: await tokenFor("acme", "admin") });
     expect(letters.json.items.map((d: { id: string }) => d.id)).toContain(dead.id);
+  }, 120_000);
+
+  it("honours the organization's quiet hours: e-mail deferred to the window's end", async () => {
+    const schedule = await createReportSchedule(
+      admin,
+      { dashboard_id: dashboardId, name: "Quiet", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], shared_location_ids: null, shared_approved: false, paused: false },
+      clock.now(),
+    );
+    await putQuietHours(admin, { org: null, channels: { email: { start: "00:00", end: "23:59", action: "defer" } } }, clock.now());
+    try {
+      clock.set(new Date("2025-07-08T12:00:00Z"));
+      await sendReportNow(admin, schedule.id, rt);
+      await drainQueues(rt);
+    } finally {
+      await putQuietHours(admin, { org: null, channels: {} }, clock.now());
+    }
+    const [d] = await deliveriesOf(schedule.id);
+    expect(d.status).toBe("pending");
+    expect(d.reason).toMatch(/^deferred by quiet hours 00:00–23:59/);
+    expect(d.nextAttemptAt!.getTime()).toBeGreaterThan(clock.now().getTime());
   }, 120_000);
 });
