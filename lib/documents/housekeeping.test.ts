@@ -15,7 +15,7 @@ const chunkTableBytes = async () => {
 };
 
 describe("embedded housekeeping (issue 28 §4)", () => {
-  it("re-indexing the same document 20 times with a vacuum of what is due after each keeps the chunk table from growing", async () => {
+  it("re-indexing the same document 20 times with a vacuum of what is due after each keeps the chunk table from growing", { timeout: 180_000 }, async () => {
     const db = await getDb();
     const words = "pallet forklift shift supplier invoice chiller alarm voucher loyalty member delivery refund".split(" ");
     const bytes = Buffer.from(Array.from({ length: 12_000 }, (_, i) => words[(i * 7) % words.length]).join(" "));
