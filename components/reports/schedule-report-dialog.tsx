@@ -1,6 +1,6 @@
 "use client";
 
-import { useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
 import { decodeFilterValue } from "@/lib/dashboards/wiring";
@@ -47,7 +47,8 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
   const [orientation, setOrientation] = useState<"portrait" | "landscape">("portrait");
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ tone: "error" | "success"; text: string } | null>(null);
-  const list = useApiRead(listReportSchedules, { query: { dashboard_id: dashboardId, limit: 200, offset: 0 } }, { isPaused: () => !open });
+  /** Bumped after each new schedule, so the list below reads again. */
+  const [made, setMade] = useState(0);
 
   const toggle = <T,>(set: Set<T>, value: T, on: boolean) => {
     const next = new Set(set);
@@ -60,7 +61,6 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
     setTimeZone((z) => z || browserZone());
     setOpen(true);
     dialog.current?.showModal();
-    void list.mutate();
   }
 
   async function create(event: FormEvent) {
@@ -83,7 +83,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
       const made = await callApi(createReportSchedule, { body });
       setMessage({ tone: "success", text: `Scheduled "${made.name}"; next run ${made.next_run_at ? new Date(made.next_run_at).toLocaleString() : "—"}` });
       setName("");
-      void list.mutate();
+      setMade((n) => n + 1);
     } catch (error) {
       setMessage({ tone: "error", text: `Not scheduled: ${(error as Error).message}` });
     } finally {
@@ -208,9 +208,20 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
             )}
           </div>
           <h3>Schedules of this dashboard</h3>
-          {list.error ? <p className={styles.error}>{list.error.message}</p> : <ReportSchedulesTable schedules={list.data?.items ?? []} canApprove={false} showDashboard={false} onChanged={() => void list.mutate()} />}
+          {open && <DashboardSchedules dashboardId={dashboardId} made={made} />}
         </form>
       </dialog>
     </>
   );
+}
+
+/** The dashboard's schedules, read while the dialog is open (mounted with it) and again after each new one. */
+function DashboardSchedules({ dashboardId, made }: { dashboardId: string; made: number }) {
+  const list = useApiRead(listReportSchedules, { query: { dashboard_id: dashboardId, limit: 200, offset: 0 } });
+  const { mutate } = list;
+  useEffect(() => {
+    if (made > 0) void mutate();
+  }, [made, mutate]);
+  if (list.error) return <p className={styles.error}>{list.error.message}</p>;
+  return <ReportSchedulesTable schedules={list.data?.items ?? []} canApprove={false} showDashboard={false} onChanged={() => void mutate()} />;
 }
