@@ -56,8 +56,8 @@ const Env = z.object({
   QUARRY_EMBEDDED_TSVECTOR_WORKER: z.enum(["true", "false"]).default("true"),
   /** Embedded analytics engine processes at most: one organization's long statements hold one, the others serve everyone else. */
   QUARRY_EMBEDDED_ANALYTICS_ENGINES: z.coerce.number().int().min(1).max(4).default(2),
-  /** A spare analytics engine stops after this long without work, giving its memory back. */
-  QUARRY_EMBEDDED_ANALYTICS_SPARE_IDLE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
+  /** An analytics engine stops after this long without work, giving its memory back; the next reader request starts one again. */
+  QUARRY_EMBEDDED_ANALYTICS_IDLE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(300_000),
   AUTH_ISSUER: z.string().optional(),
   AUTH_JWKS_URL: z.string().url().optional(),
   AUTH_AUDIENCE: z.string().optional(),
@@ -111,7 +111,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
           dir: path.join(dataDir, "pglite"),
           analyticsCopy: e.QUARRY_EMBEDDED_ANALYTICS === "true",
           analyticsEngines: e.QUARRY_EMBEDDED_ANALYTICS_ENGINES,
-          analyticsSpareIdleMs: e.QUARRY_EMBEDDED_ANALYTICS_SPARE_IDLE_MS,
+          analyticsIdleMs: e.QUARRY_EMBEDDED_ANALYTICS_IDLE_MS,
           tsvectorWorker: e.QUARRY_EMBEDDED_TSVECTOR_WORKER === "true",
         } as const),
     // An embedded engine answers one statement at a time, so one slot per analytics engine: more would only queue inside them.

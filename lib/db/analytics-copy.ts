@@ -39,8 +39,8 @@ interface Replica {
 export interface AnalyticsCopyOptions {
   /** Engine processes at most, each on its own copy: one organization's runaway holds one (the fair queue's per-organization limit), the others serve the rest. */
   engines: number;
-  /** A spare (every engine but the first) stops after this long without work, giving its memory back. */
-  spareIdleMs: number;
+  /** An engine stops after this long without work, giving its memory back (issue 31: the embedded tree's memory budget). */
+  idleMs: number;
 }
 
 /**
@@ -51,9 +51,9 @@ export interface AnalyticsCopyOptions {
  * so with one engine another organization's light query waited out the runaway's whole time limit
  * (issue 26: p95 46x idle in `npm run bench -- user-sql-fairness`).
  *
- * The first engine starts on first use; a spare starts when a caller finds every running engine
- * taken, or in the background once a statement has held every running engine for a moment (so the
- * next caller rarely waits for its boot), and stops when idle. A copy is
+ * An engine starts on first use; a spare starts when a caller finds every running engine taken, or
+ * in the background once a statement has held every running engine for a moment (so the next
+ * caller rarely waits for its boot). Every engine stops when idle, giving its memory back. A copy is
  * made by the primary engine between two statements, after CHECKPOINT, on an engine's start and
  * again before its next use whenever a statement sent to the primary wrote a table the reader role
  * may read or changed a definition (the demo seed, tests, an operator's script): the request then
@@ -67,7 +67,7 @@ export class AnalyticsCopy {
 
   constructor(
     primaryDir: string,
-    private readonly options: AnalyticsCopyOptions = { engines: 1, spareIdleMs: 300_000 },
+    private readonly options: AnalyticsCopyOptions = { engines: 1, idleMs: 300_000 },
   ) {
     this.replicas = Array.from({ length: Math.max(1, options.engines) }, (_, index) => ({
       index,
@@ -77,7 +77,7 @@ export class AnalyticsCopy {
     }));
   }
 
-  /** The first analytics engine's supervisor, once started (tests and benches read its state). */
+  /** The first analytics engine's supervisor, while it runs (tests and benches read its state). */
   get current(): EmbeddedEngine | undefined {
     return this.replicas[0].engine;
   }
@@ -160,7 +160,7 @@ export class AnalyticsCopy {
   }
 
   private scheduleStop(replica: Replica): void {
-    if (replica.index === 0 || this.closed) return;
+    if (this.closed) return;
     clearTimeout(replica.idleTimer);
     replica.idleTimer = setTimeout(() => {
       if (replica.leases > 0 || replica.preparing || !replica.engine) return;
@@ -171,9 +171,9 @@ export class AnalyticsCopy {
       replica.stopping = (async () => {
         await client?.$disconnect();
         await engine.close();
-        log.info("analytics spare stopped when idle", { engine: replica.index });
+        log.info("analytics engine stopped when idle", { engine: replica.index });
       })().finally(() => (replica.stopping = undefined));
-    }, this.options.spareIdleMs);
+    }, this.options.idleMs);
     replica.idleTimer.unref();
   }
 

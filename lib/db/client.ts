@@ -89,7 +89,7 @@ async function openDatabase(): Promise<Database> {
 
   // One process per data folder: a second one refuses to start, naming the holder (lib/db/data-dir-lock.mjs).
   const lock = await lockDataDir(cfg.dataDir);
-  const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir, { engines: cfg.database.analyticsEngines, spareIdleMs: cfg.database.analyticsSpareIdleMs }) : undefined;
+  const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir, { engines: cfg.database.analyticsEngines, idleMs: cfg.database.analyticsIdleMs }) : undefined;
   const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics?.noteStatement(text) });
   try {
     await engine.start();

@@ -16,8 +16,11 @@ import { processSingleton } from "@/lib/process-singleton";
 export const TSVECTOR_SQL =
   "SELECT pg_catalog.tsvectorsend(pg_catalog.to_tsvector('english'::pg_catalog.regconfig, t)) AS v FROM unnest($1::text[]) WITH ORDINALITY AS u(t, n) ORDER BY n";
 
-/** An embedded calculator unused this long is stopped (it holds an engine's memory); the next document starts it again. */
-const WORKER_IDLE_MS = 5 * 60_000;
+/**
+ * An embedded calculator unused this long is stopped (it holds an engine's memory, about 400 MB);
+ * the next document starts it again (about a second), so one minute covers a burst of uploads.
+ */
+const WORKER_IDLE_MS = 60_000;
 /** A calculator that has not answered one batch within this long is given up on (the database computes instead). */
 export const TSVECTOR_BATCH_LIMIT_MS = 10_000;
 
