@@ -62,6 +62,8 @@ export class EmbeddedEngine {
   private child: ChildProcess | undefined;
   private booting: Promise<void> | undefined;
   private stateValue: EngineState = "starting";
+  /** close() was called: no restart may start another process. */
+  private closeRequested = false;
   private readonly name: string;
 
   constructor(private readonly options: EmbeddedEngineOptions) {
@@ -116,7 +118,7 @@ export class EmbeddedEngine {
    * starts a new one on the same data folder.
    */
   restart(reason: string, fields: Record<string, unknown> = {}, beforeStart?: () => Promise<void>): Promise<void> {
-    if (this.stateValue === "closed") return Promise.resolve();
+    if (this.stateValue === "closed" || this.closeRequested) return Promise.resolve();
     this.restarts += 1;
     this.stateValue = "restarting";
     log.warn("embedded database restarted", { engine: this.name, reason, ...fields });
@@ -127,7 +129,7 @@ export class EmbeddedEngine {
     const exited = dying && dying.exitCode === null && dying.signalCode === null ? new Promise<void>((resolve) => dying.once("exit", () => resolve())) : Promise.resolve();
     this.booting = exited.then(async () => {
       // Closed while the old process was dying: starting another would outlive the close, and find its socket folder gone.
-      if (this.stateValue === "closed") return;
+      if (this.stateValue === "closed" || this.closeRequested) return;
       await beforeStart?.();
       await this.spawn();
     });
@@ -198,6 +200,11 @@ export class EmbeddedEngine {
 
   async close(): Promise<void> {
     if (this.stateValue === "closed") return;
+    this.closeRequested = true;
+    // A close during a start waits for it to settle: a booting engine sent "close" before it is open
+    // never answers, and its start would hang until the boot timeout (an idle analytics engine
+    // stopped while it restarted after a runaway).
+    await this.booting?.catch(() => undefined);
     await this.pool.end().catch(() => undefined);
     this.stateValue = "closed";
     const child = this.child;
