@@ -212,7 +212,8 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
       <div
         ref={host}
         className={styles.gridHost}
-        aria-label={`${widget.metadata.name} grid`}
+        // Named once Tabulator has made it a grid: a name on a div with no role is an ARIA error (aria-prohibited-attr).
+        aria-label={ready ? `${widget.metadata.name} grid` : undefined}
         onKeyDown={(e) => {
           const header = e.target as HTMLElement;
           if ((e.key === "Enter" || e.key === " ") && header.classList.contains("tabulator-sortable")) {
