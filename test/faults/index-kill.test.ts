@@ -15,7 +15,9 @@ import * as locations from "@/app/api/v1/locations/route";
 import { closeDb, getDb } from "@/lib/db/client";
 import { prose } from "@/lib/documents/extract/fixtures/generate";
 import { call, tokenFor } from "@/test/helpers";
-import { QUICK_MS } from "./probe";
+
+/** How long the first request after the kill may take: the engine's restart and WAL replay. */
+const REOPEN_MS = 30_000;
 
 /** Runs index-child.ts on `documentId`, kills it with SIGKILL once it reports progress, and returns what it printed. */
 function indexInChildAndKill(documentId: string): Promise<{ output: string; signal: NodeJS.Signals | null }> {
@@ -72,11 +74,13 @@ describe("fault: an indexing process killed mid-run", () => {
     expect(child.output).not.toContain("done");
     expect(child.signal).toBe("SIGKILL");
 
-    // The embedded engine recovers from the kill; the first request after it is answered quickly.
+    // The embedded engine recovers from the kill by replaying its WAL, not by anything that grows
+    // with the data: the first request after it is answered in seconds (10.7-13.6 s at load 20, so
+    // the bound leaves room for a loaded runner; a reseed would take minutes).
     const reopened = performance.now();
     const globex = await call(locations.GET, "GET", "/api/v1/locations", { token: await tokenFor("globex", "admin") });
     expect(globex.status).toBe(200);
-    expect(performance.now() - reopened).toBeLessThan(QUICK_MS + 5_000);
+    expect(performance.now() - reopened).toBeLessThan(REOPEN_MS);
 
     const db = await getDb();
     const [after] = await db.system.query<{ generation: number; chunks: number; orders: number; documents: number; status: string; stored: number; orphans: number }>(
