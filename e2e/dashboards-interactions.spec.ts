@@ -88,6 +88,12 @@ test("a click on a bar sets the page's filter, shows a chip, re-queries the widg
   await expect(widget(page, "location_filter")).toContainText(name);
   await settled(page);
 
+  // A second click (the chart now shows the one location: its only bar) takes the chip over rather than adding one.
+  await clickBar(page, "revenue_by_location", 0);
+  await expect(page.getByTestId("click-chip")).toHaveCount(1);
+  await expect(page.getByTestId("click-chip")).toContainText(name);
+
+  // Undo goes back to before the first click: the filter's default (no value in the URL).
   const back = page.waitForResponse(isQuery);
   await chip.getByRole("button", { name: /^Undo Locations:/ }).click();
   expect(((await back).request().postDataJSON() as { filters: Record<string, unknown> }).filters).not.toHaveProperty("location_filter");
