@@ -50,7 +50,11 @@ export function fontBuffer(face: FontFace): Buffer {
   return buffer;
 }
 
-function fontkitFace(face: FontFace): fontkit.Font {
+/**
+ * A face parsed by fontkit, once per process: pdfkit takes it as is (a font object with `layout`),
+ * so no document parses the font's tables again (that was a third of a warm one-page render).
+ */
+export function fontkitFace(face: FontFace): fontkit.Font {
   let font = faces.get(face);
   if (!font) {
     const created = fontkit.create(fontBuffer(face));

@@ -1,6 +1,6 @@
 import PDFDocument from "pdfkit";
 import SVGtoPDF from "svg-to-pdfkit";
-import { CJK_FAMILY, type FontFace, fontBuffer, textRuns, textWidth } from "./fonts";
+import { CJK_FAMILY, type FontFace, fontkitFace, textRuns, textWidth } from "./fonts";
 import type { Op, Page } from "./layout";
 
 /**
@@ -17,7 +17,8 @@ function usesCjk(pages: Page[]): boolean {
 
 export async function writePdf(pages: Page[], info: { title: string; author: string }): Promise<Uint8Array> {
   // The shipped regular face is the document's first font, so pdfkit never loads its own Helvetica.
-  const doc = new PDFDocument({ autoFirstPage: false, margin: 0, font: fontBuffer("regular") as unknown as string, info: { Title: info.title, Author: info.author, Creator: "Quarry" }, compress: true });
+  // pdfkit accepts a fontkit font where its types say a path (PDFFontFactory.open: any object with `layout`).
+  const doc = new PDFDocument({ autoFirstPage: false, margin: 0, font: fontkitFace("regular") as unknown as string, info: { Title: info.title, Author: info.author, Creator: "Quarry" }, compress: true });
   const chunks: Buffer[] = [];
   doc.on("data", (chunk: Buffer) => chunks.push(chunk));
   const done = new Promise<void>((resolve, reject) => {
@@ -25,7 +26,7 @@ export async function writePdf(pages: Page[], info: { title: string; author: str
     doc.on("error", reject);
   });
   const cjk = usesCjk(pages);
-  for (const face of ["regular", "bold", "italic", ...(cjk ? ["cjk" as const] : [])] as FontFace[]) doc.registerFont(FONT_NAMES[face], fontBuffer(face));
+  for (const face of ["regular", "bold", "italic", ...(cjk ? ["cjk" as const] : [])] as FontFace[]) doc.registerFont(FONT_NAMES[face], fontkitFace(face) as unknown as string);
   const svgFont = (family: string, bold: boolean, italic: boolean) => (cjk && family.includes(CJK_FAMILY) ? FONT_NAMES.cjk : bold ? FONT_NAMES.bold : italic ? FONT_NAMES.italic : FONT_NAMES.regular);
   const pen = new Pen(doc);
   for (const page of pages) {
