@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { configSingleton } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
-import { checkRateLimit, resetRateLimits } from "./rate-limit";
+import { checkRateLimit, enforceLimit, resetRateLimits } from "./rate-limit";
 
 afterEach(async () => {
   vi.useRealTimers();
@@ -27,5 +28,22 @@ describe("checkRateLimit", () => {
     vi.setSystemTime(Date.now() + 2_000);
     for (let i = 0; i <= 50_000; i++) await checkRateLimit(`test flood ${i}`, 10, 1);
     expect((await checkRateLimit("test hourly", 1, 3600)).ok).toBe(false);
+  });
+});
+
+describe("QUARRY_RATE_LIMIT_MULTIPLIER (benches, load tests)", () => {
+  it("multiplies every limit and still counts: 3 x 2 requests pass, the seventh is refused with Retry-After", async () => {
+    process.env.QUARRY_RATE_LIMIT_MULTIPLIER = "3";
+    configSingleton.set(undefined);
+    try {
+      for (let i = 0; i < 6; i++) await enforceLimit("test multiplied", { limit: 2, windowSeconds: 60 });
+      await expect(enforceLimit("test multiplied", { limit: 2, windowSeconds: 60 })).rejects.toMatchObject({ retryAfterSeconds: expect.any(Number) });
+    } finally {
+      delete process.env.QUARRY_RATE_LIMIT_MULTIPLIER;
+      configSingleton.set(undefined);
+    }
+    // Back to the declared limit.
+    await enforceLimit("test declared", { limit: 1, windowSeconds: 60 });
+    await expect(enforceLimit("test declared", { limit: 1, windowSeconds: 60 })).rejects.toBeDefined();
   });
 });
