@@ -22,6 +22,11 @@ interface GridWidgetProps {
 
 type ExportFormat = "csv" | "xlsx";
 
+/** What the grid reads of Tabulator's Page module, which its type declarations leave out. */
+interface TabulatorInternals {
+  modules?: { page?: { pageCounterElement?: HTMLElement | null } };
+}
+
 /** Identifiers are numbers too, but "12,345" reads wrong for an order id. */
 function isIdColumn(column: string): boolean {
   return /(^|_)id$/i.test(column);
@@ -144,7 +149,7 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
         // Data rows per page, group headers not counted (grid-pages.ts).
         paginationSize: shapeOptions?.page_size ?? 25,
         paginationCounter: "rows",
-        ...(pagerElement && counterElement ? { paginationElement: pagerElement, paginationCounterElement: counterElement } : {}),
+        ...(pagerElement ? { paginationElement: pagerElement } : {}),
         groupBy: shapeOptions?.group_by,
         initialSort: shapeOptions?.initial_sort?.map((s) => ({ column: s.column, dir: s.dir })),
         // Exports are flat tables: group header rows would break a spreadsheet's columns.
@@ -154,6 +159,9 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
       built.on("tableBuilt", () => {
         if (cancelled || !host.current) return;
         stopAria = watchGridAria(host.current);
+        // With paginationElement set, Tabulator keeps its row counter to itself (it still updates it): it goes beside the pager.
+        const counter = (built as unknown as TabulatorInternals).modules?.page?.pageCounterElement;
+        if (counter && counterElement && counter.parentElement !== counterElement) counterElement.appendChild(counter);
         makeHeadersFocusable(host.current);
         table.current = built;
         setBuiltShape(shape);
@@ -224,7 +232,7 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
       />
       {(options?.pagination ?? true) && (
         <div className={styles.gridPager}>
-          <span ref={pageCounter} className={styles.gridPageCounter} aria-live="polite" />
+          <span ref={pageCounter} aria-live="polite" />
           <div ref={pager} className={styles.gridPages} role="navigation" aria-label={`${widget.metadata.name} pages`} />
         </div>
       )}
