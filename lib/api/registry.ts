@@ -12,6 +12,7 @@ import * as documentsSearch from "@/lib/documents/search-contract";
 import * as locations from "@/lib/locations/contract";
 import * as notifications from "@/lib/notifications/contract";
 import * as organizations from "@/lib/organizations/contract";
+import * as reportsExport from "@/lib/reports/export-contract";
 import * as reportsSchedules from "@/lib/reports/schedules-contract";
 
 /**
@@ -36,6 +37,7 @@ export const ENDPOINTS: Endpoint[] = [
   dashboards.embedDashboard, // POST /api/v1/custom-dashboards/{id}/embed
   dashboards.listEmbeds, // GET /api/v1/custom-dashboards/{id}/embeds
   dashboards.revokeEmbed, // DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}
+  reportsExport.exportDashboard, // GET /api/v1/custom-dashboards/{id}/export
   dashboards.publishDashboard, // POST /api/v1/custom-dashboards/{id}/publish
   dashboards.queryDashboard, // POST /api/v1/custom-dashboards/{id}/query
   dashboardsVersions.listVersions, // GET /api/v1/custom-dashboards/{id}/versions
