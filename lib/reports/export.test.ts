@@ -100,6 +100,8 @@ describe("GET /api/v1/custom-dashboards/{id}/export", () => {
     const cells = tableCells(table.columns, table.rows, viewColumnFormats(view, widget("location_table")));
     for (const row of table.rows) for (const column of ["revenue", "orders", "margin_pct"]) expect(first).toContain(cells.cell(column, row[column]));
     expect(first).toContain("Margin pct");
+    // The tab's logo, an SVG of this site's own (public/quarry-logo.svg), drawn as vectors: its text is text.
+    expect(pdfText(res.bytes)).toMatch(/Logo[\s\S]*Quarry/);
   });
 
   it("a manager scoped to two locations gets the figures …/query gives that manager, and no other location's name", async () => {

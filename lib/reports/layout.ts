@@ -31,6 +31,8 @@ export type Block =
   | { kind: "table"; columns: string[]; numeric: boolean[]; rows: string[][]; total: number; note?: string }
   | { kind: "text"; paragraphs: Paragraph[]; align: "left" | "center" | "right"; color?: string; size: number }
   | { kind: "image"; alt: string; bytes: Uint8Array; mime: "image/png" | "image/jpeg"; fit: string }
+  /** An SVG image of this site's own (public/), drawn as vectors like a chart. */
+  | { kind: "vector"; alt: string; svg: string }
   | { kind: "message"; text: string };
 
 export interface PlacedBlock {
@@ -414,6 +416,9 @@ function drawBlock(cursor: Cursor, box: { x: number; y: number; w: number; h: nu
       break;
     case "image":
       drawImage(cursor, box, top, block);
+      break;
+    case "vector":
+      cursor.draw({ kind: "svg", x: box.x + PAD, y: top, w: box.w - 2 * PAD, h: inner.h, svg: block.svg });
       break;
     case "message":
       drawLines(cursor, wrapSpans([{ text: block.text, face: "italic" }], 9, inner.w), box.x + PAD, top, inner.w, 9, MUTED, "left", box.y + box.h);

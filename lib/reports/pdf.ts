@@ -90,7 +90,8 @@ function draw(doc: PDFKit.PDFDocument, pen: Pen, op: Op, svgFont: (family: strin
       pen.reset();
       return;
     case "svg":
-      SVGtoPDF(doc, op.svg, op.x, op.y, { width: op.w, height: op.h, assumePt: true, fontCallback: svgFont, warningCallback: () => undefined });
+      // imageCallback: an <image> inside an SVG is never read from disk or the network.
+      SVGtoPDF(doc, op.svg, op.x, op.y, { width: op.w, height: op.h, assumePt: true, fontCallback: svgFont, imageCallback: () => "", warningCallback: () => undefined });
       // The chart set fonts and colours of its own.
       pen.reset();
       return;

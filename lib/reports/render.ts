@@ -18,6 +18,7 @@ import type { WidgetManifest } from "@/lib/manifest/schema";
 import { guardedFetch } from "@/lib/notifications/transports/url-guard";
 import { imageOriginsOf } from "@/lib/organizations/settings";
 import { QueueDeadline } from "@/lib/query/fair-queue";
+import { fitForPrint } from "./chart-svg";
 import { textWidth } from "./fonts";
 import { type Block, type PageSpec, type PlacedBlock, type ReportModel, layoutReport } from "./layout";
 import { DEFAULT_REPORT_LIMITS, type ReportLimits, reportQueue } from "./limits";
@@ -253,19 +254,25 @@ async function loadImages(orgId: string, widgets: WidgetManifest[]): Promise<Map
       const image = w.spec.display.image;
       if (!image) return;
       const loaded = await loadImage(image.url, origins).catch(() => null);
-      out.set(w.metadata.id, loaded ? { kind: "image", alt: image.alt, bytes: loaded.bytes, mime: loaded.mime, fit: image.object_fit } : { kind: "message", text: `Image not included: ${image.alt}` });
+      out.set(
+        w.metadata.id,
+        !loaded ? { kind: "message", text: `Image not included: ${image.alt}` } : "svg" in loaded ? { kind: "vector", alt: image.alt, svg: loaded.svg } : { kind: "image", alt: image.alt, bytes: loaded.bytes, mime: loaded.mime, fit: image.object_fit },
+      );
     }),
   );
   return out;
 }
 
-async function loadImage(url: string, origins: ReadonlySet<string>): Promise<{ bytes: Uint8Array; mime: "image/png" | "image/jpeg" } | null> {
+async function loadImage(url: string, origins: ReadonlySet<string>): Promise<{ bytes: Uint8Array; mime: "image/png" | "image/jpeg" } | { svg: string } | null> {
   let bytes: Uint8Array;
   if (url.startsWith("/")) {
     const root = path.join(process.cwd(), "public");
     const file = path.join(root, decodeURIComponent(new URL(url, "http://local").pathname));
     if (!file.startsWith(root + path.sep)) return null;
     bytes = new Uint8Array(await fs.readFile(file));
+    // SVG only from this site's own files: a remote one could point svg-to-pdfkit at files on this server.
+    const text = Buffer.from(bytes.subarray(0, 512)).toString("utf8").trimStart();
+    if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/.test(text)) return { svg: fitForPrint(Buffer.from(bytes).toString("utf8").replace(/^[\s\S]*?(?=<svg[\s>])/, "")) };
   } else {
     const target = new URL(url);
     if (!origins.has(target.origin)) return null;
