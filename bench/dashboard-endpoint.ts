@@ -35,13 +35,18 @@ async function post(handler: Handler, url: string, token: string, body: unknown,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const res = await handler(req, { params: Promise.resolve(params) });
-  if (res.status === 503) return busy;
+  if (res.status === 503) {
+    busyDetail = `${((await res.json()) as { detail?: unknown }).detail ?? ""} (Retry-After: ${res.headers.get("retry-after") ?? "none"})`;
+    return busy;
+  }
   if (!res.ok) throw new Error(`${url} answered ${res.status}: ${await res.text()}`);
   return res.json();
 }
 
 /** A 503 (no engine slot or connection in time, or past the request's budget): counted apart, not timed as an answer. */
 const busy = Symbol("503");
+/** What the last 503 said, printed beside the count. */
+let busyDetail = "";
 
 /** Runs `count` jobs with at most `concurrency` in flight; returns each job's latency in ms and the wall time. */
 async function load(count: number, concurrency: number, job: (i: number, worker: number) => Promise<unknown>) {
@@ -139,7 +144,7 @@ async function run(db: Database, engine: "pglite" | "postgres", scales: number[]
         const warmRun = await load(WARM_REQUESTS, concurrency, (i, worker) => query(hot[i % hot.length], worker));
         const line = (name: string, r: { latencies: number[]; unavailable: number; wallMs: number }, note: string) =>
           `    c=${String(concurrency).padEnd(2)} ${name.padEnd(5)} p50 ${pct(r.latencies, 50)?.toFixed(1).padStart(8)} ms  p95 ${pct(r.latencies, 95)?.toFixed(1).padStart(8)} ms  ` +
-          `${((r.latencies.length / r.wallMs) * 1000).toFixed(1).padStart(7)} req/s  p50/bare ${(pct(r.latencies, 50) / bare.perWidget).toFixed(2)}x  (${note}${r.unavailable > 0 ? `; ${r.unavailable} answered 503` : ""})`;
+          `${((r.latencies.length / r.wallMs) * 1000).toFixed(1).padStart(7)} req/s  p50/bare ${(pct(r.latencies, 50) / bare.perWidget).toFixed(2)}x  (${note}${r.unavailable > 0 ? `; ${r.unavailable} answered 503, the last: ${busyDetail}` : ""})`;
         console.log(line("cold", coldRun, `${coldCount} requests, each a new date filter`));
         console.log(line("warm", warmRun, `${WARM_REQUESTS} requests over ${WARM_FILTERS} cached filter values`));
       }
