@@ -5,6 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
+import * as seed from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import * as list from "@/app/api/v1/custom-dashboards/route";
 import { getDb } from "@/lib/db/client";
 import { call, tokenFor } from "@/test/helpers";
@@ -30,6 +31,8 @@ describe("fault: 50 duplicate widgets with refresh", () => {
     const admin = await tokenFor("acme", "admin");
     const { system } = await getDb();
     const [before] = await system.query<{ n: number }>("SELECT count(*)::int AS n FROM orders");
+    // The sample drills through to sample-sales: that dashboard must exist before a copy can be saved.
+    expect((await call(seed.POST, "POST", "/api/v1/custom-dashboards/_seed", { token: admin })).status).toBeLessThan(300);
     const created = await call(list.POST, "POST", "/api/v1/custom-dashboards", { token: admin, body: { name: "Dup", slug: "dup", spec_yaml: SAMPLE } });
     expect(created.status).toBe(201);
     const id = created.json.id as string;
