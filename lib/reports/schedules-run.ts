@@ -10,9 +10,8 @@ import { log } from "@/lib/log";
 import { resolveChannel, usableKinds } from "@/lib/notifications/admin/channels";
 import { loadQuietHours } from "@/lib/notifications/admin/quiet-hours";
 import { loadOptOuts } from "@/lib/notifications/admin/unsubscribes";
-import { quietOutcome } from "@/lib/notifications/pipeline/evaluate";
-import { QUEUES } from "@/lib/notifications/pipeline/queue";
-import type { DeliverJob, ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runtime";
+import { enqueueDeliveries, pendingOf, quietOutcome } from "@/lib/notifications/pipeline/evaluate";
+import type { ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { domainOf, type ReportRunJob } from "./schedules";
 import { DOWNLOAD_LINK_SECONDS, downloadLink } from "./schedules-links";
@@ -204,12 +203,9 @@ export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
       };
     });
     await tx.notificationDelivery.createMany({ data: rows, skipDuplicates: true });
-    return rows.filter((r) => r.status === "pending").map((r) => ({ id: r.id, startAfter: r.nextAttemptAt }));
+    return pendingOf(rows);
   });
-  for (const d of pending) {
-    const later = d.startAfter && d.startAfter > now ? { startAfter: d.startAfter } : undefined;
-    await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob, later);
-  }
+  await enqueueDeliveries(rt, job.orgId, pending, now);
 }
 
 /** A report delivery's files, with a signed link each; rendered now when the run could not (a failed render is retried here). */

@@ -151,10 +151,20 @@ export async function evaluateRun(rt: Runtime, job: EvaluateJob): Promise<void> 
       };
     });
     await tx.notificationDelivery.createMany({ data: rows, skipDuplicates: true });
-    return rows.filter((r) => r.status === "pending").map((r) => ({ id: r.id, startAfter: r.nextAttemptAt }));
+    return pendingOf(rows);
   });
+  await enqueueDeliveries(rt, job.orgId, pending, now);
+}
+
+/** The rows just written that wait for delivery, with when their first attempt may start. */
+export function pendingOf(rows: readonly { id: string; status: string; nextAttemptAt: Date | null }[]): { id: string; startAfter: Date | null }[] {
+  return rows.filter((r) => r.status === "pending").map((r) => ({ id: r.id, startAfter: r.nextAttemptAt }));
+}
+
+/** Sends each pending delivery's first attempt to the deliver queue, deferred to its start (quiet hours). */
+export async function enqueueDeliveries(rt: Runtime, orgId: string, pending: readonly { id: string; startAfter: Date | null }[], now: Date): Promise<void> {
   for (const d of pending) {
     const later = d.startAfter && d.startAfter > now ? { startAfter: d.startAfter } : undefined;
-    await rt.queue.send(QUEUES.deliver, { orgId: job.orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob, later);
+    await rt.queue.send(QUEUES.deliver, { orgId, deliveryId: d.id, attempt: 1 } satisfies DeliverJob, later);
   }
 }
