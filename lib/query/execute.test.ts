@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { QueryError } from "./errors";
-import { BatchTransactionSpent, type StatementRunner, runReadOnlyBatch } from "./execute";
+import { BatchTransactionSpent, type StatementRunner, explainReadOnly, runReadOnlyBatch } from "./execute";
 
 const scope = { orgId: "org_acme", locationIds: ["loc_acme_nyc"] };
 const started = "SELECT row_to_json(q.*) AS row FROM (SELECT transaction_timestamp()::text AS tx, count(DISTINCT location_id)::int AS locations FROM orders) q";
@@ -71,5 +71,28 @@ describe("a batch of read-only statements in one tenant transaction", () => {
       }
     });
     expect(outcomes).toEqual(["ran", "The query ran longer than its time limit of 200 ms and was cancelled"]);
+  });
+});
+
+describe("checking a statement with EXPLAIN (a plan of manifests)", () => {
+  it("waits in the organization's user-SQL slot like every reader statement", async () => {
+    // acme's only slot is held by a batch until the gate opens; its EXPLAIN must wait for it.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const batchDone = runReadOnlyBatch(scope, [0], { timeZone: "UTC", transactionTimeoutMs: 30_000 }, async () => {
+      holding();
+      await gate;
+    });
+    await held;
+    let explained = false;
+    const explain = explainReadOnly(scope, "SELECT 1 FROM orders", [], { timeZone: "UTC" }).then(() => (explained = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(explained).toBe(false);
+    openGate();
+    await batchDone;
+    await explain;
+    expect(explained).toBe(true);
   });
 });

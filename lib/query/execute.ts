@@ -88,14 +88,18 @@ export async function explainReadOnly(scope: TenantScope, text: string, values: 
   const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   checkAllowed(text);
   try {
-    await withTenant(scope, (tx) => tx.$queryRawUnsafe(`EXPLAIN ${text}`, ...values), {
-      role: "reader",
-      userSql: true,
-      readOnly: true,
-      statementTimeoutMs: timeoutMs,
-      timeoutMs: timeoutMs + 5_000,
-      timeZone: options.timeZone,
-    });
+    // In the organization's user-SQL slots like every reader statement: a plan of many files must
+    // not hold the reader pool (on PGlite, the analytics engines) ahead of other organizations.
+    await inSlot(scope, () =>
+      withTenant(scope, (tx) => tx.$queryRawUnsafe(`EXPLAIN ${text}`, ...values), {
+        role: "reader",
+        userSql: true,
+        readOnly: true,
+        statementTimeoutMs: timeoutMs,
+        timeoutMs: timeoutMs + 5_000,
+        timeZone: options.timeZone,
+      }),
+    );
   } catch (error) {
     throw toQueryError(error, timeoutMs);
   }
