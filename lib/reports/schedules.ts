@@ -7,7 +7,7 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { ReportRun, ReportSchedule } from "@/lib/db/generated/client";
 import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { cronError, nextRuns } from "@/lib/notifications/pipeline/cron";
+import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import type { Runtime } from "@/lib/notifications/pipeline/runtime";
 import { reportAllowedDomains } from "@/lib/organizations/settings";

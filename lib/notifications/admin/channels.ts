@@ -4,7 +4,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { CHANNEL_INPUTS, ChannelKind, SECRET_FIELDS, requiredSecrets } from "@/lib/notifications/channel-kinds";
-import { maskSecret, openSecrets, sealSecrets } from "@/lib/notifications/admin/channel-secrets";
+import { maskSecret, openSecrets, sealSecrets } from "@/lib/notifications/settings/channel-secrets";
 import { UnsafeTargetError, assertPublicHost, assertSafeUrl } from "@/lib/notifications/transports/url-guard";
 
 /** A channel as the sender needs it: settings and opened secrets. Never leaves the server. */

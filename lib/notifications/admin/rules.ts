@@ -5,11 +5,11 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import type { NotificationRule } from "@/lib/db/generated/client";
 import { type ValidationItem, notFound, conflict, unprocessable, zodIssuesToItems } from "@/lib/errors";
-import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/pipeline/catalog";
+import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/settings/catalog";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { usableKinds } from "@/lib/notifications/admin/channels";
 import type { CreateRuleBody, RuleRunView, RuleView, UpdateRuleBody } from "@/lib/notifications/contract";
-import { cronError, nextRuns } from "@/lib/notifications/pipeline/cron";
+import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
 import { newId } from "@/lib/ids";
 
 export const listBaseRules = () => ({ items: describeBaseRules() });

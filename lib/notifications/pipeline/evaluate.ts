@@ -8,7 +8,7 @@ import { loadQuietHours, quietUntil, windowFor, type QuietHoursPolicy } from "@/
 import { loadOptOuts, type OptOuts } from "@/lib/notifications/admin/unsubscribes";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
-import { findBaseRule, type Finding } from "@/lib/notifications/pipeline/catalog";
+import { findBaseRule, type Finding } from "@/lib/notifications/settings/catalog";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, EvaluateJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 

@@ -1,7 +1,7 @@
 import "server-only";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
-import { latestDue } from "@/lib/notifications/pipeline/cron";
+import { latestDue } from "@/lib/notifications/settings/cron";
 import { QUEUES } from "@/lib/notifications/pipeline/queue";
 import { insertRun, type DeliverJob, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { insertReportRun, type ReportRunJob } from "@/lib/reports/schedules";
