@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { headers } from "next/headers";
 import { currentPagePrincipal } from "@/lib/auth/session";
+import { isEditor } from "@/lib/dashboards/policy";
 import { SignOutButton } from "@/components/sign-out-button";
 import { SignOutEverywhereButton } from "@/components/sign-out-everywhere-button";
 import { InboxBell } from "@/components/notifications/inbox-bell";
@@ -30,12 +31,10 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         { href: "/dashboards/custom", label: "Dashboards" },
         { href: "/documents", label: "Documents" },
         { href: "/chat", label: "Chat" },
-        ...(principal.role === "admin"
-          ? [
-              { href: "/admin/notifications", label: "Notifications" },
-              { href: "/admin/api-keys", label: "API keys" },
-            ]
-          : []),
+        ...(principal.role === "admin" ? [{ href: "/admin/notifications", label: "Notifications" }] : []),
+        // Scheduled reports are editors' (the page's own rule, isEditor): general managers see this admin link too.
+        ...(isEditor(principal) ? [{ href: "/admin/reports", label: "Reports" }] : []),
+        ...(principal.role === "admin" ? [{ href: "/admin/api-keys", label: "API keys" }] : []),
         { href: "/docs", label: "API" },
       ]
     : [];

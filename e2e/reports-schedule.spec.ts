@@ -62,8 +62,19 @@ test("a report scheduled from the viewer and sent now arrives by e-mail with its
   expect(text).toContain("Manhattan Flagship");
   expect(text).not.toContain("San Francisco Union Sq");
 
-  // The admin list shows it with its last run.
-  await page.goto("/admin/reports");
+  // The admin list, reached from the top navigation's "Reports", shows it with its last run.
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Reports", exact: true }).click();
+  await expect(page).toHaveURL(/\/admin\/reports$/);
   await expect(page.getByRole("heading", { level: 1, name: "Scheduled reports" })).toBeVisible();
   await expect(page.getByTestId("report-schedules").locator("tr", { hasText: `Monday sales ${run}` })).toContainText("sent");
+});
+
+test("the top navigation's Reports link is there for editors only (the page's own rule)", async ({ browser }) => {
+  const analyst = await browser.newContext({ storageState: "e2e/.auth/analyst.json" });
+  const page = await analyst.newPage();
+  await page.goto("/dashboards/custom");
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await expect(nav.getByRole("link", { name: "Dashboards", exact: true })).toBeVisible();
+  await expect(nav.getByRole("link", { name: "Reports", exact: true })).toHaveCount(0);
+  await analyst.close();
 });
