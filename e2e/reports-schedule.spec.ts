@@ -78,3 +78,13 @@ test("the top navigation's Reports link is there for editors only (the page's ow
   await expect(nav.getByRole("link", { name: "Reports", exact: true })).toHaveCount(0);
   await analyst.close();
 });
+
+test("the Schedule report dialog starts from the filters on screen", async ({ page }) => {
+  const locations = JSON.stringify(["loc_acme_bos"]);
+  await page.goto(`${SAMPLE}?f.location_filter=${encodeURIComponent(locations)}`);
+  await expect(page.getByRole("heading", { level: 1, name: "Sales overview" })).toBeVisible();
+  await page.getByRole("button", { name: "Schedule report" }).click();
+  const dialog = page.getByRole("dialog", { name: "Schedule a report of this dashboard" });
+  await expect(dialog.locator('input[name="filter-location_filter"]')).toHaveValue(locations);
+  await dialog.getByRole("button", { name: "Close" }).click();
+});

@@ -1,9 +1,10 @@
 "use client";
 
 import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useSearchParams } from "next/navigation";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
-import { decodeFilterValue } from "@/lib/dashboards/wiring";
+import { FILTER_PARAM_PREFIX, decodeFilterValue } from "@/lib/dashboards/wiring";
 import { createReportSchedule, listReportSchedules } from "@/lib/reports/schedules-contract";
 import { ReportSchedulesTable } from "./report-schedules-table";
 import styles from "./reports.module.css";
@@ -28,11 +29,12 @@ const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "U
 
 /**
  * "Schedule report" in the viewer: a new schedule for this dashboard (when, format, filter values, who) and the
- * dashboard's schedules with last and next run. Recipients are e-mail addresses: an organization user's address
+ * dashboard's schedules with last and next run. The filter values start as those on screen when it opens. Recipients are e-mail addresses: an organization user's address
  * receives the report in that user's own scope; other addresses, Slack and webhooks get the shared scope once an
  * admin approves it (on the admin page, /admin/reports).
  */
 export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: Props) {
+  const search = useSearchParams();
   const dialog = useRef<HTMLDialogElement>(null);
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
@@ -59,6 +61,8 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
 
   function show() {
     setTimeZone((z) => z || browserZone());
+    // The filters on screen, as the page's URL holds them (text as typed, anything else JSON: what the boxes below take).
+    setFilters(Object.fromEntries(filterWidgets.flatMap((f) => (search.has(FILTER_PARAM_PREFIX + f.id) ? [[f.id, search.get(FILTER_PARAM_PREFIX + f.id)!]] : []))));
     setOpen(true);
     dialog.current?.showModal();
   }
