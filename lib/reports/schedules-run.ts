@@ -7,7 +7,7 @@ import type { NotificationDelivery, ReportRun, ReportSchedule } from "@/lib/db/g
 import { Forbidden, NotFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { resolveChannel, usableKinds } from "@/lib/notifications/admin/channels";
+import { resolveChannel, usableKinds } from "@/lib/notifications/settings/channels";
 import { loadQuietHours } from "@/lib/notifications/admin/quiet-hours";
 import { loadOptOuts } from "@/lib/notifications/admin/unsubscribes";
 import { enqueueDeliveries, pendingOf, quietOutcome } from "@/lib/notifications/pipeline/evaluate";

@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { Conflict } from "@/lib/errors";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
-import { resolveChannel } from "@/lib/notifications/admin/channels";
+import { resolveChannel } from "@/lib/notifications/settings/channels";
 import { newId } from "@/lib/ids";
 import { SendError, sendExternal } from "@/lib/notifications/transports/send";
 

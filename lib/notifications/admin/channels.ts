@@ -1,28 +1,18 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { notificationsConfig } from "@/lib/config/notifications";
-import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { withTenant } from "@/lib/db/tenant";
 import { unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { CHANNEL_INPUTS, ChannelKind, SECRET_FIELDS, requiredSecrets } from "@/lib/notifications/channel-kinds";
-import { maskSecret, openSecrets, sealSecrets } from "@/lib/notifications/settings/channel-secrets";
+import { maskSecret, openSecrets, sealSecrets, secretsBinding } from "@/lib/notifications/settings/channel-secrets";
 import { UnsafeTargetError, assertPublicHost, assertSafeUrl } from "@/lib/notifications/transports/url-guard";
-
-/** A channel as the sender needs it: settings and opened secrets. Never leaves the server. */
-export interface ResolvedChannel {
-  kind: ChannelKind;
-  enabled: boolean;
-  settings: Record<string, unknown>;
-  secrets: Record<string, string>;
-}
-
-const binding = (orgId: string, kind: string) => `${orgId}:${kind}`;
 
 function view(kind: ChannelKind, row: { enabled: boolean; settings: unknown; secretsEnc: string | null; updatedAt: Date; updatedBy: string | null } | undefined, orgId: string) {
   if (kind === "in_app") {
     return { kind, configured: true, enabled: row?.enabled ?? true, config: {}, updated_at: row?.updatedAt ?? null, updated_by: row?.updatedBy ?? null };
   }
   if (!row) return { kind, configured: false, enabled: false, config: {}, updated_at: null, updated_by: null };
-  const secrets = row.secretsEnc ? openSecrets(row.secretsEnc, binding(orgId, kind)) : {};
+  const secrets = row.secretsEnc ? openSecrets(row.secretsEnc, secretsBinding(orgId, kind)) : {};
   const masked = Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, maskSecret(v)]));
   return { kind, configured: true, enabled: row.enabled, config: { ...(row.settings as Record<string, unknown>), ...masked }, updated_at: row.updatedAt, updated_by: row.updatedBy };
 }
@@ -49,7 +39,7 @@ export async function putChannelConfig(principal: Principal, kind: ChannelKind, 
 
   const saved = await withTenant(principal, async (tx) => {
     const existing = await tx.notificationChannelConfig.findUnique({ where: { orgId_kind: { orgId: principal.orgId, kind } } });
-    const stored = existing?.secretsEnc ? openSecrets(existing.secretsEnc, binding(principal.orgId, kind)) : {};
+    const stored = existing?.secretsEnc ? openSecrets(existing.secretsEnc, secretsBinding(principal.orgId, kind)) : {};
     const merged = { ...stored, ...given };
     // A slack channel switching mode drops the other mode's secret.
     if (kind === "slack") for (const name of secretNames) if (!requiredSecrets(kind, settings).includes(name)) delete merged[name];
@@ -60,7 +50,7 @@ export async function putChannelConfig(principal: Principal, kind: ChannelKind, 
     const data = {
       enabled: body.enabled,
       settings: settings as object,
-      secretsEnc: Object.keys(merged).length > 0 ? sealSecrets(merged, binding(principal.orgId, kind)) : null,
+      secretsEnc: Object.keys(merged).length > 0 ? sealSecrets(merged, secretsBinding(principal.orgId, kind)) : null,
       updatedBy: principal.userId,
       updatedAt: new Date(),
     };
@@ -93,24 +83,4 @@ async function checkTargets(kind: ChannelKind, input: Record<string, unknown>) {
       }
     }
   }
-}
-
-/** The stored channel for sending, secrets opened; `in_app` resolves even when never saved. */
-export async function resolveChannel(tx: TenantTx, orgId: string, kind: ChannelKind): Promise<ResolvedChannel | null> {
-  const row = await tx.notificationChannelConfig.findUnique({ where: { orgId_kind: { orgId, kind } } });
-  if (kind === "in_app") return { kind, enabled: row?.enabled ?? true, settings: {}, secrets: {} };
-  if (!row) return null;
-  return { kind, enabled: row.enabled, settings: row.settings as Record<string, unknown>, secrets: row.secretsEnc ? openSecrets(row.secretsEnc, binding(orgId, kind)) : {} };
-}
-
-/** Kinds that can deliver right now (configured and enabled). */
-export async function usableKinds(tx: TenantTx): Promise<Set<ChannelKind>> {
-  const rows = await tx.notificationChannelConfig.findMany({ select: { kind: true, enabled: true } });
-  const usable = new Set<ChannelKind>(["in_app"]);
-  for (const row of rows) {
-    const kind = ChannelKind.parse(row.kind);
-    if (row.enabled) usable.add(kind);
-    else if (kind === "in_app") usable.delete(kind);
-  }
-  return usable;
 }

@@ -7,7 +7,7 @@ import type { NotificationRule } from "@/lib/db/generated/client";
 import { type ValidationItem, notFound, conflict, unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { BASE_RULES, findBaseRule, describeBaseRules } from "@/lib/notifications/settings/catalog";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
-import { usableKinds } from "@/lib/notifications/admin/channels";
+import { usableKinds } from "@/lib/notifications/settings/channels";
 import type { CreateRuleBody, RuleRunView, RuleView, UpdateRuleBody } from "@/lib/notifications/contract";
 import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
 import { newId } from "@/lib/ids";

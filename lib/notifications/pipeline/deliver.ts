@@ -2,13 +2,13 @@ import "server-only";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery } from "@/lib/db/generated/client";
-import { resolveChannel, type ResolvedChannel } from "@/lib/notifications/admin/channels";
-import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
+import { resolveChannel } from "@/lib/notifications/settings/channels";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
 import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
-import { SendError, sendExternal, sendReport, type OutboundMessage } from "@/lib/notifications/transports/send";
+import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/transports/outbox-channel";
+import { SendError, sendExternal, sendReport, type OutboundMessage, type ResolvedChannel } from "@/lib/notifications/transports/send";
 import { ReportUnavailable, reportAttachments } from "@/lib/reports/schedules-run";
 import { unsubscribeLinks } from "@/lib/reports/schedules-links";
 

@@ -3,7 +3,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationRule } from "@/lib/db/generated/client";
 import { log } from "@/lib/log";
-import { resolveChannel, usableKinds } from "@/lib/notifications/admin/channels";
+import { resolveChannel, usableKinds } from "@/lib/notifications/settings/channels";
 import { loadQuietHours, quietUntil, windowFor, type QuietHoursPolicy } from "@/lib/notifications/admin/quiet-hours";
 import { loadOptOuts, type OptOuts } from "@/lib/notifications/admin/unsubscribes";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";

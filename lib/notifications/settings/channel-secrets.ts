@@ -5,6 +5,9 @@ import { deriveKey } from "@/lib/auth/secrets";
 const PURPOSE = "notification-secrets";
 const VERSION = "v1";
 
+/** The associated data a channel's secrets are sealed with: its organization and kind. */
+export const secretsBinding = (orgId: string, kind: string) => `${orgId}:${kind}`;
+
 /**
  * Seals channel secrets (JSON) with AES-256-GCM. The organization and channel
  * kind are bound in as associated data, so a sealed value copied to another

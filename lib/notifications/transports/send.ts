@@ -4,9 +4,17 @@ import nodemailer from "nodemailer";
 import type Mail from "nodemailer/lib/mailer";
 import { ErrorCode as SlackErrorCode, WebClient, type FetchFunction } from "@slack/web-api";
 import { notificationsConfig } from "@/lib/config/notifications";
-import type { ResolvedChannel } from "@/lib/notifications/admin/channels";
-import { isDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
+import type { ChannelKind } from "@/lib/notifications/channel-kinds";
+import { isDemoOutbox } from "@/lib/notifications/transports/outbox-channel";
 import { UnsafeTargetError, assertPublicHost, guardedFetch } from "@/lib/notifications/transports/url-guard";
+
+/** A channel as the sender needs it: settings and opened secrets (lib/notifications/settings/channels.ts). Never leaves the server. */
+export interface ResolvedChannel {
+  kind: ChannelKind;
+  enabled: boolean;
+  settings: Record<string, unknown>;
+  secrets: Record<string, string>;
+}
 
 /** One message to one recipient on one channel. */
 export interface OutboundMessage {
