@@ -9,7 +9,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { chunkDocument } from "@/lib/documents/chunk";
+import { chunkDocument } from "@/lib/documents/extract/chunk";
 import { docxWithParagraphs, pdfWithPages, prose } from "@/lib/documents/extract/fixtures/generate";
 import { extractText } from "@/lib/documents/extract/index";
 import { DEFAULT_PDF_LIMITS, extractPdf, type PdfEngine } from "@/lib/documents/extract/pdf";

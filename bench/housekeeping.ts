@@ -1,7 +1,7 @@
 // npm run bench -- housekeeping [words, default 100000] [rounds, default 20]: the embedded engine's data folder
 // while the same document is re-indexed `rounds` times and then deleted (issue 28 §4). PGlite runs no
 // autovacuum: the baseline run does nothing about the dead rows; the housekept run vacuums what is due after
-// each re-index, as the worker does when the engine is quiet (lib/documents/housekeeping.ts). Prints the data
+// each re-index, as the worker does when the engine is quiet (lib/documents/indexing/housekeeping.ts). Prints the data
 // folder and chunk table sizes, how long each VACUUM held the engine (and the longest wait of a `SELECT 1`
 // sent every 10 ms meanwhile), and on the baseline's garbage what each other way of reclaiming it blocks for.
 import fs from "node:fs";
@@ -9,10 +9,10 @@ import path from "node:path";
 import type { Principal } from "@/lib/auth/roles";
 import { config } from "@/lib/config";
 import type { Database } from "@/lib/db/client";
-import { createDocument, deleteDocument } from "@/lib/documents/documents";
-import { vacuumDueTables } from "@/lib/documents/housekeeping";
-import { indexDocument } from "@/lib/documents/index-document";
-import { uploadDocumentFile } from "@/lib/documents/upload";
+import { createDocument, deleteDocument } from "@/lib/documents/files/documents";
+import { vacuumDueTables } from "@/lib/documents/indexing/housekeeping";
+import { indexDocument } from "@/lib/documents/indexing/index-document";
+import { uploadDocumentFile } from "@/lib/documents/files/upload";
 import { withScratchDb } from "./lib/scratch-db";
 
 function folderBytes(dir: string): number {

@@ -5,18 +5,18 @@
 import { randomUUID } from "node:crypto";
 import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
-import { chunkDocument } from "@/lib/documents/chunk";
-import { createDocument } from "@/lib/documents/documents";
+import { chunkDocument } from "@/lib/documents/extract/chunk";
+import { createDocument } from "@/lib/documents/files/documents";
 import { extractText } from "@/lib/documents/extract/index";
-import { INDEX_BATCH_CHUNKS, emptyIndexTimings, indexDocument, type IndexTimings } from "@/lib/documents/index-document";
-import { UNIT_CHUNKS } from "@/lib/documents/store-schedule";
-import { uploadDocumentFile } from "@/lib/documents/upload";
+import { INDEX_BATCH_CHUNKS, emptyIndexTimings, indexDocument, type IndexTimings } from "@/lib/documents/indexing/index-document";
+import { UNIT_CHUNKS } from "@/lib/documents/indexing/store-schedule";
+import { uploadDocumentFile } from "@/lib/documents/files/upload";
 import { getEmbedder } from "@/lib/embeddings";
 import { getDb } from "@/lib/db/client";
 import { withRawTransaction } from "@/lib/db/bulk";
-import { CHUNK_COPY_COLUMNS, ChunkCopyWriter } from "@/lib/documents/chunk-copy";
-import { vectorLiteral } from "@/lib/documents/vector-indexes";
-import { embeddedTsvectorWorker, tsvectorCalculator, type TsvectorCalculator } from "@/lib/documents/tsvector-calculator";
+import { CHUNK_COPY_COLUMNS, ChunkCopyWriter } from "@/lib/documents/indexing/chunk-copy";
+import { vectorLiteral } from "@/lib/documents/indexing/vector-indexes";
+import { embeddedTsvectorWorker, tsvectorCalculator, type TsvectorCalculator } from "@/lib/documents/indexing/tsvector-calculator";
 import { cores, cpuSeconds } from "./lib/cpu";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 

@@ -13,9 +13,9 @@ import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { createDocument } from "@/lib/documents/operations";
-import { indexDocument } from "@/lib/documents/index-document";
-import { searchDocuments } from "@/lib/documents/search";
-import { uploadDocumentFile } from "@/lib/documents/upload";
+import { indexDocument } from "@/lib/documents/indexing/index-document";
+import { searchDocuments } from "@/lib/documents/search/search";
+import { uploadDocumentFile } from "@/lib/documents/files/upload";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { EmbeddingProviders, embeddingProvidersSingleton, embeddingStatus } from "@/lib/embeddings";
 import { invoke } from "@/lib/operation";
@@ -157,7 +157,7 @@ async function measure(label: string) {
       const misses: string[] = [];
       const relevances: number[] = [];
       for (const q of QUESTIONS) {
-        // Search presents only matches (the relevance floor, lib/documents/relevance.ts): what it answers is what chat cites from.
+        // Search presents only matches (the relevance floor, lib/documents/search/relevance.ts): what it answers is what chat cites from.
         const { results } = await searchDocuments(admin, { query: q.question, top_k: 5, mode, document_ids: null, model: null });
         if (q.title === null) {
           if (results.length > 0) {

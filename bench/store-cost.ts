@@ -10,9 +10,9 @@
 // 3 COPYs in the same run, on a scratch database of each engine.
 import { randomUUID } from "node:crypto";
 import { withRawTransaction } from "@/lib/db/bulk";
-import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/chunk-copy";
+import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/indexing/chunk-copy";
 import { prose } from "@/lib/documents/extract/fixtures/generate";
-import { embeddedTsvectorWorker, tsvectorCalculator } from "@/lib/documents/tsvector-calculator";
+import { embeddedTsvectorWorker, tsvectorCalculator } from "@/lib/documents/indexing/tsvector-calculator";
 import { getEmbedder } from "@/lib/embeddings";
 import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";

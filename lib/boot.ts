@@ -13,7 +13,7 @@ import { seedDemo } from "@/lib/db/seed";
 import { withStartupLock } from "@/lib/db/startup-lock";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { seedDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
-import { startIndexWorker } from "@/lib/documents/index-jobs";
+import { startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/notifications/pipeline/worker";

@@ -6,8 +6,8 @@ import { log } from "@/lib/log";
 import { systemClock } from "@/lib/notifications/clock";
 import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
 import { drainQueues, startNotificationWorker } from "@/lib/notifications/pipeline/worker";
-import { vacuumDueTables } from "@/lib/documents/housekeeping";
-import { drainIndexQueue, sweepIndexRequests, startIndexWorker } from "@/lib/documents/index-jobs";
+import { vacuumDueTables } from "@/lib/documents/indexing/housekeeping";
+import { drainIndexQueue, sweepIndexRequests, startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 
 if (process.argv.includes("--once")) {
   const processed = await drainQueues({ clock: systemClock, queue: await getQueue(true) });

@@ -1,8 +1,8 @@
 import "server-only";
 import type { Principal } from "@/lib/auth/roles";
 import { chatConfig } from "@/lib/config/chat";
-import { createDownloadLink } from "@/lib/documents/download";
-import { searchDocuments } from "@/lib/documents/search";
+import { createDownloadLink } from "@/lib/documents/files/download";
+import { searchDocuments } from "@/lib/documents/search/search";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import type { ChatEvent, ChatRequest, ChatSource } from "./contract";
@@ -32,7 +32,7 @@ export async function answerChat(principal: Principal, request: ChatRequest, cli
   const question = request.messages[request.messages.length - 1].content.trim();
   // Hybrid: full-text ranks rescue exact terms (names, codes) that an embedding alone can rank low.
   const found = await searchDocuments(principal, { query: question, top_k: request.top_k ?? cfg.contextChunks, document_ids: request.document_ids, model: null, mode: "hybrid" });
-  // Search answers only passages above the relevance floor (lib/documents/relevance.ts); of those the strong ones,
+  // Search answers only passages above the relevance floor (lib/documents/search/relevance.ts); of those the strong ones,
   // cited best first by the relevance each citation shows (the fused rank breaks ties).
   const relevant = relevantPassages(found.results).sort((a, b) => b.relevance - a.relevance || b.score - a.score);
   const sources = await toSources(principal, relevant, question);

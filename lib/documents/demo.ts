@@ -10,7 +10,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { embeddingStatus } from "@/lib/embeddings";
 import { DOCUMENT_TYPES } from "./file-types";
 import { createDocument, indexDocument } from "./operations";
-import { uploadDocumentFile } from "./upload";
+import { uploadDocumentFile } from "./files/upload";
 
 const DEMO_DIR = path.join(/*turbopackIgnore: true*/ process.cwd(), "docs", "demo-documents");
 

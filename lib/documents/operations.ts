@@ -1,16 +1,16 @@
 import "server-only";
 import { defineOperation } from "@/lib/operation";
 import * as contract from "./contract";
-import * as documents from "./documents";
-import { createDownloadLink, openSignedFile } from "./download";
-import * as embeddingConfig from "./embedding-config";
-import * as indexJobs from "./index-jobs";
+import * as documents from "./files/documents";
+import { createDownloadLink, openSignedFile } from "./files/download";
+import * as embeddingConfig from "./indexing/embedding-config";
+import * as indexJobs from "./indexing/index-jobs";
 import { IndexStatus } from "./search-contract";
 import { toJsonValue } from "@/lib/json";
-import { removeDocumentIndex as removeIndex } from "./remove-index";
-import * as search from "./search";
+import { removeDocumentIndex as removeIndex } from "./indexing/remove-index";
+import * as search from "./search/search";
 import * as searchContract from "./search-contract";
-import { uploadDocumentFile } from "./upload";
+import { uploadDocumentFile } from "./files/upload";
 
 export const getUploadConstraints = defineOperation(contract.getUploadConstraints, async () => documents.uploadConstraints());
 

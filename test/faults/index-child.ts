@@ -5,7 +5,7 @@
 import type { Principal } from "@/lib/auth/roles";
 import { closeDb, getDb } from "@/lib/db/client";
 import { getEmbedder } from "@/lib/embeddings";
-import { indexDocument } from "@/lib/documents/index-document";
+import { indexDocument } from "@/lib/documents/indexing/index-document";
 
 const [documentId] = process.argv.slice(2);
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };

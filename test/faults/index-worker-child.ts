@@ -6,8 +6,8 @@
 //                        prints "indexed" once the document's job is done, then exits.
 // Run with node --import tsx --conditions=react-server, so SIGKILL reaches this very process.
 import { closeDb, getDb } from "@/lib/db/client";
-import { indexLease } from "@/lib/documents/index-document";
-import { indexJobPolicy, startIndexWorker } from "@/lib/documents/index-jobs";
+import { indexLease } from "@/lib/documents/indexing/index-document";
+import { indexJobPolicy, startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { getEmbedder } from "@/lib/embeddings";
 import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
 

@@ -12,8 +12,8 @@ import * as collection from "@/app/api/v1/documents/route";
 import * as search from "@/app/api/v1/documents/search/route";
 import { closeDb, getDb } from "@/lib/db/client";
 import { prose } from "@/lib/documents/extract/fixtures/generate";
-import { indexLease } from "@/lib/documents/index-document";
-import { drainIndexQueue, sendIndexJob } from "@/lib/documents/index-jobs";
+import { indexLease } from "@/lib/documents/indexing/index-document";
+import { drainIndexQueue, sendIndexJob } from "@/lib/documents/indexing/index-jobs";
 import { closeQueue } from "@/lib/notifications/pipeline/queue";
 import { call, tokenFor } from "@/test/helpers";
 

@@ -1,7 +1,7 @@
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_EXTRACTION_LIMITS } from "@/lib/config/extraction";
-import { chunkDocument } from "../chunk";
+import { chunkDocument } from "./chunk";
 import { readZipDirectory } from "../zip-directory";
 import { docxWithParagraphs, paragraphBombDocx, pdfWithPages, prose } from "./fixtures/generate";
 import { reasonOf } from "@/test/support/reason-of";

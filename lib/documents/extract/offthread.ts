@@ -4,7 +4,7 @@
  * and chunking. Plain data in and out (structured clone). Only relative imports and no
  * "server-only": the worker loads this file through tsx, outside the Next.js bundle.
  */
-import { chunkDocument, type DocumentChunk } from "../chunk";
+import { chunkDocument, type DocumentChunk } from "./chunk";
 import { DEFAULT_DOCX_LIMITS } from "./docx";
 import { type ExtractableExtension, countExtractedWords, extractPlainText } from "./plain";
 import { ExtractionError, type TextSegment } from "./types";

@@ -1,6 +1,6 @@
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
-import { chunkDocument } from "../chunk";
+import { chunkDocument } from "./chunk";
 import { reasonOf } from "@/test/support/reason-of";
 import { extractText } from "./index";
 import { MAX_WORD_CHARS } from "./words";

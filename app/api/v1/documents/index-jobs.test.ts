@@ -3,7 +3,7 @@
 // number at a time, and a job repeated for a request that is done changes nothing.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
-import { drainIndexQueue, indexJobPolicy, sendIndexJob, sweepIndexRequests } from "@/lib/documents/index-jobs";
+import { drainIndexQueue, indexJobPolicy, sendIndexJob, sweepIndexRequests } from "@/lib/documents/indexing/index-jobs";
 import { getEmbedder } from "@/lib/embeddings";
 import { UpstreamFailed } from "@/lib/errors";
 import { closeQueue } from "@/lib/notifications/pipeline/queue";

@@ -1,7 +1,7 @@
 // The worker as boot starts it (in_process_worker, the embedded default): an upload is indexed with
 // nobody calling POST …/index, and the page's record shows it queued, then done.
 import { afterAll, describe, expect, it } from "vitest";
-import { startIndexWorker } from "@/lib/documents/index-jobs";
+import { startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { closeQueue } from "@/lib/notifications/pipeline/queue";
 import { call, tokenFor } from "@/test/helpers";
 import * as indexRoute from "./[id]/index/route";

@@ -5,7 +5,7 @@ import { call, tokenFor } from "@/test/helpers";
 import { resetRateLimits } from "@/lib/security/rate-limit";
 import { LOCAL_EMBEDDING_SETTINGS } from "@/lib/config/embeddings";
 import { withTenant } from "@/lib/db/tenant";
-import { INDEX_BATCH_CHUNKS, indexDocument } from "@/lib/documents/index-document";
+import { INDEX_BATCH_CHUNKS, indexDocument } from "@/lib/documents/indexing/index-document";
 import { EmbeddingProviders, LOCAL_EMBEDDING_MODEL, embeddingProvidersSingleton } from "@/lib/embeddings";
 import { sendJson, startLoopback, type LoopbackServer } from "@/test/support/embedding-server";
 import * as collection from "./route";

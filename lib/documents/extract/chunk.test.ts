@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chunkDocument, type DocumentChunk } from "./chunk";
-import type { ExtractedDocument, TextSegment } from "./extract/index";
-import { MAX_WORD_CHARS } from "./extract/words";
+import type { ExtractedDocument, TextSegment } from "./index";
+import { MAX_WORD_CHARS } from "./words";
 
 /** Reference tokenizer for documents whose words are all shorter than MAX_WORD_CHARS. */
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);

@@ -1,5 +1,5 @@
-import type { ExtractedDocument } from "./extract/index";
-import { forEachWord } from "./extract/words";
+import type { ExtractedDocument } from "./index";
+import { forEachWord } from "./words";
 
 /** A window of consecutive words of a document, as embedded and searched. */
 export interface DocumentChunk {

@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
-import { createDocument } from "./documents";
+import { createDocument } from "../files/documents";
 import { INDEX_BATCH_CHUNKS, indexDocument } from "./index-document";
-import { uploadDocumentFile } from "./upload";
+import { uploadDocumentFile } from "../files/upload";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
 

@@ -9,11 +9,11 @@ import { getEmbedder, type Embedder } from "@/lib/embeddings";
 import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, conflict } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { objectStorage } from "@/lib/storage/provider";
-import type { DocumentChunk } from "./chunk";
-import { ExtractionError } from "./extract/index";
-import { extractAndChunk } from "./extract/offthread-client";
-import type { DocumentType } from "./file-types";
-import { toDocumentRecord } from "./record";
+import type { DocumentChunk } from "../extract/chunk";
+import { ExtractionError } from "../extract/index";
+import { extractAndChunk } from "../extract/offthread-client";
+import type { DocumentType } from "../file-types";
+import { toDocumentRecord } from "../record";
 import { vectorLiteral } from "./vector-indexes";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
 import { StoreSchedule, type ScheduledBatch } from "./store-schedule";
@@ -81,7 +81,7 @@ export interface IndexOptions {
   /** Overrides the engine's tsvector calculator; null: the database computes every tsvector (benches' baseline, tests). */
   tsvectorCalculator?: TsvectorCalculator | null;
   /**
-   * Run for this pending index request (lib/documents/index-jobs.ts): the claim refuses (RequestNotPending)
+   * Run for this pending index request (index-jobs.ts): the claim refuses (RequestNotPending)
    * when the request is no longer pending, and waits (IndexBusy) while another run owns the document or the
    * organization already runs its limit of jobs; the claim counts an attempt.
    */

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Principal } from "@/lib/auth/roles";
 import { getDb } from "@/lib/db/client";
-import { createDocument, deleteDocument } from "./documents";
+import { createDocument, deleteDocument } from "../files/documents";
 import { deadRows, vacuumDueTables } from "./housekeeping";
 import { indexDocument } from "./index-document";
-import { uploadDocumentFile } from "./upload";
+import { uploadDocumentFile } from "../files/upload";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
 

@@ -82,7 +82,7 @@ const embeddedCalculator = processSingleton("tsvectorWorker", () => new Tsvector
 export const embeddedTsvectorWorker = (): TsvectorWorker => embeddedCalculator.get();
 
 /** Resolved from the working directory and loaded unbundled, as lib/db/engine-process.mjs. */
-const WORKER_FILE = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "documents", "tsvector-worker.mjs");
+const WORKER_FILE = path.join(/*turbopackIgnore: true*/ process.cwd(), "lib", "documents", "indexing", "tsvector-worker.mjs");
 
 /** Where the calculator keeps its start-up dump, named by PGlite's version: another version's is never loaded. */
 function templatePath(): string {

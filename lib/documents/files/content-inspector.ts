@@ -1,8 +1,8 @@
 import crypto from "node:crypto";
 import { Transform, type TransformCallback } from "node:stream";
 import { fileTypeFromBuffer } from "file-type";
-import { DOCUMENT_TYPES, type DocumentType } from "./file-types";
-import { readZipDirectory } from "./zip-directory";
+import { DOCUMENT_TYPES, type DocumentType } from "../file-types";
+import { readZipDirectory } from "../zip-directory";
 
 /** The bytes are not what the file claims to be (HTTP 415). */
 export class ContentMismatchError extends Error {

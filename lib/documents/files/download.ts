@@ -9,7 +9,7 @@ import { Forbidden, Gone, notFound, conflict } from "@/lib/errors";
 import { verifyLocalDownload } from "@/lib/storage/local-signed-url";
 import { contentDisposition, isObjectNotFound, type Disposition } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
-import type { SignedFileQuery } from "./contract";
+import type { SignedFileQuery } from "../contract";
 
 /** A signed URL for the document's current file, valid for DOCUMENT_DOWNLOAD_URL_TTL_SECONDS (local URLs start with QUARRY_PUBLIC_URL). */
 export async function createDownloadLink(principal: Principal, id: string, disposition: Disposition = "attachment") {

@@ -1,4 +1,4 @@
-import { HEADING_MARK, PAGE_BREAK, ROW_BREAK, SECTION_BREAK } from "./chunk";
+import { HEADING_MARK, PAGE_BREAK, ROW_BREAK, SECTION_BREAK } from "../extract/chunk";
 
 /** Words too common to tell passages apart. */
 const STOP_WORDS = new Set("a an and are as at be by can do does for from how i in is it of on or the this to was what when where which who why will with you your".split(" "));

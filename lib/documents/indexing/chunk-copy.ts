@@ -1,4 +1,4 @@
-import type { DocumentChunk } from "./chunk";
+import type { DocumentChunk } from "../extract/chunk";
 
 /**
  * PostgreSQL's binary COPY format for rows of document_chunks. Vectors travel as pgvector's binary

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DocumentChunk } from "./chunk";
+import type { DocumentChunk } from "../extract/chunk";
 import type { TsvectorCalculator } from "./tsvector-calculator";
 
 /**

@@ -1,6 +1,6 @@
 // The embedded tsvector calculator: an in-memory PGlite of the same package as the database
 // engine, in a worker thread, that computes `to_tsvector('english', text)` for chunks the indexer
-// is about to store (lib/documents/tsvector-calculator.ts). The database engine is one
+// is about to store (tsvector-calculator.ts). The database engine is one
 // single-threaded process; this moves the text-search computation, most of the cost of storing a
 // chunk, onto the machine's other core, while the lexemes stay exactly the engine's own (same
 // parser, dictionaries and stop words, hence what its to_tsquery and websearch_to_tsquery match).

@@ -3,7 +3,7 @@ import { getDb } from "@/lib/db/client";
 import { Prisma } from "@/lib/db/generated/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { BUILT_IN_MODELS, LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
-import { searchChunks, searchTenantChunks, type ChunkSearch } from "./search";
+import { searchChunks, searchTenantChunks, type ChunkSearch } from "../search/search";
 import { HNSW_INDEXED_MODELS, vectorLiteral, vectorPlan } from "./vector-indexes";
 
 const ACME = { orgId: "org_acme" };

@@ -3,9 +3,9 @@ import { Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
 import { ContentInspector, ContentMismatchError, EmptyContentError } from "./content-inspector";
-import type { DocumentType } from "./file-types";
+import type { DocumentType } from "../file-types";
 import { csvFile, docxFile, pdfFile, txtFile, zipWithoutWord } from "@/test/support/document-files";
-import { readZipDirectory } from "./zip-directory";
+import { readZipDirectory } from "../zip-directory";
 
 async function inspect(type: DocumentType, data: Buffer, chunk = 1000) {
   const inspector = new ContentInspector(type);

@@ -10,12 +10,12 @@ import { isObjectTooLarge } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
 import { ContentInspector, ContentMismatchError, EmptyContentError, IncompleteBodyError } from "./content-inspector";
 import { resolveFileName } from "./documents";
-import { DOCUMENT_TYPES } from "./file-types";
-import { indexJobRunning } from "./index-document";
-import { markIndexRequested, sendIndexJob } from "./index-jobs";
+import { DOCUMENT_TYPES } from "../file-types";
+import { indexJobRunning } from "../indexing/index-document";
+import { markIndexRequested, sendIndexJob } from "../indexing/index-jobs";
 import { newId } from "@/lib/ids";
 import { indexOnUpload } from "@/lib/organizations/settings";
-import { newStorageKey, toDocumentRecord } from "./record";
+import { newStorageKey, toDocumentRecord } from "../record";
 
 export interface UploadRequest {
   body: ReadableStream<Uint8Array> | null;

@@ -6,11 +6,11 @@ import { configSingleton } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
-import { createDocument } from "./documents";
+import { createDocument } from "../files/documents";
 import { CHUNK_STAGING_TABLE, INDEX_BATCH_CHUNKS, emptyIndexTimings, indexDocument, insertAsText } from "./index-document";
-import { searchDocuments } from "./search";
+import { searchDocuments } from "../search/search";
 import { embeddedTsvectorWorker, tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
-import { uploadDocumentFile } from "./upload";
+import { uploadDocumentFile } from "../files/upload";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DocumentChunk } from "./chunk";
+import type { DocumentChunk } from "../extract/chunk";
 import { StoreSchedule, UNIT_CHUNKS, type ScheduledBatch, type StoreScheduleOptions } from "./store-schedule";
 import type { TsvectorCalculator } from "./tsvector-calculator";
 

@@ -7,9 +7,9 @@ import { LOCAL_EMBEDDING_MODEL, getEmbedder } from "@/lib/embeddings";
 import { unprocessable } from "@/lib/errors";
 import { locatePassage } from "./page-locator";
 import { isRelevant, relevanceOf } from "./relevance";
-import type { DocumentType } from "./file-types";
-import { SearchRequest, type SearchHit, type SearchResponse } from "./search-contract";
-import { vectorLiteral, vectorPlan } from "./vector-indexes";
+import type { DocumentType } from "../file-types";
+import { SearchRequest, type SearchHit, type SearchResponse } from "../search-contract";
+import { vectorLiteral, vectorPlan } from "../indexing/vector-indexes";
 
 /**
  * HNSW candidate list size for a top-10 search. The index's graph (m 16, ef_construction 64) links

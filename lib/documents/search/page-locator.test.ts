@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkDocument } from "./chunk";
+import { chunkDocument } from "../extract/chunk";
 import { locatePassage } from "./page-locator";
 
 const at = (pageStart: number | null) => ({ pageStart, rowStart: null, rowEnd: null });

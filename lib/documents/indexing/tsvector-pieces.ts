@@ -21,7 +21,7 @@
  * `tsvectorsend`, which the binary COPY of the store takes as they are.
  */
 
-import { isAsciiSpace } from "./extract/words";
+import { isAsciiSpace } from "../extract/words";
 
 /** Computes `tsvectorsend(to_tsvector('english', t))` of each text, in order (the engine's own). */
 export type EngineTsvectors = (texts: string[]) => Promise<Uint8Array[]>;
