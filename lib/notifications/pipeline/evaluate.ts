@@ -4,7 +4,7 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationRule } from "@/lib/db/generated/client";
 import { log } from "@/lib/log";
 import { resolveChannel, usableKinds } from "@/lib/notifications/settings/channels";
-import { loadQuietHours, quietUntil, windowFor, type QuietHoursPolicy } from "@/lib/notifications/admin/quiet-hours";
+import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet-hours";
 import { loadOptOuts, type OptOuts } from "@/lib/notifications/admin/unsubscribes";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
@@ -69,15 +69,6 @@ async function emailTargets(tx: TenantTx, rule: NotificationRule, admins: { id: 
     }
     return { channel: "email" as const, recipient: address };
   });
-}
-
-/** What quiet hours make of a delivery created at `now`: nothing, a later start, or a skip. */
-export function quietOutcome(policy: QuietHoursPolicy, channel: ChannelKind, now: Date): { skip: string } | { deferTo: Date; reason: string } | null {
-  const window = windowFor(policy, channel);
-  const until = window ? quietUntil(window, now, policy.timeZone) : null;
-  if (!window || !until) return null;
-  const label = `quiet hours ${window.start}–${window.end} ${policy.timeZone}`;
-  return window.action === "skip" ? { skip: label } : { deferTo: until, reason: `deferred by ${label}; sends at ${until.toISOString()}` };
 }
 
 /**
