@@ -11,8 +11,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { chunkDocument } from "@/lib/documents/extract/chunk";
 import { docxWithParagraphs, pdfWithPages, prose } from "@/lib/documents/extract/fixtures/generate";
-import { extractText } from "@/lib/documents/extract/index";
 import { DEFAULT_PDF_LIMITS, extractPdf, type PdfEngine } from "@/lib/documents/extract/pdf";
+import { extractPlainText } from "@/lib/documents/extract/plain";
 import { withoutControlCharacters } from "@/lib/documents/extract/text-encoding";
 import { loadPdfium, pdfiumPages } from "./lib/pdfium-text";
 
@@ -143,7 +143,7 @@ export default async function bench(args: string[]): Promise<void> {
     const docx = await docxWithParagraphs(Array.from({ length: DOCX_PARAGRAPHS }, (_, i) => prose(WORDS_PER_PARAGRAPH, i)));
     let docxWords = 0;
     const docxMs = await median(RUNS, async () => {
-      docxWords = (await extractText(docx, "docx")).wordCount;
+      docxWords = (await extractPlainText(docx, "docx")).wordCount;
     });
     console.log(`docx: ${docxWords.toLocaleString("en-US")} words, ${(docx.length / 1024).toFixed(0)} KiB: ${docxMs.toFixed(0)} ms  ${rate(docxWords, docxMs)} words/s (mammoth, incl. zip checks)`);
 
@@ -152,12 +152,12 @@ export default async function bench(args: string[]): Promise<void> {
     const csv = Buffer.from(csvLines.join("\n"));
     let rows = 0;
     const csvMs = await median(RUNS, async () => {
-      rows = (await extractText(csv, "csv")).rowCount ?? 0;
+      rows = (await extractPlainText(csv, "csv")).rowCount ?? 0;
     });
     console.log(`csv: ${rows.toLocaleString("en-US")} rows, ${(csv.length / 1024 / 1024).toFixed(1)} MiB: ${csvMs.toFixed(0)} ms  ${rate(rows, csvMs)} rows/s`);
 
     const text = Buffer.from(prose(2_000_000));
-    const extracted = await extractText(text, "txt");
+    const extracted = await extractPlainText(text, "txt");
     let chunks = 0;
     const chunkMs = await median(RUNS, async () => {
       chunks = chunkDocument(extracted).length;

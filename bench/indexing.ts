@@ -5,9 +5,8 @@
 import { randomUUID } from "node:crypto";
 import PDFDocument from "pdfkit";
 import type { Principal } from "@/lib/auth/roles";
-import { chunkDocument } from "@/lib/documents/extract/chunk";
 import { createDocument } from "@/lib/documents/files/documents";
-import { extractText } from "@/lib/documents/extract/index";
+import { extractAndChunk } from "@/lib/documents/extract/offthread-client";
 import { INDEX_BATCH_CHUNKS, emptyIndexTimings, indexDocument, type IndexTimings } from "@/lib/documents/indexing/index-document";
 import { UNIT_CHUNKS } from "@/lib/documents/indexing/store-schedule";
 import { uploadDocumentFile } from "@/lib/documents/files/upload";
@@ -103,8 +102,8 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
   const databaseRun = medianRun(databaseRuns);
 
   // Baseline: the embedder alone on the same chunk texts.
-  const extracted = await extractText(new Uint8Array(bytes), record.extension);
-  const texts = chunkDocument(extracted).map((c) => c.text);
+  const { chunks } = await extractAndChunk(new Uint8Array(bytes), record.extension);
+  const texts = chunks.map((c) => c.text);
   const embedder = getEmbedder();
   const baselineMs: number[] = [];
   let vectors: number[][] = [];
@@ -116,7 +115,6 @@ async function measure(principal: Principal, filename: string, bytes: Buffer) {
 
   // Baseline for the store step: a bare binary COPY of the same rows into document_chunks (as the owner, one
   // transaction, same indexes), and the previous store, a multi-row INSERT with vectors as text, 64 per statement.
-  const chunks = chunkDocument(extracted);
   const rows = chunks.map((c, i) => ({
     orgId: principal.orgId, documentId: record.id, generation: 0, ordinal: c.ordinal, text: c.text, wordStart: c.wordStart, wordEnd: c.wordEnd,
     pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd, model: embedder.model, embedding: vectors[i],

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chunkDocument, type DocumentChunk } from "./chunk";
-import type { ExtractedDocument, TextSegment } from "./index";
+import type { ExtractedDocument, TextSegment } from "./types";
 import { MAX_WORD_CHARS } from "./words";
 
 /** Reference tokenizer for documents whose words are all shorter than MAX_WORD_CHARS. */

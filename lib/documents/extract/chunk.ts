@@ -1,4 +1,4 @@
-import type { ExtractedDocument } from "./index";
+import type { ExtractedDocument } from "./types";
 import { forEachWord } from "./words";
 
 /** A window of consecutive words of a document, as embedded and searched. */

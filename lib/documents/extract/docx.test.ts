@@ -5,7 +5,7 @@ import { readZipDirectory } from "../zip-directory";
 import { DEFAULT_DOCX_LIMITS, extractDocx } from "./docx";
 import { docxWithParagraphs, prose } from "./fixtures/generate";
 import { reasonOf } from "@/test/support/reason-of";
-import { extractText } from "./index";
+import { extractPlainText } from "./plain";
 
 /** A minimal docx built by hand, so its parts can be anything. */
 async function handMadeDocx(documentXml: string | Buffer, extra: Record<string, string | Buffer> = {}): Promise<Buffer> {
@@ -32,21 +32,21 @@ async function docxWithHeadings(paragraphs: string[]): Promise<Buffer> {
 describe("docx extraction", () => {
   it("splits a document at its headings, each section carrying its heading; joined, the sections are the text", async () => {
     const docx = await docxWithHeadings(["Staff handbook, 2026 edition.", "# Returns & refunds", "Refunds are paid within 14 days.", "## Damaged <goods>", "Photograph them first.", "# Opening hours", "Stores open at 08:00."]);
-    const doc = await extractText(docx, "docx");
+    const doc = await extractPlainText(docx, "docx");
     expect(doc.segments.map((s) => [s.heading ?? null, s.text.trim()])).toEqual([
       [null, "Staff handbook, 2026 edition."],
       ["Returns & refunds", "Returns & refunds\n\nRefunds are paid within 14 days."],
       ["Damaged <goods>", "Damaged <goods>\n\nPhotograph them first."],
       ["Opening hours", "Opening hours\n\nStores open at 08:00."],
     ]);
-    const plain = await extractText(await docxWithParagraphs(["Staff handbook, 2026 edition.", "Returns & refunds", "Refunds are paid within 14 days.", "Damaged <goods>", "Photograph them first.", "Opening hours", "Stores open at 08:00."]), "docx");
+    const plain = await extractPlainText(await docxWithParagraphs(["Staff handbook, 2026 edition.", "Returns & refunds", "Refunds are paid within 14 days.", "Damaged <goods>", "Photograph them first.", "Opening hours", "Stores open at 08:00."]), "docx");
     expect(doc.segments.map((s) => s.text).join("\n\n")).toBe(plain.segments[0].text);
     expect(doc.wordCount).toBe(plain.wordCount);
   });
 
   it("extracts the paragraphs of a Word document", async () => {
     const docx = await docxWithParagraphs(["Shipping policy", prose(120), "Zürich office: 3 days"]);
-    const doc = await extractText(docx, "docx");
+    const doc = await extractPlainText(docx, "docx");
     expect(doc.segments).toHaveLength(1);
     expect(doc.segments[0].text).toContain("Shipping policy\n\n");
     expect(doc.segments[0].text).toContain("Zürich office: 3 days");
@@ -57,7 +57,7 @@ describe("docx extraction", () => {
   it("refuses a zip bomb by its declared expansion ratio before inflating it", async () => {
     const bomb = await handMadeDocx(paragraphXml("tiny"), { "word/media/padding.xml": Buffer.alloc(20 * 1024 * 1024, 0x20) });
     expect(bomb.length).toBeLessThan(200 * 1024);
-    expect(await reasonOf(extractText(bomb, "docx"))).toMatch(/zip bomb: word\/media\/padding\.xml expands \d+ times/);
+    expect(await reasonOf(extractPlainText(bomb, "docx"))).toMatch(/zip bomb: word\/media\/padding\.xml expands \d+ times/);
   });
 
   it("refuses a document whose parts add up to more than the limit", async () => {
@@ -77,22 +77,22 @@ describe("docx extraction", () => {
     lying.writeUInt32LE(100, at + 24);
     const directory = readZipDirectory(lying, lying.length);
     expect(directory.ok && directory.entries.find((e) => e.name === "word/document.xml")?.uncompressedSize).toBe(100);
-    expect(await reasonOf(extractText(lying, "docx"))).toBe("The Word document looks like a zip bomb: word/document.xml expands past its declared size");
+    expect(await reasonOf(extractPlainText(lying, "docx"))).toBe("The Word document looks like a zip bomb: word/document.xml expands past its declared size");
   });
 
   it("refuses files that are not Word documents, and corrupt parts", async () => {
-    expect(await reasonOf(extractText(Buffer.from("plain text, not a zip"), "docx"))).toMatch(/not a valid Word document: no ZIP end-of-directory/);
+    expect(await reasonOf(extractPlainText(Buffer.from("plain text, not a zip"), "docx"))).toMatch(/not a valid Word document: no ZIP end-of-directory/);
     const zip = new JSZip();
     zip.file("xl/workbook.xml", "<workbook/>");
-    expect(await reasonOf(extractText(await zip.generateAsync({ type: "nodebuffer" }), "docx"))).toMatch(/has no word\/document\.xml/);
+    expect(await reasonOf(extractPlainText(await zip.generateAsync({ type: "nodebuffer" }), "docx"))).toMatch(/has no word\/document\.xml/);
     const broken = await handMadeDocx("<w:document this is not xml");
-    expect(await reasonOf(extractText(broken, "docx"))).toMatch(/could not be read/);
+    expect(await reasonOf(extractPlainText(broken, "docx"))).toMatch(/could not be read/);
     const real = await docxWithParagraphs([prose(50)]);
     const truncated = Buffer.concat([real.subarray(0, 200), real.subarray(400)]);
-    expect(await reasonOf(extractText(truncated, "docx"))).toMatch(/Word document/);
+    expect(await reasonOf(extractPlainText(truncated, "docx"))).toMatch(/Word document/);
   });
 
   it("refuses a document without words", async () => {
-    expect(await reasonOf(extractText(await docxWithParagraphs(["", "   "]), "docx"))).toBe("The document contains no text");
+    expect(await reasonOf(extractPlainText(await docxWithParagraphs(["", "   "]), "docx"))).toBe("The document contains no text");
   });
 });

@@ -2,15 +2,18 @@ import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
 import { pdfWithPages, prose, scannedPdf } from "./fixtures/generate";
 import { reasonOf } from "@/test/support/reason-of";
-import { ExtractionError, extractText } from "./index";
 import { DEFAULT_PDF_LIMITS, extractPdf, findPdftotext, pdfWorkers } from "./pdf";
+import { countExtractedWords } from "./plain";
+import { ExtractionError } from "./types";
 
+/** A PDF as indexing reads it: its text from the PDF workers, then counted (and refused without any) in the extraction worker's step. */
+const readPdf = async (bytes: Uint8Array, signal?: AbortSignal) => countExtractedWords(await extractPdf(bytes, signal), "pdf", { signal });
 const words = (segments: { text: string }[]) => segments.flatMap((s) => s.text.split(/\s+/).filter(Boolean));
 
 describe("pdf extraction", () => {
   it("keeps page numbers, skips pages without text and counts words", async () => {
     const pdf = await pdfWithPages(4, (page) => (page === 3 ? " " : `Page ${page} says: ${prose(40, page)}`));
-    const doc = await extractText(pdf, "pdf");
+    const doc = await readPdf(pdf);
     expect(doc.pageCount).toBe(4);
     expect(doc.segments.map((s) => s.page)).toEqual([1, 2, 4]);
     expect(doc.segments[1].text).toContain("Page 2 says:");
@@ -47,23 +50,23 @@ describe("pdf extraction", () => {
   });
 
   it("refuses a scanned PDF (images only) as having no text layer", async () => {
-    expect(await reasonOf(extractText(await scannedPdf(), "pdf"))).toMatch(/no text layer.*OCR is not supported/);
+    expect(await reasonOf(readPdf(await scannedPdf()))).toMatch(/no text layer.*OCR is not supported/);
   });
 
   it("refuses a password-protected PDF and reads one that only restricts permissions", async () => {
     const locked = await pdfWithPages(1, () => "secret figures", { userPassword: "open sesame", ownerPassword: "owner" });
-    expect(await reasonOf(extractText(locked, "pdf"))).toMatch(/encrypted with a password/);
+    expect(await reasonOf(readPdf(locked))).toMatch(/encrypted with a password/);
     const restricted = await pdfWithPages(1, () => "public figures", { ownerPassword: "owner", permissions: { copying: false } });
-    expect((await extractText(restricted, "pdf")).segments[0].text).toContain("public figures");
+    expect((await readPdf(restricted)).segments[0].text).toContain("public figures");
   });
 
   it("refuses corrupt PDFs with a reason, never another error", async () => {
-    expect(await reasonOf(extractText(Buffer.from("%PDF-1.7\nthis is not really a pdf\n%%EOF"), "pdf"))).toMatch(/corrupt or not a PDF/);
-    expect(await reasonOf(extractText(Buffer.from("hello"), "pdf"))).toMatch(/corrupt or not a PDF/);
+    expect(await reasonOf(readPdf(Buffer.from("%PDF-1.7\nthis is not really a pdf\n%%EOF")))).toMatch(/corrupt or not a PDF/);
+    expect(await reasonOf(readPdf(Buffer.from("hello")))).toMatch(/corrupt or not a PDF/);
     const real = await pdfWithPages(3, (page) => prose(200, page));
     for (const cut of [0.1, 0.5, 0.9]) {
       // pdfjs may rebuild a truncated file's cross-reference table and recover some pages.
-      const outcome = await extractText(real.subarray(0, Math.floor(real.length * cut)), "pdf").catch((e: unknown) => e as Error);
+      const outcome = await readPdf(real.subarray(0, Math.floor(real.length * cut))).catch((e: unknown) => e as Error);
       if (outcome instanceof Error) expect(outcome).toBeInstanceOf(ExtractionError);
       else expect(outcome.wordCount).toBeGreaterThan(0);
     }
@@ -85,11 +88,11 @@ describe("pdf extraction", () => {
     const big = await pdfWithPages(150, (page) => prose(300, page));
     const already = new AbortController();
     already.abort(new Error("cancelled before start"));
-    await expect(extractText(big, "pdf", { signal: already.signal })).rejects.toThrow("cancelled before start");
+    await expect(readPdf(big, already.signal)).rejects.toThrow("cancelled before start");
 
     const controllers = [new AbortController(), new AbortController(), new AbortController()];
     const started = performance.now();
-    const runs = controllers.map((controller) => extractText(big, "pdf", { signal: controller.signal }));
+    const runs = controllers.map((controller) => readPdf(big, controller.signal));
     // Aborted once every run is under way (started, or queued for a slot), one turn of the event loop later: no
     // engine can finish 150 pages by then (after 100 ms, pdftotext sometimes had, and the test failed on a fast run).
     setImmediate(() => controllers.forEach((c) => c.abort(new DOMException("stopped", "AbortError"))));
@@ -98,7 +101,7 @@ describe("pdf extraction", () => {
 
     // Both worker slots are free again: further extractions run to completion.
     const small = await pdfWithPages(2, (page) => prose(20, page));
-    const results = await Promise.all([1, 2, 3].map(() => extractText(small, "pdf")));
+    const results = await Promise.all([1, 2, 3].map(() => readPdf(small)));
     expect(results.map((r) => r.wordCount)).toEqual([40, 40, 40]);
   });
 

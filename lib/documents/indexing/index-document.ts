@@ -10,7 +10,7 @@ import { DomainError, NotFound, Invalid, UpstreamFailed, TimedOut, notFound, con
 import { log } from "@/lib/log";
 import { objectStorage } from "@/lib/storage/provider";
 import type { DocumentChunk } from "../extract/chunk";
-import { ExtractionError } from "../extract/index";
+import { ExtractionError } from "../extract/types";
 import { extractAndChunk } from "../extract/offthread-client";
 import type { DocumentType } from "../file-types";
 import { toDocumentRecord } from "../record";
