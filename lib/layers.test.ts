@@ -53,3 +53,62 @@ describe("layers", () => {
     expect(importsOf(probe, 'import { x } from "@/lib/apiary";').some(intoApi)).toBe(false);
   });
 });
+
+/*
+ * Notifications are rooms along the data's path (lib/notifications/README.md), arrows one way: admin (what an admin
+ * configures and does) → pipeline (scheduler, evaluate, deliver, queue, worker) → settings (what the pipeline reads of
+ * the organization's configuration) → transports (sending). A room imports itself and rooms below it, never one above.
+ * Under them all the domain's vocabulary (channel kinds, the clock, the zod contract); above them the operations and
+ * the user's own inbox.
+ */
+const NOTIFICATIONS = path.join(LIB, "notifications");
+const NOTIFICATION_ROOMS = ["transports", "settings", "pipeline", "admin"];
+const NOTIFICATION_VOCABULARY = ["channel-kinds", "clock", "contract"];
+
+/** A file's (or an extensionless import target's) room in lib/notifications and its floor, 0 the lowest; null outside. */
+function notificationRoom(file: string): { room: string; floor: number } | null {
+  const relative = path.relative(NOTIFICATIONS, file);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) return null;
+  const [first, ...rest] = relative.split(path.sep);
+  if (rest.length > 0) {
+    const index = NOTIFICATION_ROOMS.indexOf(first);
+    return { room: first, floor: index === -1 ? Number.NaN : index + 1 };
+  }
+  if (NOTIFICATION_VOCABULARY.includes(first.replace(/\.tsx?$/, ""))) return { room: "vocabulary", floor: 0 };
+  return { room: "edge", floor: NOTIFICATION_ROOMS.length + 1 };
+}
+
+/** Each import of `file` that runs sideways or up between the rooms of lib/notifications, as "file -> target". */
+function notificationArrowsUp(file: string, text?: string): string[] {
+  const from = notificationRoom(file);
+  if (!from) return [];
+  return importsOf(file, text)
+    .filter((target) => {
+      const to = notificationRoom(target);
+      return to !== null && to.room !== from.room && !(to.floor < from.floor);
+    })
+    .map((target) => `${path.relative(process.cwd(), file)} -> ${path.relative(process.cwd(), target)}`);
+}
+
+describe("notification rooms", () => {
+  it("every folder under lib/notifications is a known room", () => {
+    const folders = fs.readdirSync(NOTIFICATIONS, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    expect(folders.sort()).toEqual([...NOTIFICATION_ROOMS].sort());
+  });
+
+  it("admin → pipeline → settings → transports: no room imports one beside or above it", () => {
+    const files = sources(NOTIFICATIONS);
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.flatMap((file) => notificationArrowsUp(file))).toEqual([]);
+  });
+
+  it("sees an arrow running up in every spelling (the check can fail)", () => {
+    const pipeline = path.join(NOTIFICATIONS, "pipeline", "probe.ts");
+    const upward = ['import { createRule } from "@/lib/notifications/admin/rules";', 'export { x } from "../admin/rules";', 'await import("@/lib/notifications/operations");', 'import "@/lib/notifications/inbox";'];
+    for (const line of upward) expect(notificationArrowsUp(pipeline, line), line).toHaveLength(1);
+    const transports = path.join(NOTIFICATIONS, "transports", "probe.ts");
+    expect(notificationArrowsUp(transports, 'import { resolveChannel } from "@/lib/notifications/settings/channels";')).toHaveLength(1);
+    const downward = ['import { resolveChannel } from "@/lib/notifications/settings/channels";', 'import { sendExternal } from "../transports/send";', 'import { QUEUES } from "./queue";', 'import { ChannelKind } from "@/lib/notifications/channel-kinds";', 'import { log } from "@/lib/log";'];
+    for (const line of downward) expect(notificationArrowsUp(pipeline, line), line).toEqual([]);
+  });
+});
