@@ -2,7 +2,7 @@ import useSWR, { type SWRConfiguration } from "swr";
 import type { Endpoint } from "@/lib/api/endpoint";
 import { listDashboards } from "@/lib/dashboards/contract";
 import { listDocuments, type DocumentStatus } from "@/lib/documents/contract";
-import { getEmbeddingConfig } from "@/lib/documents/search-contract";
+import { getEmbeddingConfig } from "@/lib/documents/indexing-contract";
 import {
   deliveryHealth,
   getQuietHours,

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { downloadDocument, getDocument, type DocumentRecord } from "@/lib/documents/contract";
-import { EmbeddingConfig, indexDocument, removeDocumentIndex, searchDocuments, type SearchResponse } from "@/lib/documents/search-contract";
+import { EmbeddingConfig, indexDocument, removeDocumentIndex } from "@/lib/documents/indexing-contract";
+import { searchDocuments, type SearchResponse } from "@/lib/documents/search-contract";
 import { ApiClientError, callApi, errorFromResponse } from "@/components/api-client";
 
 /** What GET …/documents/embedding-config answers, as the contract defines it. */

@@ -8,6 +8,7 @@ import * as dashboards from "@/lib/dashboards/contract";
 import * as dashboardsPlan from "@/lib/dashboards/plan-contract";
 import * as dashboardsVersions from "@/lib/dashboards/versions-contract";
 import * as documents from "@/lib/documents/contract";
+import * as documentsIndexing from "@/lib/documents/indexing-contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
 import * as locations from "@/lib/locations/contract";
 import * as notifications from "@/lib/notifications/contract";
@@ -46,16 +47,16 @@ export const ENDPOINTS: Endpoint[] = [
   dashboardsVersions.restoreVersion, // POST /api/v1/custom-dashboards/{id}/versions/{version}/restore
   documents.listDocuments, // GET /api/v1/documents
   documents.createDocument, // POST /api/v1/documents
-  documentsSearch.getEmbeddingConfig, // GET /api/v1/documents/embedding-config
+  documentsIndexing.getEmbeddingConfig, // GET /api/v1/documents/embedding-config
   documentsSearch.searchDocuments, // POST /api/v1/documents/search
   documents.signedFile, // GET /api/v1/documents/signed-file
   documents.getUploadConstraints, // GET /api/v1/documents/upload-constraints
   documents.getDocument, // GET /api/v1/documents/{id}
   documents.deleteDocument, // DELETE /api/v1/documents/{id}
   documents.downloadDocument, // GET /api/v1/documents/{id}/download
-  documentsSearch.getIndexStatus, // GET /api/v1/documents/{id}/index
-  documentsSearch.indexDocument, // POST /api/v1/documents/{id}/index
-  documentsSearch.removeDocumentIndex, // DELETE /api/v1/documents/{id}/index
+  documentsIndexing.getIndexStatus, // GET /api/v1/documents/{id}/index
+  documentsIndexing.indexDocument, // POST /api/v1/documents/{id}/index
+  documentsIndexing.removeDocumentIndex, // DELETE /api/v1/documents/{id}/index
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
   dashboards.queryEmbed, // POST /api/v1/embed/query
   locations.listLocations, // GET /api/v1/locations

@@ -5,10 +5,10 @@ import * as documents from "./files/documents";
 import { createDownloadLink, openSignedFile } from "./files/download";
 import * as embeddingConfig from "./indexing/embedding-config";
 import * as indexJobs from "./indexing/index-jobs";
-import { IndexStatus } from "./search-contract";
 import { toJsonValue } from "@/lib/json";
 import { removeDocumentIndex as removeIndex } from "./indexing/remove-index";
 import * as search from "./search/search";
+import * as indexingContract from "./indexing-contract";
 import * as searchContract from "./search-contract";
 import { uploadDocumentFile } from "./files/upload";
 
@@ -39,12 +39,12 @@ export const signedFile = defineOperation(contract.signedFile, ({ query }) => op
 
 export const deleteDocument = defineOperation(contract.deleteDocument, ({ principal, params }) => documents.deleteDocument(principal, params.id));
 
-export const indexDocument = defineOperation(searchContract.indexDocument, async ({ principal, params, query, req, signal }) => {
+export const indexDocument = defineOperation(indexingContract.indexDocument, async ({ principal, params, query, req, signal }) => {
   // RFC 7240: `Prefer: respond-async` queues the job and answers 202 with where to follow it.
   if (req && /(^|[,;\s])respond-async\b/i.test(req.headers.get("prefer") ?? "")) {
     await indexJobs.requestIndex(principal, params.id, { model: query.model ?? null });
     const status = await indexJobs.getIndexStatus(principal, params.id);
-    return Response.json(IndexStatus.parse(toJsonValue(status)), {
+    return Response.json(indexingContract.IndexStatus.parse(toJsonValue(status)), {
       status: 202,
       headers: { Location: status.links.status, "Preference-Applied": "respond-async" },
     });
@@ -52,10 +52,10 @@ export const indexDocument = defineOperation(searchContract.indexDocument, async
   return indexJobs.indexAndWait(principal, params.id, { model: query.model ?? null, signal });
 });
 
-export const getIndexStatus = defineOperation(searchContract.getIndexStatus, ({ principal, params }) => indexJobs.getIndexStatus(principal, params.id));
+export const getIndexStatus = defineOperation(indexingContract.getIndexStatus, ({ principal, params }) => indexJobs.getIndexStatus(principal, params.id));
 
-export const removeDocumentIndex = defineOperation(searchContract.removeDocumentIndex, ({ principal, params }) => removeIndex(principal, params.id));
+export const removeDocumentIndex = defineOperation(indexingContract.removeDocumentIndex, ({ principal, params }) => removeIndex(principal, params.id));
 
 export const searchDocuments = defineOperation(searchContract.searchDocuments, ({ principal, body }) => search.searchDocuments(principal, body));
 
-export const getEmbeddingConfig = defineOperation(searchContract.getEmbeddingConfig, ({ principal }) => embeddingConfig.getEmbeddingConfig(principal));
+export const getEmbeddingConfig = defineOperation(indexingContract.getEmbeddingConfig, ({ principal }) => embeddingConfig.getEmbeddingConfig(principal));
