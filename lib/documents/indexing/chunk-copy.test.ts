@@ -5,7 +5,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
 import { createDocument } from "../files/documents";
-import { CHUNK_STAGING_TABLE, insertAsText } from "./index-document";
+import { CHUNK_STAGING_TABLE, insertAsText } from "./store-chunks";
 
 const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme Retail", role: "admin", locationIds: null, via: "bearer" };
 

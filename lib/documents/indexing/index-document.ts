@@ -2,7 +2,6 @@ import "server-only";
 import crypto from "node:crypto";
 import type { Principal } from "@/lib/auth/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
-import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { getEmbedder, type Embedder } from "@/lib/embeddings";
@@ -14,9 +13,9 @@ import { ExtractionError } from "../extract/types";
 import { extractAndChunk } from "../extract/offthread-client";
 import type { DocumentType } from "../file-types";
 import { toDocumentRecord } from "../record";
-import { vectorLiteral } from "./vector-indexes";
-import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
+import type { ChunkCopyRow } from "./chunk-copy";
 import { StoreSchedule, type ScheduledBatch } from "./store-schedule";
+import { JobLostError, storeChunks } from "./store-chunks";
 import { tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 
 /** Upper bound on one indexing run; the provider's own timeouts and retries fit well inside. */
@@ -307,94 +306,15 @@ async function embedAndStore(
   if (timings) timings.storeMs += performance.now() - storeStarted;
 }
 
-/**
- * Writes one batch with binary COPY (no vector printed or parsed as text) in one transaction on a
- * raw connection: COPY into a temporary table, then, as the tenant role, one INSERT … SELECT that
- * the row-level security policies check, so tenancy is still enforced by the database.
- */
+/** One scheduled batch as rows of document_chunks, stored by storeChunks (binary COPY, row-level security checked). */
 async function storeBatch(principal: Principal, job: Job, embedder: Embedder, { chunks, vectors, tsv }: ScheduledBatch) {
   const rows: ChunkCopyRow[] = chunks.map((c, i) => ({
     orgId: principal.orgId, documentId: job.documentId, generation: job.generation, ordinal: c.ordinal, text: c.text,
     wordStart: c.wordStart, wordEnd: c.wordEnd, pageStart: c.pageStart, pageEnd: c.pageEnd, rowStart: c.rowStart, rowEnd: c.rowEnd,
     model: embedder.model, embedding: vectors[i], tsv: tsv[i],
   }));
-  let copied: object | undefined;
-  await withTenantBulk(
-    principal,
-    async (staging) => {
-      if (!staging.copyBinary) return;
-      const writer = new ChunkCopyWriter();
-      for (const row of rows) writer.add(row);
-      if (!stagingSessions.has(staging.session)) await staging.exec(CHUNK_STAGING_TABLE);
-      await staging.copyBinary(`chunk_copy_staging (${CHUNK_COPY_COLUMNS.join(", ")})`, writer.finish());
-      copied = staging.session;
-    },
-    async (tx) => {
-      const columns = CHUNK_COPY_COLUMNS.join(", ");
-      // The rows, on condition the job still owns the document (a read: it takes no lock), which
-      // row-level security checks one by one; then the progress, in the same statement (one round
-      // trip): the count of the rows moved is needed before the document's row is updated, so that
-      // row is locked only for the commit and batches stored at the same time on other connections
-      // do not queue behind it. The update decides: if the job lost the document meanwhile (deleted,
-      // or taken over after its lease), nothing of this batch commits.
-      const progress = (added: string) =>
-        `UPDATE documents SET index_progress_done = index_progress_done + ${added}, updated_at = now() WHERE id = $1 AND index_job_id = $2`;
-      let owned: number;
-      if (copied) {
-        owned = await tx.exec(
-          `WITH moved AS (
-            INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging
-            WHERE EXISTS (SELECT FROM documents WHERE id = $1 AND index_job_id = $2) RETURNING 1)
-          ${progress("(SELECT count(*) FROM moved)")}`,
-          [job.documentId, job.id],
-        );
-      } else {
-        await insertAsText(tx, rows);
-        owned = await tx.exec(progress("$3"), [job.documentId, job.id, rows.length]);
-      }
-      if (owned === 0) {
-        const exists = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1", [job.documentId]);
-        throw new JobLostError(exists[0].n === 0);
-      }
-    },
-  );
-  // Created (if it was) in a transaction that has now committed: the session keeps the table.
-  if (copied) stagingSessions.add(copied);
+  await storeChunks(principal, job, rows);
 }
-
-/** Sessions that hold chunk_copy_staging (each connection creates and grants it once). */
-const stagingSessions = new WeakSet<object>();
-
-/**
- * Where COPY is unavailable: one INSERT of the batch, vectors in pgvector's text form (the `pgvector`
- * package); the database computes the tsvectors (trigger, migration 0020).
- */
-export async function insertAsText(tx: BulkTx, rows: ChunkCopyRow[]) {
-  const params: unknown[] = [];
-  const columns = CHUNK_COPY_COLUMNS.filter((c) => c !== "tsv");
-  const tuples = rows.map((r) => {
-    const values = [r.orgId, r.documentId, r.generation, r.ordinal, r.text, r.wordStart, r.wordEnd, r.pageStart, r.pageEnd, r.rowStart, r.rowEnd, r.model, r.embedding.length, vectorLiteral(Array.from(r.embedding))];
-    const at = params.length;
-    params.push(...values);
-    return `(${values.map((_, i) => `$${at + i + 1}${i === values.length - 1 ? "::vector" : ""}`).join(", ")})`;
-  });
-  await tx.exec(`INSERT INTO document_chunks (${columns.join(", ")}) VALUES ${tuples.join(", ")}`, params);
-}
-
-/**
- * Per session, emptied at each commit; the tenant role only reads it, to move the rows. Created
- * once per session (a GRANT on every batch was a catalog write each time). A row up to a page long
- * stays whole in the row (toast_tuple_target): moving its values out of line here, only to read them
- * back for the insert, was a third of the staging COPY's time in PGlite. Longer values go out of
- * line uncompressed, as in document_chunks (migration 0022): a value compressed here would reach
- * the chunk compressed, and the compression is the cost that migration removed.
- */
-export const CHUNK_STAGING_TABLE = `CREATE TEMP TABLE IF NOT EXISTS chunk_copy_staging (
-  org_id text, document_id text, generation int, ordinal int, text text, word_start int, word_end int,
-  page_start int, page_end int, row_start int, row_end int, model text, dims int, embedding vector, tsv tsvector)
-  WITH (toast_tuple_target = 8160) ON COMMIT DELETE ROWS;
-  ALTER TABLE chunk_copy_staging ALTER COLUMN text SET STORAGE EXTERNAL, ALTER COLUMN tsv SET STORAGE EXTERNAL;
-  GRANT SELECT ON chunk_copy_staging TO quarry_app`;
 
 async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
   await withTenant(principal, async (tx) => {
@@ -447,13 +367,6 @@ async function abandonJob(principal: Principal, job: Job, reason: string) {
         index_progress_done = 0, index_progress_total = 0, index_job_id = NULL, index_job_started_at = NULL, index_heartbeat_at = NULL, updated_at = now()
       WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
   });
-}
-
-/** The document was deleted, or another run took it over after this one's lease expired. */
-class JobLostError extends Error {
-  constructor(readonly deleted: boolean) {
-    super(deleted ? "the document was deleted while it was being indexed" : "another indexing run took the document over");
-  }
 }
 
 async function jobLost(tx: TenantTx, job: Job): Promise<JobLostError> {
