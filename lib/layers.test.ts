@@ -112,3 +112,64 @@ describe("notification rooms", () => {
     for (const line of downward) expect(notificationArrowsUp(pipeline, line), line).toEqual([]);
   });
 });
+
+/*
+ * Documents are rooms by the stage of a document's path (lib/documents/README.md), arrows one way: files (the
+ * record, upload, download) and search each sit above indexing, which sits above extract (text and chunks). Each
+ * room names the rooms it may import; none imports a room beside or above it. Under them all the domain's shared
+ * low pieces at its root (the contracts, the record's API shape, file types, the ZIP directory), which import no
+ * room; above them the edge (operations, the demo seed), which no room imports.
+ */
+const DOCUMENTS = path.join(LIB, "documents");
+const DOCUMENT_ROOMS: Record<string, string[]> = {
+  files: ["indexing"],
+  search: ["indexing", "extract"],
+  indexing: ["extract"],
+  extract: [],
+};
+const DOCUMENTS_EDGE = ["operations", "demo"];
+
+/** A file's (or an extensionless import target's) place in lib/documents: a room, "base" or "edge"; null outside. */
+function documentPlace(file: string): string | null {
+  const relative = path.relative(DOCUMENTS, file);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) return null;
+  const [first, ...rest] = relative.split(path.sep);
+  if (rest.length > 0) return first;
+  return DOCUMENTS_EDGE.includes(first.replace(/\.tsx?$/, "")) ? "edge" : "base";
+}
+
+/** Each import of `file` that runs sideways or up between the places of lib/documents, as "file -> target". */
+function documentArrowsUp(file: string, text?: string): string[] {
+  const from = documentPlace(file);
+  if (!from || from === "edge") return [];
+  return importsOf(file, text)
+    .filter((target) => {
+      const to = documentPlace(target);
+      if (to === null || to === from || to === "base") return false;
+      return from === "base" || !(DOCUMENT_ROOMS[from] ?? []).includes(to);
+    })
+    .map((target) => `${path.relative(process.cwd(), file)} -> ${path.relative(process.cwd(), target)}`);
+}
+
+describe("document rooms", () => {
+  it("every folder under lib/documents is a known room", () => {
+    const folders = fs.readdirSync(DOCUMENTS, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    expect(folders.sort()).toEqual(Object.keys(DOCUMENT_ROOMS).sort());
+  });
+
+  it("files and search → indexing → extract, over the shared base: no room imports one beside or above it", () => {
+    const files = sources(DOCUMENTS);
+    expect(files.length).toBeGreaterThan(30);
+    expect(files.flatMap((file) => documentArrowsUp(file))).toEqual([]);
+  });
+
+  it("sees an arrow running up or sideways in every spelling (the check can fail)", () => {
+    const indexing = path.join(DOCUMENTS, "indexing", "probe.ts");
+    const upward = ['import { searchDocuments } from "@/lib/documents/search/search";', 'export { x } from "../files/upload";', 'await import("@/lib/documents/operations");', 'import "@/lib/documents/demo";'];
+    for (const line of upward) expect(documentArrowsUp(indexing, line), line).toHaveLength(1);
+    expect(documentArrowsUp(path.join(DOCUMENTS, "files", "probe.ts"), 'import { locatePassage } from "../search/page-locator";')).toHaveLength(1);
+    expect(documentArrowsUp(path.join(DOCUMENTS, "record.ts"), 'import { indexJobRunning } from "./indexing/index-document";')).toHaveLength(1);
+    const downward = ['import { extractAndChunk } from "../extract/offthread-client";', 'import { toDocumentRecord } from "../record";', 'import type { DocumentType } from "@/lib/documents/file-types";', 'import { StoreSchedule } from "./store-schedule";', 'import { log } from "@/lib/log";'];
+    for (const line of downward) expect(documentArrowsUp(indexing, line), line).toEqual([]);
+  });
+});
