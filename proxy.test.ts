@@ -66,6 +66,21 @@ describe("request gate: Content-Security-Policy", () => {
   });
 });
 
+describe("request gate: one preview", () => {
+  it("answers the older ?preview=1 with a 308 to /preview, keeping the other parameters", async () => {
+    const res = await proxy(request("GET", "/dashboards/custom/sample-sales?preview=1&f.channel=web&version=draft"));
+    expect(res.status).toBe(308);
+    expect(res.headers.get("location")).toBe("http://localhost:3000/dashboards/custom/sample-sales/preview?f.channel=web&version=draft");
+  });
+
+  it("renders /preview without app chrome and the dashboard page with it", async () => {
+    const chrome = async (path: string) => (await proxy(request("GET", path))).headers.get("x-middleware-request-x-quarry-chrome");
+    expect(await chrome("/dashboards/custom/sample-sales/preview")).toBe("bare");
+    expect(await chrome("/dashboards/custom/sample-sales")).toBeNull();
+    expect(await chrome("/dashboards/custom/sample-sales?preview=0")).toBeNull();
+  });
+});
+
 describe("upload path (outside the request gate)", () => {
   it("is left out of the proxy's matcher, so large bodies stream", () => {
     const matcher = new RegExp(`^${proxyConfig.matcher[0]}$`);

@@ -11,10 +11,23 @@ export const CHROME_HEADER = "x-quarry-chrome";
 
 /** Pages shown without app chrome: embeds, public dashboards and the preview of what an embed consumer sees. */
 function isBarePage(request: NextRequest): boolean {
-  const { pathname, searchParams } = request.nextUrl;
+  const { pathname } = request.nextUrl;
   if (pathname.startsWith("/embed/") || pathname.startsWith("/public/")) return true;
-  if (!pathname.startsWith("/dashboards/custom/")) return false;
-  return /^\/dashboards\/custom\/[^/]+\/preview\/?$/.test(pathname) || searchParams.get("preview") === "1";
+  return /^\/dashboards\/custom\/[^/]+\/preview\/?$/.test(pathname);
+}
+
+/**
+ * The one preview is /dashboards/custom/<slug>/preview (the editor's Preview button and the docs);
+ * the older `?preview=1` on the dashboard page answers a 308 to it, keeping the other parameters.
+ */
+function previewRedirect(request: NextRequest): NextResponse | null {
+  const { pathname, searchParams } = request.nextUrl;
+  const page = /^\/dashboards\/custom\/([^/]+)\/?$/.exec(pathname);
+  if (!page || searchParams.get("preview") !== "1") return null;
+  const target = request.nextUrl.clone();
+  target.pathname = `/dashboards/custom/${page[1]}/preview`;
+  target.searchParams.delete("preview");
+  return NextResponse.redirect(target, 308);
 }
 
 /**
@@ -28,6 +41,8 @@ export async function proxy(request: NextRequest) {
   // A method no endpoint serves at an existing API path: 405 with Allow and a detail, as every API error (Next would send an empty body).
   const wrongMethod = methodNotAllowed(request.method, request.nextUrl.pathname, requestId);
   if (wrongMethod) return wrongMethod;
+  const preview = previewRedirect(request);
+  if (preview) return preview;
   const embed = /^\/embed\/([^/]+)\/?$/.exec(request.nextUrl.pathname);
   const embedPolicy = embed ? await embedPagePolicy(safeDecode(embed[1])) : null;
   const csp = contentSecurityPolicy({

@@ -1,13 +1,12 @@
 import "server-only";
 import { toJsonValue } from "@/lib/json";
-import { findOrganization } from "@/lib/auth/directory";
 import { DomainError } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest/interactions";
 import { clickContext, openNone } from "./interactions";
 import { verifyEmbedToken } from "./embeds";
 import type { EmbedSession } from "./embed-session";
 import { UNAVAILABLE_TO_ANONYMOUS, grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
-import { queryEmbedded, queryPublic } from "./query";
+import { grantedTimeZone, lockedOver, queryGranted } from "./query";
 import type { WidgetResults } from "./contract";
 import { dataWidgetIds, filtersFromParams, pageRegions, renderOnlyView, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
@@ -38,25 +37,27 @@ export type PublicPage = ({ ok: true } & AnonymousPage) | AnonymousRefusal;
 
 const unavailable: AnonymousRefusal = { ok: false, unavailable: true, reason: UNAVAILABLE_TO_ANONYMOUS };
 
-/** The page of a granted version, or null when its stored manifest no longer validates (nothing is queried then). */
-async function pageOf(
-  granted: GrantedDashboard,
-  params: Params,
-  lockedFilters: Record<string, unknown>,
-  query: (filters: Record<string, unknown>, widgetIds: string[]) => Promise<{ widgets: unknown }>,
-): Promise<AnonymousPage | null> {
+/**
+ * The page of a granted version, or null when its stored manifest no longer validates (nothing is
+ * queried then). Its first query runs on the same grant (queryGranted): the policy is asked once per page.
+ */
+async function pageOf(granted: GrantedDashboard, params: Params, lockedFilters: Record<string, unknown>): Promise<AnonymousPage | null> {
   if (!granted.parsed.ok) return null;
   const full: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(full, params);
   const visible = dataWidgetIds(full, visibleWidgetIds(pageRegions(full, tabFromParams(params))));
-  const [answer, org, clicks] = await Promise.all([query(filters, visible), findOrganization(granted.scope.orgId), clickContext(granted.parsed.value, granted.slug, openNone)]);
+  const timeZone = await grantedTimeZone(granted);
+  const [answer, clicks] = await Promise.all([
+    queryGranted(granted, "anonymous", lockedOver(lockedFilters, filters), visible, { timeZone }),
+    clickContext(granted.parsed.value, granted.slug, openNone),
+  ]);
   return {
     name: granted.name,
     view: toJsonValue(renderOnlyView(full)) as ViewManifest,
     filters,
     lockedFilters,
     results: toJsonValue(answer.widgets) as WidgetResults,
-    timeZone: org?.timeZone ?? "UTC",
+    timeZone,
     clicks,
   };
 }
@@ -65,7 +66,7 @@ async function pageOf(
 export async function loadEmbed(token: string, params: Params): Promise<EmbedPage> {
   try {
     const grant = await verifyEmbedToken(token);
-    const page = await pageOf(await grantForEmbed(grant), params, grant.lockedFilters, (filters, ids) => queryEmbedded(grant, filters, ids));
+    const page = await pageOf(await grantForEmbed(grant), params, grant.lockedFilters);
     if (!page) return unavailable;
     const session: EmbedSession = {
       embedId: grant.embedId,
@@ -88,6 +89,6 @@ export async function loadEmbed(token: string, params: Params): Promise<EmbedPag
 export async function loadPublic(orgSlug: string, dashboardSlug: string, params: Params): Promise<PublicPage | null> {
   const granted = await grantForPublic(orgSlug, dashboardSlug);
   if (!granted) return null;
-  const page = await pageOf(granted, params, {}, (filters, ids) => queryPublic(orgSlug, dashboardSlug, filters, ids));
+  const page = await pageOf(granted, params, {});
   return page ? { ok: true, ...page } : unavailable;
 }

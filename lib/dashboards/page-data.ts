@@ -1,14 +1,12 @@
 import "server-only";
-import { invoke } from "@/lib/operation";
 import { toJsonValue } from "@/lib/json";
-import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/auth/roles";
 import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest/interactions";
 import type { DashboardRecord, WidgetResults } from "./contract";
 import { clickContext } from "./interactions";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
-import { queryDashboard } from "./operations";
+import { audienceOf, grantedTimeZone, queryGranted } from "./query";
 import { findDashboardOr404, publishedVersionOf, toRecord } from "./records";
 import { withTenant } from "@/lib/db/tenant";
 import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
@@ -34,6 +32,8 @@ export interface LoadedDashboard {
 export interface UnpassableDashboard {
   ok: false;
   dashboard: { id: string; slug: string; name: string };
+  /** The record as the caller sees it (an editor's, to fix the draft); null for a viewer whose published version no longer parses. */
+  record: DashboardRecord | null;
   version: number | "draft";
   /** Its problems with line and column, for editors; null for viewers, since the messages name the SQL's functions and tables. */
   errors: ValidationItem[] | null;
@@ -46,47 +46,53 @@ export type DashboardPage = ({ ok: true } & LoadedDashboard) | UnpassableDashboa
 /**
  * A dashboard page's data in one server pass: the record, the manifest of the version the access
  * policy grants (the published one; the draft when an editor asks or nothing is published yet)
- * and the first query for the widgets on screen under the URL's filters. Not found and not
- * allowed are both null, so a viewer cannot tell a hidden dashboard from a missing one. A stored
- * manifest that no longer validates is not an exception: it comes back as an UnpassableDashboard
- * (its errors for editors only), so the viewer says why and the editor still opens to fix it.
+ * and the first query for the widgets on screen under the URL's filters. The policy is asked once:
+ * the query runs on that grant (queryGranted), and the organization's time zone is read once.
+ * Not found and not allowed are both null, so a viewer cannot tell a hidden dashboard from a
+ * missing one. A stored manifest that no longer validates is not an exception: it comes back as an
+ * UnpassableDashboard (its errors for editors only), so the viewer says why and the editor still
+ * opens to fix it. `includeYaml` puts the draft's YAML in an editor's record (the editor page).
  */
-export async function loadDashboard(principal: Principal, slug: string, params: SearchParams): Promise<DashboardPage | null> {
+export async function loadDashboard(principal: Principal, slug: string, params: SearchParams, options: { includeYaml?: boolean } = {}): Promise<DashboardPage | null> {
   let granted: GrantedDashboard;
   let record: DashboardRecord | null;
+  let timeZone: string;
   try {
     // A viewer's ?version=draft shows the published version, as if the parameter were absent.
     granted = await grantForPrincipal(principal, slug, params.version === "draft" && isEditor(principal) ? "draft" : "published");
-    // The policy granted it by the roles its YAML lists; no record is built for a manifest that does not parse.
-    if (!granted.parsed.ok) {
-      return {
-        ok: false,
-        dashboard: { id: granted.dashboardId, slug: granted.slug, name: granted.name },
-        version: granted.version,
-        errors: isEditor(principal) ? granted.parsed.errors : null,
-        timeZone: (await findOrganization(principal.orgId))?.timeZone ?? "UTC",
-      };
-    }
-    record = await withTenant(principal, async (tx) => {
-      const row = await findDashboardOr404(tx, granted.dashboardId);
-      return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: false });
-    });
+    [record, timeZone] = await Promise.all([
+      withTenant(principal, async (tx) => {
+        const row = await findDashboardOr404(tx, granted.dashboardId);
+        return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: options.includeYaml ?? false });
+      }),
+      grantedTimeZone(granted),
+    ]);
   } catch (error) {
     if (error instanceof NotFound) return null;
     throw error;
+  }
+  // The policy granted it by the roles its YAML lists; nothing is queried for a manifest that does not parse.
+  if (!granted.parsed.ok) {
+    return {
+      ok: false,
+      dashboard: { id: granted.dashboardId, slug: granted.slug, name: granted.name },
+      record,
+      version: granted.version,
+      errors: isEditor(principal) ? granted.parsed.errors : null,
+      timeZone,
+    };
   }
   if (!record) return null;
   const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
-  const [answer, org, clicks] = await Promise.all([
-    invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters, widget_ids: visible, version: granted.version } }).catch((error: unknown) => {
+  const [answer, clicks] = await Promise.all([
+    queryGranted(granted, audienceOf(principal), filters, visible, { timeZone }).catch((error: unknown) => {
       // A busy engine (no slot or connection in time, Retry-After) fails no page: it renders without
       // data, and the viewer asks for the widgets itself, retrying with back-off and saying so.
       if (error instanceof Unavailable && error.retryAfterSeconds !== undefined) return { widgets: {} };
       throw error;
     }),
-    findOrganization(principal.orgId),
     clickContext(granted.parsed.value, granted.slug, (target) => openable(principal, target)),
   ]);
   return {
@@ -95,8 +101,8 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     view: toJsonValue(view) as ViewManifest,
     version: granted.version,
     filters,
-    results: answer.widgets,
-    timeZone: org?.timeZone ?? "UTC",
+    results: toJsonValue(answer.widgets) as WidgetResults,
+    timeZone,
     clicks,
   };
 }

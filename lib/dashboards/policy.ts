@@ -95,6 +95,8 @@ export interface GrantedDashboard {
   /** The parse of `yaml` as served (no parked widgets); not ok only for stored manifests that no longer validate (never shown, never queried). */
   parsed: ManifestResult;
   scope: TenantScope;
+  /** The organization's time zone when granting had to read the organization anyway (a public link, by its slug); otherwise read once by whoever needs it (grantedTimeZone). */
+  timeZone?: string;
 }
 
 const dashboardColumns = { id: true, slug: true, name: true, draftYaml: true, draftRevision: true, publishedVersion: true } as const;
@@ -189,5 +191,6 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
     yaml: shown.v.specYaml,
     parsed,
     scope: scopeOf(org.id, shown.v.publisherLocationIds),
+    timeZone: org.timeZone,
   };
 }

@@ -145,21 +145,33 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
  * signed-in viewers a sentence asking for an editor, embeds and public links only that it is
  * unavailable (both 503: nothing in their request is wrong, and the problems name the SQL).
  */
-type Audience = "editor" | "viewer" | "anonymous";
+export type Audience = "editor" | "viewer" | "anonymous";
 
-/** Runs the widgets of a version the policy granted, in the organization's time zone. */
-async function runGranted(
+/** The time zone a granted dashboard's dates are read in: its organization's (read once per request), UTC when it has none. */
+export async function grantedTimeZone(granted: GrantedDashboard): Promise<string> {
+  return granted.timeZone ?? (await findOrganization(granted.scope.orgId))?.timeZone ?? "UTC";
+}
+
+/** An embed's filters: its locked values win over whatever the page sends. */
+export const lockedOver = (locked: Record<string, unknown>, filters: Record<string, unknown>) => ({ ...filters, ...locked });
+
+/**
+ * Runs the widgets of a version the policy granted, in the organization's time zone: the one entry for
+ * a caller that already holds the grant (a page loader, which granted once to render the page) and for
+ * the query operations below, so no request asks the policy twice. `timeZone` is the caller's
+ * grantedTimeZone when it has read it already.
+ */
+export async function queryGranted(
   granted: GrantedDashboard,
   audience: Audience,
   filters: Record<string, unknown>,
   widgetIds: string[] | undefined,
-  options: { refresh?: boolean; budget?: QueryBudget } = {},
+  options: { refresh?: boolean; budget?: QueryBudget; timeZone?: string } = {},
 ) {
   if (!granted.parsed.ok) {
     if (audience === "editor") throw new Invalid(granted.parsed.errors);
     throw new Unavailable(audience === "viewer" ? UNPASSABLE_TO_VIEWERS : UNAVAILABLE_TO_ANONYMOUS);
   }
-  const org = await findOrganization(granted.scope.orgId);
   const widgets = await runWidgets({
     scope: granted.scope,
     dashboardId: granted.dashboardId,
@@ -168,26 +180,29 @@ async function runGranted(
     manifest: granted.parsed.value,
     filters,
     widgetIds,
-    timeZone: org?.timeZone ?? "UTC",
+    timeZone: options.timeZone ?? (await grantedTimeZone(granted)),
     refresh: options.refresh,
     budget: options.budget,
   });
   return { dashboard_id: granted.dashboardId, version: granted.version, widgets };
 }
 
+/** Who reads a granted dashboard as a signed-in principal: editors are told a broken manifest's problems, viewers not. */
+export const audienceOf = (principal: Principal): Audience => (isEditor(principal) ? "editor" : "viewer");
+
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
-  return runGranted(await grantForPrincipal(principal, idOrSlug, body.version), isEditor(principal) ? "editor" : "viewer", body.filters, body.widget_ids, { refresh: body.refresh, budget });
+  return queryGranted(await grantForPrincipal(principal, idOrSlug, body.version), audienceOf(principal), body.filters, body.widget_ids, { refresh: body.refresh, budget });
 }
 
 /** The batch query of an embedded dashboard: the grant's version and scope, with its locked filters winning over the page's values. */
 export async function queryEmbedded(grant: EmbedGrant, filters: Record<string, unknown>, widgetIds?: string[]) {
-  return runGranted(await grantForEmbed(grant), "anonymous", { ...filters, ...grant.lockedFilters }, widgetIds);
+  return queryGranted(await grantForEmbed(grant), "anonymous", lockedOver(grant.lockedFilters, filters), widgetIds);
 }
 
 /** The batch query of a public dashboard (platform.public), or 404 when it is not public. */
 export async function queryPublic(orgSlug: string, dashboardSlug: string, filters: Record<string, unknown>, widgetIds?: string[]) {
   const granted = await grantForPublic(orgSlug, dashboardSlug);
   if (!granted) throw notFound("Dashboard");
-  return runGranted(granted, "anonymous", filters, widgetIds);
+  return queryGranted(granted, "anonymous", filters, widgetIds);
 }

@@ -22,17 +22,16 @@ export async function generateMetadata({ params }: PageProps): Promise<Metadata>
   return { title: `Dashboard ${(await params).slug}` };
 }
 
-/** One dashboard with its first data, rendered on the server; `?preview=1` shows it as an embed consumer would. */
+/** One dashboard with its first data, rendered on the server (what an embed consumer sees: ./preview). */
 export default async function DashboardPage({ params, searchParams }: PageProps) {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
   const [{ slug }, query] = await Promise.all([params, searchParams]);
   const loaded = await loadDashboard(principal, slug, query);
-  if (!loaded) return <DashboardMissing bare={query.preview === "1"} />;
+  if (!loaded) return <DashboardMissing />;
   if (!loaded.ok) {
     // A stored manifest that no longer validates: its problems for editors, a sentence for viewers, never a 500.
     const box = <UnpassableDashboard slug={loaded.dashboard.slug} version={loaded.version} errors={loaded.errors} />;
-    if (query.preview === "1") return <div className={styles.bare}>{box}</div>;
     return (
       <div className={styles.pageWide}>
         <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
@@ -57,7 +56,6 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
       clicks={clicks}
     />
   );
-  if (query.preview === "1") return <div className={styles.bare}>{dashboard}</div>;
   const editor = isEditor(principal);
   return (
     <div className={styles.pageWide}>

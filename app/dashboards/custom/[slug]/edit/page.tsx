@@ -2,8 +2,6 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { invoke } from "@/lib/operation";
-import { getDashboard } from "@/lib/dashboards/operations";
 import { isEditor } from "@/lib/dashboards/policy";
 import { DashboardMissing } from "@/components/dashboards/dashboard-missing";
 import { ManifestEditor } from "@/components/dashboards/manifest-editor";
@@ -34,10 +32,10 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
       </div>
     );
   }
-  const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" });
-  if (!loaded) return <DashboardMissing />;
-  // Editors get the draft's YAML in the record; a draft that no longer validates opens with its problems, to be fixed here.
-  const record = await invoke(getDashboard, principal, { params: { id: loaded.ok ? loaded.record.id : loaded.dashboard.id } });
+  // The draft with its YAML, under one grant; a draft that no longer validates opens with its problems, to be fixed here.
+  const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" }, { includeYaml: true });
+  const record = loaded?.record;
+  if (!loaded || !record) return <DashboardMissing />;
   return (
     <div className={styles.pageWide}>
       <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>

@@ -1,0 +1,103 @@
+import fs from "node:fs";
+import path from "node:path";
+import { beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import * as list from "@/app/api/v1/custom-dashboards/route";
+import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
+import * as embed from "@/app/api/v1/custom-dashboards/[id]/embed/route";
+import { principalFromBearer } from "@/lib/auth/bearer";
+import type { Principal } from "@/lib/auth/roles";
+import { call, tokenFor } from "@/test/helpers";
+import { loadEmbed, loadPublic } from "./embed-page";
+import { loadDashboard } from "./page-data";
+
+/*
+ * The access policy is asked once per page: each loader grants, then runs its first query on that
+ * grant, and reads the organization (its time zone) once. The policy's and the directory's own
+ * functions are wrapped to count calls; they still run (nothing is faked).
+ */
+const calls = vi.hoisted(() => ({ grants: [] as string[], organizations: 0 }));
+
+vi.mock("./policy", async (importOriginal) => {
+  const policy = await importOriginal<typeof import("./policy")>();
+  return {
+    ...policy,
+    grantForPrincipal: (principal: Principal, idOrSlug: string, wanted: Parameters<typeof policy.grantForPrincipal>[2]) => {
+      calls.grants.push(idOrSlug);
+      return policy.grantForPrincipal(principal, idOrSlug, wanted);
+    },
+    grantForEmbed: (grant: Parameters<typeof policy.grantForEmbed>[0]) => {
+      calls.grants.push(grant.dashboardId);
+      return policy.grantForEmbed(grant);
+    },
+    grantForPublic: (orgSlug: string, slug: string) => {
+      calls.grants.push(slug);
+      return policy.grantForPublic(orgSlug, slug);
+    },
+  };
+});
+
+vi.mock("@/lib/auth/directory", async (importOriginal) => {
+  const directory = await importOriginal<typeof import("@/lib/auth/directory")>();
+  return {
+    ...directory,
+    findOrganization: (slugOrId: string) => {
+      calls.organizations++;
+      return directory.findOrganization(slugOrId);
+    },
+  };
+});
+
+const SMALL = fs.readFileSync(path.join(import.meta.dirname, "fixtures/small-dashboard.yaml"), "utf8");
+let admin: string, analyst: string, globex: string, gm: string, embedToken: string, dashboardId: string;
+
+beforeAll(async () => {
+  [admin, analyst, globex, gm] = await Promise.all([tokenFor("acme", "admin"), tokenFor("acme", "analyst"), tokenFor("globex", "admin"), tokenFor("acme", "general_manager")]);
+  const made = await call(list.POST, "POST", "/api/v1/custom-dashboards", { token: admin, body: { name: "Once", slug: "once", spec_yaml: SMALL.replace("public: false", "public: true") } });
+  expect(made.status).toBe(201);
+  dashboardId = made.json.id;
+  expect((await call(publish.POST, "POST", { token: admin, params: { id: dashboardId } })).status).toBe(200);
+  const embedded = await call(embed.POST, "POST", { token: gm, params: { id: dashboardId }, body: {} });
+  expect(embedded.status).toBe(201);
+  embedToken = embedded.json.token;
+});
+
+beforeEach(() => {
+  calls.grants = [];
+  calls.organizations = 0;
+});
+
+describe("a page asks the policy once", () => {
+  it("the viewer page (published) and the editor page (draft, with its YAML)", async () => {
+    const principal = await principalFromBearer(analyst);
+    calls.organizations = 0;
+    const viewer = await loadDashboard(principal, "once", {});
+    expect(viewer?.ok && Object.keys(viewer.results)).toContain("revenue_kpi");
+    expect(calls).toEqual({ grants: ["once"], organizations: 1 });
+
+    const editor = await principalFromBearer(admin);
+    calls.grants = [];
+    calls.organizations = 0;
+    const draft = await loadDashboard(editor, "once", { version: "draft" }, { includeYaml: true });
+    expect(draft?.ok && draft.version).toBe("draft");
+    expect(draft?.record?.spec_yaml).toContain("small-sales");
+    expect(calls).toEqual({ grants: ["once"], organizations: 1 });
+  });
+
+  it("the embed page and the public page", async () => {
+    const embedded = await loadEmbed(embedToken, {});
+    expect(embedded.ok && Object.keys(embedded.results)).toContain("revenue_kpi");
+    expect(calls).toEqual({ grants: [dashboardId], organizations: 1 });
+
+    calls.grants = [];
+    calls.organizations = 0;
+    const shown = await loadPublic("acme", "once", {});
+    expect(shown?.ok && Object.keys(shown.results)).toContain("revenue_kpi");
+    // The public link's grant reads the organization by its slug; the page uses that one.
+    expect(calls).toEqual({ grants: ["once"], organizations: 1 });
+  });
+
+  it("keeps another organization out: globex neither loads acme's page nor its public link under its own slug", async () => {
+    expect(await loadDashboard(await principalFromBearer(globex), "once", {})).toBeNull();
+    expect(await loadPublic("globex", "once", {})).toBeNull();
+  });
+});
