@@ -10,9 +10,9 @@ const SPARE_WARM_AFTER_MS = 500;
 
 /**
  * What quarry_reader may read (migration 0001: organizations, locations, products, orders,
- * sales_targets), written or redefined. Statements are matched as sent, quoted or not.
+ * sales_targets; migration 0036: rollup_rows), written or redefined. Statements are matched as sent, quoted or not.
  */
-const READER_TABLE_WRITE = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|TRUNCATE(?:\s+TABLE)?|COPY|ALTER\s+TABLE|DROP\s+TABLE)\s+(?:ONLY\s+)?(?:"?public"?\.)?"?(?:organizations|locations|products|orders|sales_targets)\b/i;
+const READER_TABLE_WRITE = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|TRUNCATE(?:\s+TABLE)?|COPY|ALTER\s+TABLE|DROP\s+TABLE)\s+(?:ONLY\s+)?(?:"?public"?\.)?"?(?:organizations|locations|products|orders|sales_targets|rollup_rows)\b/i;
 /** Schema, function and privilege changes (migrations, tests' helper functions). */
 const DEFINITION_CHANGE = /(?:^|;)\s*(?:CREATE|ALTER|DROP|GRANT|REVOKE)\s/i;
 

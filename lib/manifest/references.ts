@@ -1,6 +1,7 @@
 import { SAMPLE_ORDER_COLUMNS, demoAggregate, demoColumn } from "@/lib/query/demo";
 import { planFormulaMetrics } from "@/lib/query/formula/plan";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
+import { rollupProblems } from "@/lib/rollups/definition";
 import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
 
 /**
@@ -145,6 +146,13 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlP
   }
   dataset.order_by?.forEach((order, j) => {
     if (!columns.has(order.column)) report(0, [...path, "order_by", j, "column"], `unknown column '${order.column}'`);
+  });
+  const rollupNames = new Set<string>();
+  dataset.rollups?.forEach((rollup, j) => {
+    const rollupPath = [...path, "rollups", j];
+    if (rollupNames.has(rollup.name)) report(0, [...rollupPath, "name"], `duplicate rollup name '${rollup.name}'`);
+    rollupNames.add(rollup.name);
+    for (const problem of rollupProblems(dataset, rollup)) report(0, [...rollupPath, ...problem.key], problem.message);
   });
   return columns;
 }

@@ -59,6 +59,20 @@ export const Metric = z.strictObject({
 });
 export type Metric = z.infer<typeof Metric>;
 
+export const Rollup = z
+  .strictObject({
+    name: ManifestId.describe("the rollup's name, unique within its dataset; the editor and query results show it"),
+    time_dimension: FieldId.describe("the dimension the rollup buckets by time (a date or timestamp column)"),
+    granularity: z.enum(["day", "month"]).describe("bucket size: a widget is answered when its date conditions and time grouping are no finer"),
+    location_dimension: FieldId.optional().describe(
+      "the dimension holding the location id (orders.location_id, sales_targets.location_id or locations.id); required when the source reads location-scoped rows, so location scopes apply to the rollup",
+    ),
+    dimensions: z.array(FieldId).max(30).default([]).describe("further dimensions kept: a widget may group and filter by these"),
+    measures: z.array(FieldId).min(1).max(50).describe("sql metrics kept: sum, count, min or max of one expression (no distinct counts; ratios are formulas over these)"),
+  })
+  .describe("a pre-aggregation the engine builds, refreshes and answers widgets from by itself when it gives exactly the tables' answer (docs/rollups.md)");
+export type Rollup = z.infer<typeof Rollup>;
+
 export const Dataset = z
   .strictObject({
     id: ManifestId,
@@ -69,6 +83,7 @@ export const Dataset = z
     metrics: z.array(Metric).max(100).default([]),
     order_by: z.array(z.strictObject({ column: FieldId, dir: z.enum(["asc", "desc"]).default("asc") })).max(10).optional(),
     limit: z.int().min(1).max(100_000).optional(),
+    rollups: z.array(Rollup).max(10).optional().describe("pre-aggregations of a `from` dataset the engine may answer widgets from"),
   })
   .describe("at most one of from, query, kpi; none means demo data");
 export type Dataset = z.infer<typeof Dataset>;

@@ -10,6 +10,7 @@ import { type FilterCondition, FilterValueError, filterRows, toPredicate, widget
 import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
 import { KPI_CATALOG } from "./kpi-catalog";
 import { SharedScans } from "./shared-scan";
+import { type BuiltRollup, routeSelection } from "@/lib/rollups/route";
 
 export const DEFAULT_ROW_CAP = 5_000;
 
@@ -28,13 +29,20 @@ export interface WidgetQueryInput {
   statementTimeoutMs?: number;
   /** The request's shared scans (sharedScans): a widget in one takes its rows from its group's statement. */
   shared?: SharedScans;
+  /** Built, fresh rollups the dashboard declares (lib/rollups): a widget one of them answers exactly reads it instead of the tables. */
+  rollups?: readonly BuiltRollup[];
 }
+
+/** Which source answered a widget's statement: a rollup (by its name in the manifest) or the tables. */
+export type AnswerSource = { kind: "rollup"; name: string } | { kind: "base" };
 
 export interface WidgetQueryResult {
   columns: string[];
   rows: Record<string, unknown>[];
   /** More rows matched than the row cap; `rows` holds the first `rowCap`. */
   truncated: boolean;
+  /** Where a dataset widget's rows came from; absent for widgets without a warehouse statement. */
+  source?: AnswerSource;
 }
 
 /**
@@ -96,8 +104,8 @@ export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "
     const kind = input.dashboard.widgetsById.get(input.widgetId)?.spec.data?.kind;
     if (kind !== "dataset" && kind !== "kpi") continue;
     try {
-      const selection = datasetSelection(widgetDataset(input), input.dashboard.widgetsById.get(input.widgetId)!.spec.data!.columns, widgetPredicates(input), input.rowCap ?? DEFAULT_ROW_CAP);
-      if (selection) selections.set(input.widgetId, selection);
+      const routed = datasetSelection(widgetDataset(input), input.dashboard.widgetsById.get(input.widgetId)!.spec.data!.columns, widgetPredicates(input), input.rowCap ?? DEFAULT_ROW_CAP, input.rollups);
+      if (routed) selections.set(input.widgetId, routed.selection);
     } catch (error) {
       if (!(error instanceof QueryError)) throw error;
     }
@@ -105,14 +113,26 @@ export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "
   return new SharedScans(selections);
 }
 
-/** What a widget selects from a SQL dataset, or null when it needs no statement (empty by a required condition, or a demo dataset). */
-function datasetSelection(dataset: Dataset, columns: readonly string[] | undefined, predicates: readonly (FilterCondition & FieldPredicate)[], cap: number): DatasetSelection | null {
+/**
+ * What a widget selects from a SQL dataset, read from the smallest of `rollups` that answers it
+ * exactly (lib/rollups/route.ts) or else from the tables; null when it needs no statement (empty by a
+ * required condition, or a demo dataset).
+ */
+function datasetSelection(
+  dataset: Dataset,
+  columns: readonly string[] | undefined,
+  predicates: readonly (FilterCondition & FieldPredicate)[],
+  cap: number,
+  rollups: readonly BuiltRollup[] = [],
+): { selection: DatasetSelection; source: AnswerSource } | null {
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
   const { applicable, empty } = partition(predicates, fields);
   if (empty || (dataset.from === undefined && dataset.query === undefined)) return null;
   // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
-  return selectDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
+  const selection = selectDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
+  const routed = routeSelection(selection, rollups);
+  return routed ? { selection: routed.selection, source: { kind: "rollup", name: routed.rollup.name } } : { selection, source: { kind: "base" } };
 }
 
 /** A dataset with `kpi:` is the catalog KPI plus the dataset's own formula metrics. */
@@ -168,7 +188,7 @@ async function runDataset(dataset: Dataset, columns: readonly string[] | undefin
 
   if (dataset.from === undefined && dataset.query === undefined) return runDemoDataset(dataset, wanted, applicable, input, cap);
 
-  const selection = datasetSelection(dataset, columns, predicates, cap)!;
+  const { selection, source } = datasetSelection(dataset, columns, predicates, cap, input.rollups)!;
   const run = (text: string, values: readonly unknown[]) => runStatement(input, text, values);
   let rows = await input.shared?.rows(input.widgetId, selection, run, (error) => error instanceof BatchTransactionSpent);
   if (!rows) {
@@ -179,7 +199,7 @@ async function runDataset(dataset: Dataset, columns: readonly string[] | undefin
   const kept = rows.slice(0, cap);
   applyFormulaSteps(kept, selection.formulas);
   const filtered = filterRows(kept, selection.postFilters, input.timeZone);
-  return { columns: selection.columns, rows: filtered.map((row) => project(row, selection.columns)), truncated };
+  return { columns: selection.columns, rows: filtered.map((row) => project(row, selection.columns)), truncated, source };
 }
 
 function runStatement(input: WidgetQueryInput, text: string, values: readonly unknown[]): Promise<Record<string, unknown>[]> {

@@ -15,8 +15,12 @@ import { loadModule, parseSync } from "libpg-query";
 
 await loadModule();
 
-/** The tables user SQL may read (schema `public`): the demo warehouse. */
-export const ALLOWED_RELATIONS: ReadonlySet<string> = new Set(["orders", "locations", "products", "sales_targets", "organizations"]);
+/**
+ * The tables user SQL may read (schema `public`): the demo warehouse, and the rollups the engine
+ * builds from it (lib/rollups: statements routed to a rollup read rollup_rows, under the same
+ * row-level security; they hold only aggregates of the warehouse rows the reader sees anyway).
+ */
+export const ALLOWED_RELATIONS: ReadonlySet<string> = new Set(["orders", "locations", "products", "sales_targets", "organizations", "rollup_rows"]);
 
 /**
  * Functions by name (schema `pg_catalog` or unqualified). Aggregates, window functions,

@@ -1,0 +1,167 @@
+import "server-only";
+import crypto from "node:crypto";
+import { findOrganization } from "@/lib/auth/directory";
+import { withTenant } from "@/lib/db/tenant";
+import { SqlParams } from "@/lib/query/filters";
+import { asJsonRows } from "@/lib/query/compile";
+import { runReadOnly } from "@/lib/query/execute";
+import type { RollupDefinition } from "./definition";
+import { CURRENT_VERSION_SQL, declaredRollups } from "./registry";
+import { READ_BACK, type RollupTypes, dimensionKey, measureKey } from "./route";
+
+/**
+ * Building and refreshing rollups (docs/rollups.md). A build reads the source aggregated by
+ * (location, time bucket, dimensions) as the reader, under the same walls as a widget's statement
+ * (the manifest's SQL never runs as the application role), then writes the rows as the application.
+ *
+ * Change detection, decided: the warehouse tables carry no updated_at, and a change to one order can
+ * move it between days, channels or locations, so neither a watermark nor a per-day count + sum sees
+ * every change. A refresh therefore re-reads the aggregate (one grouped scan, what one widget costs)
+ * and fingerprints each time bucket's aggregated rows (md5 over the bucket's rows in a fixed order);
+ * only buckets whose fingerprint is new, changed or gone are rewritten. Whether the rollup is fresh at
+ * all is the warehouse change counter (migration 0036), checked on every query: exact, never "recent
+ * enough".
+ */
+
+const STATEMENT_TIMEOUT_MS = 120_000;
+const INSERT_CHUNK = 5_000;
+
+export interface RefreshOutcome {
+  id: string;
+  name: string;
+  state: "ready" | "failed" | "skipped";
+  /** Buckets rewritten (new, changed or gone) and buckets in all. */
+  bucketsWritten: number;
+  buckets: number;
+  rows: number;
+  ms: number;
+  error?: string;
+}
+
+/** Refreshes every rollup declared for the organization (the worker's job), each independently. */
+export async function refreshOrganizationRollups(orgId: string): Promise<RefreshOutcome[]> {
+  const outcomes: RefreshOutcome[] = [];
+  for (const { id, definition } of await declaredRollups({ orgId })) outcomes.push(await refreshRollup(orgId, id, definition));
+  return outcomes;
+}
+
+/** The SQL type of each expression, as the source gives it (for reading the rows back as the same types). */
+async function probeTypes(orgId: string, definition: RollupDefinition, timeZone: string): Promise<RollupTypes> {
+  const dimensions = [definition.time.column, ...definition.dimensions];
+  const text =
+    `SELECT ${[...dimensions.map((_, i) => `pg_typeof(_s."c${i}")::text AS "c${i}"`), ...definition.measures.map((_, j) => `pg_typeof(_m."a${j}")::text AS "a${j}"`)].join(", ")}\n` +
+    `FROM (SELECT 1) AS _one\n` +
+    `LEFT JOIN (SELECT ${dimensions.map((c, i) => `${c} AS "c${i}"`).join(", ")} FROM ${definition.source} LIMIT 0) AS _s ON TRUE\n` +
+    `CROSS JOIN (SELECT ${definition.measures.map((m, j) => `${m.expression} AS "a${j}"`).join(", ")} FROM ${definition.source} WHERE FALSE) AS _m`;
+  // pg_typeof is outside the allow-list, so this wrapper of already-checked expressions runs on the reader directly.
+  const [row] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<Record<string, string>[]>(text), {
+    role: "reader",
+    userSql: true,
+    readOnly: true,
+    statementTimeoutMs: STATEMENT_TIMEOUT_MS,
+    timeoutMs: STATEMENT_TIMEOUT_MS + 5_000,
+    timeZone,
+  });
+  const readBack = (type: string, what: string) => {
+    const cast = READ_BACK[type];
+    if (!cast) throw new Error(`${what} is of type ${type}, which a rollup cannot hold exactly`);
+    return cast;
+  };
+  return {
+    time: readBack(row.c0, `time dimension ${definition.time.column}`),
+    dimensions: Object.fromEntries(definition.dimensions.map((c, i) => [c, readBack(row[`c${i + 1}`], `dimension ${c}`)])),
+    measures: Object.fromEntries(definition.measures.map((m, j) => [m.expression, readBack(row[`a${j}`], `measure ${m.expression}`)])),
+  };
+}
+
+/** The aggregate statement: one row per location, bucket and dimensions, as text so nothing passes through a JavaScript number. */
+export function aggregateStatement(definition: RollupDefinition): { text: string; values: unknown[] } {
+  const params = new SqlParams();
+  const bucket = `date_trunc(${params.add(definition.time.grain, "text")}, ${definition.time.column})::date`;
+  const location = definition.location ?? "NULL::text";
+  const key = `jsonb_build_object(${definition.dimensions.map((c, i) => `'${dimensionKey(i)}', ${c}`).join(", ")})::text`;
+  const measures = `jsonb_build_object(${definition.measures.map((m, j) => `'${measureKey(j)}', ${m.expression}`).join(", ")})::text`;
+  const groupBy = [location === "NULL::text" ? null : location, bucket, ...definition.dimensions].filter((g) => g !== null);
+  const inner = `SELECT ${location} AS l, ${bucket}::text AS b, ${key} AS k, ${measures} AS m\nFROM ${definition.source}\nGROUP BY ${groupBy.join(", ")}`;
+  return { text: asJsonRows(inner), values: params.values };
+}
+
+interface AggregateRow {
+  l: string | null;
+  b: string;
+  k: string;
+  m: string;
+}
+
+/** md5 of a bucket's rows in a fixed order: equal exactly when the bucket's aggregate is. */
+function fingerprints(rows: readonly AggregateRow[]): Map<string, string> {
+  const byBucket = new Map<string, string[]>();
+  for (const row of rows) {
+    const lines = byBucket.get(row.b) ?? [];
+    lines.push(JSON.stringify([row.l, row.k, row.m]));
+    byBucket.set(row.b, lines);
+  }
+  return new Map([...byBucket].map(([bucket, lines]) => [bucket, crypto.createHash("md5").update(lines.sort().join("\n")).digest("hex")]));
+}
+
+/** Builds one rollup, or refreshes it: only buckets whose aggregate changed are rewritten. */
+export async function refreshRollup(orgId: string, id: string, definition: RollupDefinition): Promise<RefreshOutcome> {
+  const started = performance.now();
+  const timeZone = (await findOrganization(orgId))?.timeZone ?? "UTC";
+  const base = { id, name: definition.name, bucketsWritten: 0, buckets: 0, rows: 0 };
+  // Read before the aggregate: rows written meanwhile make the counter move past it, so the rollup is stale, never wrong.
+  const [{ version }] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<{ version: string }[]>(`SELECT ${CURRENT_VERSION_SQL}::text AS version`));
+  let types: RollupTypes;
+  let rows: AggregateRow[];
+  try {
+    types = await probeTypes(orgId, definition, timeZone);
+    const statement = aggregateStatement(definition);
+    rows = (await runReadOnly({ orgId }, statement.text, statement.values, { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as unknown as AggregateRow[];
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    await withTenant({ orgId }, (tx) => tx.$executeRaw`UPDATE rollups SET state = 'failed', error = ${message}, built_version = ${version}::bigint WHERE id = ${id}`);
+    return { ...base, state: "failed", ms: performance.now() - started, error: message };
+  }
+  const next = fingerprints(rows);
+  const outcome = await withTenant(
+    { orgId },
+    async (tx) => {
+      // One refresh of a rollup at a time; a later one finds the work done.
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${id}))::text`;
+      const [current] = await tx.$queryRaw<{ built_version: string | null; time_zone: string | null }[]>`SELECT built_version::text, time_zone FROM rollups WHERE id = ${id}`;
+      if (!current) return null;
+      if (current.built_version !== null && BigInt(current.built_version) > BigInt(version) && current.time_zone === timeZone) return null;
+      // Days cut in another zone are other days: all of them are rewritten.
+      const stored = current.time_zone === timeZone ? await tx.$queryRaw<{ bucket: string; fingerprint: string }[]>`SELECT bucket::text, fingerprint FROM rollup_days WHERE rollup_id = ${id}` : [];
+      const previous = new Map(stored.map((s) => [s.bucket, s.fingerprint]));
+      const changed = [...next].filter(([bucket, print]) => previous.get(bucket) !== print).map(([bucket]) => bucket);
+      const gone = current.time_zone === timeZone ? [...previous.keys()].filter((bucket) => !next.has(bucket)) : [];
+      const rewrite = [...changed, ...gone];
+      if (current.time_zone !== timeZone) {
+        await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${id}`;
+        await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${id}`;
+      } else if (rewrite.length > 0) {
+        await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${id} AND bucket = ANY (${rewrite}::date[])`;
+        await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${id} AND bucket = ANY (${rewrite}::date[])`;
+      }
+      const wanted = new Set(changed);
+      const inserts = rows.filter((r) => wanted.has(r.b));
+      for (let i = 0; i < inserts.length; i += INSERT_CHUNK) {
+        const chunk = JSON.stringify(inserts.slice(i, i + INSERT_CHUNK));
+        await tx.$executeRaw`INSERT INTO rollup_rows (org_id, rollup_id, location_id, bucket, key, measures)
+                             SELECT ${orgId}, ${id}, r->>'l', (r->>'b')::date, (r->>'k')::jsonb, (r->>'m')::jsonb FROM jsonb_array_elements(${chunk}::jsonb) AS r`;
+      }
+      if (changed.length > 0) {
+        const days = JSON.stringify(changed.map((bucket) => ({ b: bucket, f: next.get(bucket) })));
+        await tx.$executeRaw`INSERT INTO rollup_days (org_id, rollup_id, bucket, fingerprint)
+                             SELECT ${orgId}, ${id}, (d->>'b')::date, d->>'f' FROM jsonb_array_elements(${days}::jsonb) AS d`;
+      }
+      await tx.$executeRaw`UPDATE rollups SET state = 'ready', error = NULL, column_types = ${JSON.stringify(types)}::jsonb, time_zone = ${timeZone},
+                             built_version = ${version}::bigint, built_at = now(), row_count = ${rows.length} WHERE id = ${id}`;
+      return { bucketsWritten: rewrite.length };
+    },
+    { timeoutMs: STATEMENT_TIMEOUT_MS },
+  );
+  if (!outcome) return { ...base, state: "skipped", ms: performance.now() - started };
+  return { ...base, state: "ready", bucketsWritten: outcome.bucketsWritten, buckets: next.size, rows: rows.length, ms: performance.now() - started };
+}
