@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Endpoint } from "@/lib/api/endpoint";
+import { fillPath } from "@/lib/path-template";
 
 /*
  * The browser's one way to call the API: an endpoint declaration from lib/<domain>/contract.ts (path,
@@ -55,10 +56,10 @@ export function detailText(detail: unknown, status: number, retryAfter: number |
 /** `endpoint.path` with its `{placeholders}` filled in and the query appended. */
 export function endpointUrl<E extends Endpoint>(endpoint: E, input: Pick<CallInput<E>, "params" | "query"> = {}): string {
   const params = (input.params ?? {}) as Record<string, string>;
-  const path = endpoint.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+  const path = fillPath(endpoint.path, (name) => {
     const value = params[name];
     if (value === undefined) throw new Error(`${endpoint.method.toUpperCase()} ${endpoint.path}: path parameter '${name}' is missing`);
-    return encodeURIComponent(String(value));
+    return String(value);
   });
   const search = new URLSearchParams();
   for (const [key, value] of Object.entries((input.query ?? {}) as Record<string, QueryValue>)) {

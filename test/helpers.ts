@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { NextRequest } from "next/server";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import type { Role } from "@/lib/auth/roles";
+import { fillPath } from "@/lib/path-template";
 
 /** A bearer token from the embedded issuer for a seeded demo user. */
 export function tokenFor(orgSlug: "acme" | "globex", role: Role = "admin", extra: { locationIds?: string[]; ttlSeconds?: number } = {}) {
@@ -13,7 +14,7 @@ type RouteHandler = ((req: NextRequest, ctx: { params: Promise<Record<string, st
 /** The URL of a `route()` handler's own endpoint with `params` filled in. */
 export function endpointUrl(handler: RouteHandler, params: Record<string, string | string[]>): string {
   if (!handler.endpoint) throw new Error("this handler is not made by route(); pass its URL");
-  return handler.endpoint.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name] ?? `missing-${name}`)));
+  return fillPath(handler.endpoint.path, (name) => String(params[name] ?? `missing-${name}`));
 }
 
 export interface CallOptions {

@@ -1,4 +1,5 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { literalSegments, pathPattern } from "@/lib/path-template";
 import { ENDPOINTS } from "./registry";
 
 interface PathMethods {
@@ -16,8 +17,8 @@ const TABLE: PathMethods[] = (() => {
     byPath.set(endpoint.path, methods);
   }
   return [...byPath].map(([path, methods]) => ({
-    pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}/?$`),
-    literalSegments: path.split("/").filter((s) => s && !s.startsWith("{")).length,
+    pattern: pathPattern(path),
+    literalSegments: literalSegments(path),
     methods,
   }));
 })();

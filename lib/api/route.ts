@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import { NextResponse, type NextRequest } from "next/server";
 import { config } from "@/lib/config";
 import { principalFromBearer } from "@/lib/auth/bearer";
+import { pathPattern } from "@/lib/path-template";
 import { principalFromSessionRequest } from "@/lib/auth/session";
 import type { Principal } from "@/lib/auth/roles";
 import { DomainError, Invalid, TooLarge, UnsupportedType, unauthorized } from "@/lib/errors";
@@ -55,8 +56,7 @@ export function route<E extends Endpoint>(operation: Operation<E>) {
  * access rules and schemas: refuse the request (a defect, so a 500) rather than act on it.
  */
 function servesCheck(endpoint: Endpoint): (req: NextRequest) => void {
-  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const path = new RegExp(`^${endpoint.path.split(/\{\w+\}/).map(escape).join("[^/]+")}/?$`);
+  const path = pathPattern(endpoint.path);
   return (req) => {
     const method = req.method === "HEAD" ? "get" : req.method.toLowerCase();
     if (method !== endpoint.method || !path.test(req.nextUrl.pathname)) {
