@@ -4,6 +4,7 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiClientError, callApi } from "@/components/api-client";
 import { queryEmbed } from "@/lib/dashboards/contract";
 import { EMBED_MESSAGES, type EmbedNotice, type EmbedSession, fromAllowedParent, offeredToken, tokenExpiry, warningDelay } from "@/lib/dashboards/embed-session";
+import { OfferedDownloads } from "@/components/reports/download-report";
 import { DashboardView, type DashboardViewProps } from "./dashboard-view";
 import styles from "./interactions.module.css";
 
@@ -110,6 +111,10 @@ export function EmbedView({ token: initialToken, session, ...view }: EmbedViewPr
           {refused && <span data-testid="embed-renewal-refused">The new link was not accepted: {refused}</span>}
         </div>
       )}
+      <OfferedDownloads
+        target={{ kind: "embed", token }}
+        offered={{ pdf: session.downloads.pdf && view.view.manifest.platform.downloads.pdf, png: session.downloads.png && view.view.manifest.platform.downloads.png }}
+      />
       <DashboardView {...view} target={{ kind: "embed", token }} onQueryError={onQueryError} />
     </>
   );

@@ -58,6 +58,7 @@ export const ENDPOINTS: Endpoint[] = [
   documentsIndexing.indexDocument, // POST /api/v1/documents/{id}/index
   documentsIndexing.removeDocumentIndex, // DELETE /api/v1/documents/{id}/index
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
+  reportsExport.exportEmbed, // GET /api/v1/embed/export
   dashboards.queryEmbed, // POST /api/v1/embed/query
   locations.listLocations, // GET /api/v1/locations
   authSessions.endOwnSessions, // DELETE /api/v1/me/sessions
@@ -86,6 +87,7 @@ export const ENDPOINTS: Endpoint[] = [
   notifications.markInboxRead, // POST /api/v1/notifications/inbox/{id}/read
   organizations.getOrganizationSettings, // GET /api/v1/organization/settings
   organizations.putOrganizationSettings, // PUT /api/v1/organization/settings
+  reportsExport.exportPublicDashboard, // GET /api/v1/public/export
   dashboards.queryPublicDashboard, // POST /api/v1/public/query
   reportsSchedules.downloadReportFile, // GET /api/v1/report-files/{token}
   reportsSchedules.listReportSchedules, // GET /api/v1/report-schedules

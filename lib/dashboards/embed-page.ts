@@ -74,6 +74,7 @@ export async function loadEmbed(token: string, params: Params): Promise<EmbedPag
       version: grant.version,
       expiresAt: grant.expiresAt.toISOString(),
       allowedOrigins: grant.allowedOrigins,
+      downloads: grant.downloads,
     };
     return { ok: true, session, ...page };
   } catch (error) {

@@ -26,6 +26,8 @@ export interface EmbedSession {
   expiresAt: string;
   /** Partner origins allowed to frame it: the only ones it talks to. None: it posts nothing and accepts no token. */
   allowedOrigins: string[];
+  /** The report downloads the dashboard's current published manifest offers (a format is offered when its shown version offers it too). */
+  downloads: { pdf: boolean; png: boolean };
 }
 
 /** How long before expiry the iframe asks for a new token: a minute, or half of a shorter remaining life. */

@@ -27,6 +27,8 @@ export interface EmbedGrant {
   /** The creator's location scope, which the embed's data is read under (empty: every location). */
   locationIds: string[];
   expiresAt: Date;
+  /** The report downloads the dashboard's current published manifest offers (`platform.downloads`): an embed's page offers a format only while this says so too. */
+  downloads: { pdf: boolean; png: boolean };
 }
 
 export async function createEmbed(principal: Principal, idOrSlug: string, body: z.output<typeof EmbedBody>) {
@@ -126,6 +128,7 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
     allowedOrigins: grant.allowedOrigins,
     locationIds: grant.locationIds,
     expiresAt: grant.expiresAt,
+    downloads: currentManifest?.ok ? currentManifest.value.manifest.platform.downloads : { pdf: false, png: false },
   };
 }
 

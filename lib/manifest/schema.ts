@@ -120,12 +120,25 @@ const Band = z
  * Decision: a public dashboard must list every role (or omit `roles`); anything else is an error at
  * `platform.public`, and the author chooses which of the two was meant (docs/dashboards-viewer.md).
  */
+/**
+ * Which report downloads an embed or public page offers (issue 29). Signed-in users always may download what they
+ * see (their access decides); a page without a sign-in offers a file only when the author says so, as Metabase's
+ * embedding `downloads` and Grafana's sharing options do. Off unless written.
+ */
+const Downloads = z
+  .strictObject({
+    pdf: z.boolean().default(false).describe("Download PDF (every tab) on embed and public pages"),
+    png: z.boolean().default(false).describe("Download PNG (the tab on screen) on embed and public pages"),
+  })
+  .describe("report downloads offered on embed and public pages; signed-in users may always download");
+
 const Platform = z
   .strictObject({
     scope: z.literal("org").default("org"),
     roles: z.array(Role).default(["admin", "general_manager", "analyst"]).describe("roles allowed to view"),
     allow_embed: z.boolean().default(false),
     public: z.boolean().default(false).describe("anyone with the link may view the published version; needs every role in roles"),
+    downloads: Downloads.default({ pdf: false, png: false }),
   })
   .superRefine((platform, ctx) => {
     if (!platform.public) return;
@@ -332,7 +345,7 @@ export const DashboardManifest = z.strictObject({
   version: Version,
   kind: z.literal("dashboard"),
   metadata: Metadata,
-  platform: Platform.default({ scope: "org", roles: ["admin", "general_manager", "analyst"], allow_embed: false, public: false }),
+  platform: Platform.default({ scope: "org", roles: ["admin", "general_manager", "analyst"], allow_embed: false, public: false, downloads: { pdf: false, png: false } }),
   spec: z.strictObject({
     responsive: z.strictObject({ breakpoints: z.array(Breakpoint).default(["mobile", "tablet", "desktop", "wide"]) }).optional(),
     datasets: z.array(Dataset).max(50).default([]),

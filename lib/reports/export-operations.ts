@@ -1,6 +1,9 @@
 import "server-only";
 import { defineOperation } from "@/lib/operation";
+import { EMBED_GRANT_RATE_LIMIT } from "@/lib/dashboards/contract";
+import { verifyEmbedToken } from "@/lib/dashboards/embeds";
 import { decodeFilterValue } from "@/lib/dashboards/wiring";
+import { enforceLimit } from "@/lib/security/rate-limit";
 import * as contract from "./export-contract";
 import * as reports from "./render";
 
@@ -15,9 +18,8 @@ function filtersOf(query: Record<string, unknown>): Record<string, unknown> {
   return filters;
 }
 
-export const exportDashboard = defineOperation(contract.exportDashboard, async ({ principal, params, query }) => {
-  const { format, paper, orientation, tab, width, version } = query;
-  const report = await reports.renderDashboardReport(principal, { dashboardId: params.id, filters: filtersOf(query), format, paper, orientation, tab, width, version });
+/** The file as an attachment, with its page count and how many things a limit cut. */
+function fileResponse(report: reports.RenderedReport): Response {
   return new Response(Buffer.from(report.bytes), {
     headers: {
       "Content-Type": report.contentType,
@@ -27,4 +29,22 @@ export const exportDashboard = defineOperation(contract.exportDashboard, async (
       "X-Report-Cut": String(report.cut.length),
     },
   });
+}
+
+export const exportDashboard = defineOperation(contract.exportDashboard, async ({ principal, params, query }) => {
+  const { format, paper, orientation, tab, width, version } = query;
+  return fileResponse(await reports.renderDashboardReport(principal, { dashboardId: params.id, filters: filtersOf(query), format, paper, orientation, tab, width, version }));
+});
+
+export const exportEmbed = defineOperation(contract.exportEmbed, async ({ query }) => {
+  const { token, format, paper, orientation, tab, width } = query;
+  const grant = await verifyEmbedToken(token);
+  // A render is one of the grant's requests, like a query: the same per-grant limit over all its viewers.
+  await enforceLimit(`embed grant ${grant.embedId}`, EMBED_GRANT_RATE_LIMIT);
+  return fileResponse(await reports.renderEmbedReport(grant, { filters: filtersOf(query), format, paper, orientation, tab, width }));
+});
+
+export const exportPublicDashboard = defineOperation(contract.exportPublicDashboard, async ({ query }) => {
+  const { org, slug, format, paper, orientation, tab, width } = query;
+  return fileResponse(await reports.renderPublicReport(org, slug, { filters: filtersOf(query), format, paper, orientation, tab, width }));
 });

@@ -4,13 +4,16 @@ import path from "node:path";
 import type { Principal } from "@/lib/auth/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import { withTenant } from "@/lib/db/tenant";
-import { Invalid, Unavailable } from "@/lib/errors";
+import type { TenantScope } from "@/lib/db/tenant";
+import { Invalid, Unavailable, forbidden, notFound } from "@/lib/errors";
 import { invoke } from "@/lib/operation";
 import { buildEchartsOption } from "@/lib/dashboards/chart-option";
 import type { WidgetResult } from "@/lib/dashboards/contract";
 import { humanize } from "@/lib/dashboards/format";
+import type { EmbedGrant } from "@/lib/dashboards/embeds";
 import { queryDashboard } from "@/lib/dashboards/operations";
-import { UNPASSABLE_TO_VIEWERS, grantForPrincipal, isEditor } from "@/lib/dashboards/policy";
+import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "@/lib/dashboards/policy";
+import { queryEmbedded, queryPublic } from "@/lib/dashboards/query";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { dataWidgetIds, pageRegions, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/components/dashboards/widgets/filter-values";
@@ -69,27 +72,114 @@ const TEXT_SIZES = { xs: 7.5, sm: 8.5, md: 10, lg: 12, xl: 15, "2xl": 18 } as co
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg"]);
 
 /**
- * Renders a report as `principal` sees the dashboard. Throws what `…/query` throws for the same
- * caller (404 hidden or missing, 422/503 for a manifest that no longer validates) and 503 with
- * Retry-After when the organization's render line is full for too long.
+ * Where a report's version and data come from: a signed-in principal, an embed grant or a public link. Each reads
+ * through its own query operation (`…/query`, `/embed/query`, `/public/query`), so a report never shows more than the
+ * same caller's page.
  */
-export async function renderDashboardReport(principal: Principal, request: ReportRequest, limits: ReportLimits = DEFAULT_REPORT_LIMITS): Promise<RenderedReport> {
+interface ReportSource {
+  granted: GrantedDashboard;
+  /** What a stored manifest that no longer validates tells the caller (as the matching query does). */
+  unpassable: () => Error;
+  /** Filter values the source fixes (an embed's locked filters): they win over the request's. */
+  locked: Record<string, unknown>;
+  query: (filters: Record<string, unknown>, widgetIds: string[], version: number | "draft") => Promise<{ widgets: unknown }>;
+  /** Who the figures are for, in words ("General manager, locations …"). */
+  scopeLine: () => Promise<string>;
+}
+
+/** One organization's renders wait their turn (FairQueue); too long a wait is 503 with Retry-After. */
+async function queued(orgId: string, work: () => Promise<RenderedReport>): Promise<RenderedReport> {
   try {
-    return await reportQueue.get().run(principal.orgId, () => render(principal, request, limits));
+    return await reportQueue.get().run(orgId, work);
   } catch (error) {
     if (error instanceof QueueDeadline) throw new Unavailable("Too many reports are being rendered for this organization; try again shortly", 30);
     throw error;
   }
 }
 
-async function render(principal: Principal, request: ReportRequest, limits: ReportLimits): Promise<RenderedReport> {
+/**
+ * Renders a report as `principal` sees the dashboard. Throws what `…/query` throws for the same
+ * caller (404 hidden or missing, 422/503 for a manifest that no longer validates) and 503 with
+ * Retry-After when the organization's render line is full for too long.
+ */
+export async function renderDashboardReport(principal: Principal, request: ReportRequest, limits: ReportLimits = DEFAULT_REPORT_LIMITS): Promise<RenderedReport> {
+  return queued(principal.orgId, async () => {
+    const wanted = request.version === "draft" && isEditor(principal) ? "draft" : "published";
+    const granted = await grantForPrincipal(principal, request.dashboardId, wanted);
+    const source: ReportSource = {
+      granted,
+      unpassable: () => (isEditor(principal) && !granted.parsed.ok ? new Invalid(granted.parsed.errors) : new Unavailable(UNPASSABLE_TO_VIEWERS)),
+      locked: {},
+      query: (filters, widgetIds, version) => invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters, widget_ids: widgetIds, version } }),
+      scopeLine: () => scopeLine(ROLE_NAMES[principal.role], principal, principal.orgName),
+    };
+    return render(source, request, limits);
+  });
+}
+
+/** Which downloads a manifest offers on pages without a sign-in (`platform.downloads`; none when it no longer validates). */
+export function offeredDownloads(granted: GrantedDashboard): { pdf: boolean; png: boolean } {
+  return granted.parsed.ok ? granted.parsed.value.manifest.platform.downloads : { pdf: false, png: false };
+}
+
+function mustOffer(offered: { pdf: boolean; png: boolean }, format: "pdf" | "png") {
+  if (!offered[format]) throw forbidden(`This dashboard does not offer ${format.toUpperCase()} downloads here: its manifest's platform.downloads.${format} is not true`);
+}
+
+/**
+ * An embed's report: the version and location scope of its grant, its locked filters over the request's, read through
+ * the embed's own query. Only a format the shown version's manifest offers (`platform.downloads`) and the dashboard's
+ * current published manifest still offers (403 otherwise: turning downloads off and publishing stops every link's,
+ * as `allow_embed` stops the links themselves).
+ */
+export async function renderEmbedReport(grant: EmbedGrant, request: Omit<ReportRequest, "dashboardId" | "version">, limits: ReportLimits = DEFAULT_REPORT_LIMITS): Promise<RenderedReport> {
+  const granted = await grantForEmbed(grant);
+  if (!granted.parsed.ok) throw new Unavailable(UNAVAILABLE_TO_ANONYMOUS);
+  mustOffer(offeredDownloads(granted), request.format);
+  mustOffer(grant.downloads, request.format);
+  const org = await findOrganization(grant.orgId);
+  return queued(grant.orgId, () =>
+    render(
+      {
+        granted,
+        unpassable: () => new Unavailable(UNAVAILABLE_TO_ANONYMOUS),
+        locked: grant.lockedFilters,
+        query: (filters, widgetIds) => queryEmbedded(grant, filters, widgetIds),
+        scopeLine: () => scopeLine("Embedded dashboard", granted.scope, org?.name ?? ""),
+      },
+      { ...request, dashboardId: grant.dashboardId },
+      limits,
+    ),
+  );
+}
+
+/** A public dashboard's report (`platform.public`): 404 as its page, 403 for a format its manifest does not offer. */
+export async function renderPublicReport(orgSlug: string, dashboardSlug: string, request: Omit<ReportRequest, "dashboardId" | "version">, limits: ReportLimits = DEFAULT_REPORT_LIMITS): Promise<RenderedReport> {
+  const granted = await grantForPublic(orgSlug, dashboardSlug);
+  if (!granted) throw notFound("Dashboard");
+  if (!granted.parsed.ok) throw new Unavailable(UNAVAILABLE_TO_ANONYMOUS);
+  mustOffer(offeredDownloads(granted), request.format);
+  const org = await findOrganization(granted.scope.orgId);
+  return queued(granted.scope.orgId, () =>
+    render(
+      {
+        granted,
+        unpassable: () => new Unavailable(UNAVAILABLE_TO_ANONYMOUS),
+        locked: {},
+        query: (filters, widgetIds) => queryPublic(orgSlug, dashboardSlug, filters, widgetIds),
+        scopeLine: () => scopeLine("Public dashboard", granted.scope, org?.name ?? ""),
+      },
+      { ...request, dashboardId: granted.dashboardId },
+      limits,
+    ),
+  );
+}
+
+async function render(source: ReportSource, request: ReportRequest, limits: ReportLimits): Promise<RenderedReport> {
   const started = performance.now();
-  const wanted = request.version === "draft" && isEditor(principal) ? "draft" : "published";
-  const granted = await grantForPrincipal(principal, request.dashboardId, wanted);
-  if (!granted.parsed.ok) {
-    if (isEditor(principal)) throw new Invalid(granted.parsed.errors);
-    throw new Unavailable(UNPASSABLE_TO_VIEWERS);
-  }
+  const { granted } = source;
+  if (!granted.parsed.ok) throw source.unpassable();
+  const filters = { ...request.filters, ...source.locked };
   const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const byId = new Map(view.widgets.map((w) => [w.metadata.id, w]));
   const tabs = view.manifest.spec.tabs;
@@ -100,16 +190,13 @@ async function render(principal: Principal, request: ReportRequest, limits: Repo
   const shownIds = [...new Set(regions.flatMap((r) => [...r.header, ...r.filters, ...r.grid, ...r.footer]))];
 
   const now = new Date();
-  const [answer, org] = await Promise.all([
-    invoke(queryDashboard, principal, { params: { id: granted.dashboardId }, body: { filters: request.filters, widget_ids: dataWidgetIds(view, shownIds), version: granted.version } }),
-    findOrganization(principal.orgId),
-  ]);
+  const [answer, org] = await Promise.all([source.query(filters, dataWidgetIds(view, shownIds), granted.version), findOrganization(granted.scope.orgId)]);
   const timeZone = org?.timeZone ?? "UTC";
   const results = answer.widgets as Record<string, WidgetResult>;
   const cut: string[] = [];
 
-  const filterLines = describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), request.filters, results, timeZone, now);
-  const images = await loadImages(principal.orgId, shownIds.map((id) => byId.get(id)!).filter((w) => w.spec.component === "image"));
+  const filterLines = describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), filters, results, timeZone, now);
+  const images = await loadImages(granted.scope.orgId, shownIds.map((id) => byId.get(id)!).filter((w) => w.spec.component === "image"));
   const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...w.spec.layout, block: widgetBlock(view, w, results[w.metadata.id], images, limits, cut) });
   const band = (ids: string[], config: { background?: string } | undefined) => (ids.length > 0 ? { blocks: ids.map((id) => byId.get(id)!).map(blockOf), background: config?.background } : undefined);
   const model: ReportModel = {
@@ -117,7 +204,7 @@ async function render(principal: Principal, request: ReportRequest, limits: Repo
     lines: [
       `Snapshot: ${snapshotTime(now, timeZone)}${granted.version === "draft" ? " · Draft (not published)" : ` · Version ${granted.version}`}`,
       `Filters: ${filterLines.length > 0 ? filterLines.join(" · ") : "none"}`,
-      `Scope: ${await scopeLine(principal)}`,
+      `Scope: ${await source.scopeLine()}`,
     ],
     header: band(regions[0].header, view.manifest.spec.config?.header),
     footer: band(regions[0].footer, view.manifest.spec.config?.footer),
@@ -144,7 +231,7 @@ async function render(principal: Principal, request: ReportRequest, limits: Repo
   const first = layoutReport(withCutNote(model, cut), spec, { maxPages: limits.maxPages, deadline });
   const allCut = [...cut, ...first.cut];
   const pages = first.cut.length > 0 ? layoutReport(withCutNote(model, allCut), spec, { maxPages: limits.maxPages, deadline: Number.POSITIVE_INFINITY }).pages : first.pages;
-  const bytes = await writePdf(pages, { title: granted.name, author: principal.orgName });
+  const bytes = await writePdf(pages, { title: granted.name, author: org?.name ?? "" });
   return { bytes, contentType: "application/pdf", filename: `${base}.pdf`, pages: pages.length, cut: allCut };
 }
 
@@ -157,13 +244,12 @@ function snapshotTime(now: Date, timeZone: string): string {
   return `${new Intl.DateTimeFormat("en-US", { timeZone, dateStyle: "medium", timeStyle: "short" }).format(now)} (${timeZone})`;
 }
 
-/** Whose view the figures are: the role, and the locations when the principal is scoped to some. */
-async function scopeLine(principal: Principal): Promise<string> {
-  const role = ROLE_NAMES[principal.role];
-  if (!principal.locationIds || principal.locationIds.length === 0) return `${role}, all locations of ${principal.orgName}`;
-  const ids = principal.locationIds;
-  const rows = await withTenant(principal, (tx) => tx.location.findMany({ where: { id: { in: ids } }, select: { name: true }, orderBy: { code: "asc" } }));
-  return `${role}, ${rows.length === 1 ? "location" : "locations"} ${rows.map((r) => r.name).join(", ")}`;
+/** Whose view the figures are: the role (or the kind of link), and the locations when the scope names some. */
+async function scopeLine(who: string, scope: TenantScope, orgName: string): Promise<string> {
+  if (!scope.locationIds || scope.locationIds.length === 0) return `${who}, all locations of ${orgName}`;
+  const ids = [...scope.locationIds];
+  const rows = await withTenant(scope, (tx) => tx.location.findMany({ where: { id: { in: ids } }, select: { name: true }, orderBy: { code: "asc" } }));
+  return `${who}, ${rows.length === 1 ? "location" : "locations"} ${rows.map((r) => r.name).join(", ")}`;
 }
 
 /** "Order date: last month (Sun, 1 Oct 2026 – …)", "Locations: all": each filter's value as the viewer shows it. */

@@ -40,6 +40,9 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "POST /api/v1/custom-dashboards/{id}/embed": "answers the grant (token, url); the data it opens is checked through POST /api/v1/embed/query",
   "GET /api/v1/custom-dashboards/{id}/export":
     "a PDF or PNG of …/query's answer for the same caller (lib/reports/render.ts queries through it); lib/reports/export.test.ts reads its text with pdftotext and finds a two-location manager's figures equal to …/query's and no other location's name",
+  "GET /api/v1/embed/export":
+    "a PDF or PNG of POST /api/v1/embed/query's answer for the same token (lib/reports/render.ts queries through it); lib/reports/anonymous-export.test.ts finds a one-location embed's figures equal to its query's and no other location's name",
+  "GET /api/v1/public/export": "a PDF or PNG of POST /api/v1/public/query's answer (lib/reports/render.ts queries through it), under the publisher's scope as that query",
   "GET /api/v1/custom-dashboards/{id}/embeds": "grant metadata (locked filter values as configured, origins, expiry), no warehouse rows",
   "DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}": "answers 204",
   "GET /api/v1/custom-dashboards/{id}/versions": "version metadata (number, publisher, message, source), no warehouse rows",

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { DashboardView } from "@/components/dashboards/dashboard-view";
+import { OfferedDownloads } from "@/components/reports/download-report";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadPublic } from "@/lib/dashboards/embed-page";
 
@@ -38,6 +39,7 @@ export default async function PublicDashboardPage({ params, searchParams }: Page
   return (
     <div className={styles.bare} data-testid="public-dashboard">
       <h1 className={styles.publicTitle}>{page.name}</h1>
+      <OfferedDownloads target={{ kind: "public", org: decodeURIComponent(org), slug: decodeURIComponent(slug) }} offered={page.view.manifest.platform.downloads} />
       <DashboardView
         view={page.view}
         target={{ kind: "public", org: decodeURIComponent(org), slug: decodeURIComponent(slug) }}
