@@ -17,6 +17,7 @@ import * as inbox from "@/app/api/v1/notifications/inbox/route";
 import * as apiKeys from "@/app/api/v1/api-keys/route";
 import * as versions from "@/app/api/v1/custom-dashboards/[id]/versions/route";
 import * as reportSchedules from "@/app/api/v1/report-schedules/route";
+import * as reportEmailGroups from "@/app/api/v1/report-email-groups/route";
 
 /*
  * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
@@ -138,6 +139,8 @@ const LISTS: List[] = [
       }
     },
   },
+  // The same email groups, as report schedules pick them (rows seeded by "group subscriptions" above).
+  { name: "report email groups", handler: reportEmailGroups.GET },
   {
     name: "unsubscribes",
     handler: unsubscribes.GET,

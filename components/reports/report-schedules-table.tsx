@@ -20,6 +20,7 @@ function audience(s: ReportScheduleView): string {
   const parts = [];
   if (s.user_ids.length > 0) parts.push(`${s.user_ids.length} user${s.user_ids.length === 1 ? "" : "s"}`);
   if (s.addresses.length > 0) parts.push(`${s.addresses.length} address${s.addresses.length === 1 ? "" : "es"}`);
+  if (s.group_ids.length > 0) parts.push(`${s.group_ids.length} email group${s.group_ids.length === 1 ? "" : "s"}`);
   for (const channel of s.channels) if (channel !== "email") parts.push(channel);
   return parts.join(", ");
 }
@@ -60,7 +61,8 @@ export function ReportSchedulesTable({ schedules, canApprove, showDashboard, onC
         </thead>
         <tbody>
           {schedules.map((s) => {
-            const shared = s.addresses.length > 0 || s.channels.some((c) => c !== "email");
+            // A group's members outside the organization's users receive the shared scope too.
+            const shared = s.addresses.length > 0 || s.group_ids.length > 0 || s.channels.some((c) => c !== "email");
             return (
               <tr key={s.id}>
                 <td>

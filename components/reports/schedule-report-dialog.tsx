@@ -5,7 +5,7 @@ import { useSearchParams } from "next/navigation";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
 import { FILTER_PARAM_PREFIX, decodeFilterValue } from "@/lib/dashboards/wiring";
-import { createReportSchedule, listReportSchedules } from "@/lib/reports/schedules-contract";
+import { createReportSchedule, listReportEmailGroups, listReportSchedules } from "@/lib/reports/schedules-contract";
 import { ReportSchedulesTable } from "./report-schedules-table";
 import styles from "./reports.module.css";
 
@@ -44,6 +44,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
   const [formats, setFormats] = useState<Set<"pdf" | "png">>(new Set(["pdf"]));
   const [channels, setChannels] = useState<Set<"email" | "slack" | "webhook">>(new Set(["email"]));
   const [recipients, setRecipients] = useState("");
+  const [groups, setGroups] = useState<Set<string>>(new Set());
   const [filters, setFilters] = useState<Record<string, string>>({});
   const [paper, setPaper] = useState<"a4" | "letter">("a4");
   const [orientation, setOrientation] = useState<"portrait" | "landscape">("portrait");
@@ -83,6 +84,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
         orientation,
         channels: [...channels],
         addresses: recipients.split(/[\s,;]+/).filter(Boolean),
+        group_ids: [...groups],
       };
       const made = await callApi(createReportSchedule, { body });
       setMessage({ tone: "success", text: `Scheduled "${made.name}"; next run ${made.next_run_at ? new Date(made.next_run_at).toLocaleString() : "—"}` });
@@ -175,6 +177,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
                   scope once an admin approves it.
                 </span>
               </label>
+              {open && <EmailGroups chosen={groups} onToggle={(id, on) => setGroups((g) => toggle(g, id, on))} />}
               {filterWidgets.length > 0 && (
                 <fieldset className={styles.row} style={{ border: "none", padding: 0, margin: 0 }}>
                   <legend className={styles.hint}>Filter values (empty: the filter&apos;s default)</legend>
@@ -228,4 +231,25 @@ function DashboardSchedules({ dashboardId, made }: { dashboardId: string; made: 
   }, [made, mutate]);
   if (list.error) return <p className={styles.error}>{list.error.message}</p>;
   return <ReportSchedulesTable schedules={list.data?.items ?? []} canApprove={false} showDashboard={false} onChanged={() => void mutate()} />;
+}
+
+/**
+ * The organization's email groups as checkboxes (read while the dialog is open). Their members are read at each run:
+ * colleagues among them get their own scope, other addresses the shared scope, as recipients typed above.
+ */
+function EmailGroups({ chosen, onToggle }: { chosen: ReadonlySet<string>; onToggle: (id: string, on: boolean) => void }) {
+  const list = useApiRead(listReportEmailGroups, { query: { limit: 200, offset: 0 } });
+  if (list.error) return <p className={styles.error}>{list.error.message}</p>;
+  const items = list.data?.items ?? [];
+  if (items.length === 0) return null;
+  return (
+    <fieldset className={styles.checks}>
+      <legend className={styles.hint}>Email groups (members as of each run)</legend>
+      {items.map((g) => (
+        <label key={g.id}>
+          <input type="checkbox" name={`group-${g.id}`} checked={chosen.has(g.id)} onChange={(e) => onToggle(g.id, e.target.checked)} /> {g.group_name} ({g.member_count})
+        </label>
+      ))}
+    </fieldset>
+  );
 }

@@ -89,6 +89,7 @@ export const ENDPOINTS: Endpoint[] = [
   organizations.putOrganizationSettings, // PUT /api/v1/organization/settings
   reportsExport.exportPublicDashboard, // GET /api/v1/public/export
   dashboards.queryPublicDashboard, // POST /api/v1/public/query
+  reportsSchedules.listReportEmailGroups, // GET /api/v1/report-email-groups
   reportsSchedules.downloadReportFile, // GET /api/v1/report-files/{token}
   reportsSchedules.listReportSchedules, // GET /api/v1/report-schedules
   reportsSchedules.createReportSchedule, // POST /api/v1/report-schedules

@@ -31,6 +31,11 @@ const scheduleFields = {
     .array(z.email().max(320).transform((a) => a.toLowerCase()))
     .max(500)
     .describe("Other e-mail addresses (an address of a user counts as that user): they receive the shared scope, once an admin approved it, and only in the organization's report_allowed_domains"),
+  group_ids: z
+    .array(z.string().min(1).max(100))
+    .max(50)
+    .refine(distinct, "Email groups must not repeat")
+    .describe("Email groups of the organization (GET /api/v1/report-email-groups), by e-mail; members are read at each run: those who are users receive their own scope, other addresses the shared scope like `addresses`"),
   shared_location_ids: z
     .array(z.string().min(1).max(100))
     .max(500)
@@ -52,6 +57,7 @@ export const CreateReportScheduleBody = z
     width: scheduleFields.width.default(null),
     user_ids: scheduleFields.user_ids.default([]),
     addresses: scheduleFields.addresses.default([]),
+    group_ids: scheduleFields.group_ids.default([]),
     shared_location_ids: scheduleFields.shared_location_ids.default(null),
     shared_approved: scheduleFields.shared_approved.default(false),
     paused: scheduleFields.paused.default(false),
@@ -95,6 +101,7 @@ export const ReportScheduleView = z
     channels: z.array(ReportChannel),
     user_ids: z.array(z.string()),
     addresses: z.array(z.string()),
+    group_ids: z.array(z.string()),
     shared_role: Role,
     shared_location_ids: z.array(z.string()).describe("Empty: every location"),
     shared_approved: z.boolean(),
@@ -186,6 +193,28 @@ export const sendReportSchedule = defineEndpoint({
   status: 202,
   errors: [404],
   rateLimit: { limit: 10, windowSeconds: 60 },
+});
+
+export const ReportEmailGroupView = z
+  .object({
+    id: z.string().describe("Its id in a schedule's group_ids"),
+    group_name: z.string(),
+    rule_key: z.string().describe("The notification rule the group was set up for (an admin's email-group subscription)"),
+    member_count: z.number().int(),
+    created_at: ts,
+  })
+  .meta({ id: "ReportEmailGroup" });
+
+export const listReportEmailGroups = defineEndpoint({
+  method: "get",
+  path: "/api/v1/report-email-groups",
+  summary: "Email groups a report may be sent to",
+  description:
+    "The organization's email groups (admins set them up as notification group subscriptions), for editors choosing a schedule's `group_ids`. Members are counted, not listed. Oldest first.",
+  tags,
+  access: EDITORS,
+  query: pageQuery,
+  response: pageOf(ReportEmailGroupView),
 });
 
 const TokenParams = z.object({ token: z.string().min(20).max(2000).describe("The signed token from the link") });

@@ -2,6 +2,7 @@ import "server-only";
 import { defineOperation } from "@/lib/operation";
 import { defaultRuntime } from "@/lib/notifications/pipeline/worker";
 import * as contract from "./schedules-contract";
+import * as emailGroups from "./email-groups";
 import * as links from "./schedules-links";
 import * as schedules from "./schedules";
 
@@ -20,3 +21,5 @@ export const sendReportSchedule = defineOperation(contract.sendReportSchedule, a
 export const downloadReportFile = defineOperation(contract.downloadReportFile, ({ params }) => links.openReportFile(params.token));
 
 export const unsubscribeReport = defineOperation(contract.unsubscribeReport, ({ params }) => links.unsubscribe(params.token));
+
+export const listReportEmailGroups = defineOperation(contract.listReportEmailGroups, ({ principal, query }) => emailGroups.listReportEmailGroups(principal, query));

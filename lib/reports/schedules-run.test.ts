@@ -117,7 +117,7 @@ describe("scheduled reports: each recipient in their own scope", () => {
   it("renders once per distinct scope, mails each user their own figures (as …/query answers them), and skips a role that may not view", async () => {
     const schedule = await createReportSchedule(
       admin,
-      { dashboard_id: dashboardId, name: "Weekly orders", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_general_manager", "usr_acme_gm_east2", "usr_acme_gm_west", "usr_acme_analyst"], addresses: [], shared_location_ids: null, shared_approved: false, paused: false },
+      { dashboard_id: dashboardId, name: "Weekly orders", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_general_manager", "usr_acme_gm_east2", "usr_acme_gm_west", "usr_acme_analyst"], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: false, paused: false },
       clock.now(),
     );
     const mailsBefore = smtp.received.length;
@@ -166,7 +166,7 @@ describe("scheduled reports: each recipient in their own scope", () => {
   it("honours a one-click unsubscribe from the next run on", async () => {
     const schedule = await createReportSchedule(
       admin,
-      { dashboard_id: dashboardId, name: "Unsubscribable", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_general_manager", "usr_acme_gm_west"], addresses: [], shared_location_ids: null, shared_approved: false, paused: false },
+      { dashboard_id: dashboardId, name: "Unsubscribable", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_general_manager", "usr_acme_gm_west"], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: false, paused: false },
       clock.now(),
     );
     let from = smtp.received.length;
@@ -190,12 +190,73 @@ describe("scheduled reports: each recipient in their own scope", () => {
   }, 120_000);
 });
 
+describe("scheduled reports: email groups", () => {
+  it("reads a group's members at each run: users in their own scope, other addresses the shared scope once approved", async () => {
+    const groupId = "ngs_reports_run_group";
+    await withTenant(admin, async (tx) => {
+      const rule = await tx.notificationRule.create({
+        data: { id: "nrl_reports_run_group", orgId: "org_acme", key: "reports.group.rule", name: "Group rule", baseRuleKey: "sales.gap_to_target", severity: "info", defaultChannels: ["email"], cadenceCron: "0 * * * *" },
+      });
+      // An address in the allowed domain and a user of the organization (in another case: addresses are compared in lower case).
+      await tx.notificationGroupSubscription.create({ data: { id: groupId, orgId: "org_acme", ruleId: rule.id, groupName: "Regional leads", members: ["gm-west@acme.test", "lead@example.com"] } });
+    });
+    const schedule = await createReportSchedule(
+      admin,
+      { dashboard_id: dashboardId, name: "Group run", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: [], addresses: [], group_ids: [groupId], shared_location_ids: EAST, shared_approved: false, paused: false },
+      clock.now(),
+    );
+    expect(schedule.group_ids).toEqual([groupId]);
+
+    let from = smtp.received.length;
+    renders.length = 0;
+    clock.advance(1_000);
+    await sendReportNow(admin, schedule.id, rt);
+    await drainQueues(rt);
+    // The user member gets their own (west) figures; the address waits for an admin's approval of the shared scope.
+    expect(renders).toEqual([`general_manager:${WEST.join(",")}`]);
+    const west = pdfText(pdfAttachments(mailsTo(from, "gm-west@acme.test")[0])[0]);
+    for (const id of WEST) expect(west).toContain(NAMES[id]);
+    for (const id of EAST) expect(west).not.toContain(NAMES[id]);
+    expect(mailsTo(from, "lead@example.com")).toHaveLength(0);
+    const first = (await deliveriesOf(schedule.id)).filter((d) => d.recipient === "lead@example.com");
+    expect(first.map((d) => [d.status, d.reason])).toEqual([["skipped", expect.stringMatching(/admin's approval/)]]);
+
+    // Membership is read at send time: a member added after the schedule was saved receives the next run.
+    await withTenant(admin, (tx) => tx.notificationGroupSubscription.update({ where: { id: groupId }, data: { members: ["gm-east2@acme.test", "gm-west@acme.test", "lead@example.com"] } }));
+    await updateReportSchedule(admin, schedule.id, { shared_approved: true }, clock.now());
+    from = smtp.received.length;
+    renders.length = 0;
+    clock.advance(1_000);
+    await sendReportNow(admin, schedule.id, rt);
+    await drainQueues(rt);
+    expect([...renders].sort()).toEqual([`admin:${EAST.join(",")}`, `general_manager:${EAST.join(",")}`, `general_manager:${WEST.join(",")}`].sort());
+    for (const [address, scope] of [
+      ["gm-east2@acme.test", EAST],
+      ["lead@example.com", EAST],
+      ["gm-west@acme.test", WEST],
+    ] as const) {
+      const text = pdfText(pdfAttachments(mailsTo(from, address)[0])[0]);
+      const expected = await queryFigures([...scope]);
+      expect(text).toContain(figure(expected.total));
+      for (const id of Object.keys(NAMES).filter((l) => !scope.includes(l))) expect(text).not.toContain(NAMES[id]);
+    }
+
+    // A group removed later is a skipped delivery that says so, not a failed run.
+    await withTenant(admin, (tx) => tx.notificationGroupSubscription.delete({ where: { id: groupId } }));
+    clock.advance(1_000);
+    await sendReportNow(admin, schedule.id, rt);
+    await drainQueues(rt);
+    const removed = (await deliveriesOf(schedule.id)).filter((d) => d.recipient === `group ${groupId}`);
+    expect(removed.map((d) => [d.status, d.reason])).toEqual([["skipped", "this email group was removed"]]);
+  }, 180_000);
+});
+
 describe("scheduled reports: the pipeline", () => {
   it("delivers a scheduled run at its cron time in its zone, PDF attached", async () => {
     clock.set(new Date("2027-07-06T05:00:00Z"));
     const schedule = await createReportSchedule(
       admin,
-      { dashboard_id: dashboardId, name: "Berlin morning", cron: "0 8 * * *", time_zone: "Europe/Berlin", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "landscape", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], shared_location_ids: null, shared_approved: false, paused: false },
+      { dashboard_id: dashboardId, name: "Berlin morning", cron: "0 8 * * *", time_zone: "Europe/Berlin", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "landscape", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: false, paused: false },
       clock.now(),
     );
     clock.set(new Date("2027-07-06T05:59:00Z"));
@@ -213,7 +274,7 @@ describe("scheduled reports: the pipeline", () => {
   }, 120_000);
 
   it("sends addresses, Slack and webhooks the shared scope only once an admin approved it, as signed links bound to that render", async () => {
-    const base = { dashboard_id: dashboardId, name: "Shared", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"] as ("pdf" | "png")[], filters: FILTERS, paper: "a4" as const, orientation: "portrait" as const, tab: null, width: null, channels: ["email", "slack", "webhook"] as ("email" | "slack" | "webhook")[], user_ids: [], addresses: ["partner@example.com"], shared_location_ids: WEST, shared_approved: false, paused: false };
+    const base = { dashboard_id: dashboardId, name: "Shared", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"] as ("pdf" | "png")[], filters: FILTERS, paper: "a4" as const, orientation: "portrait" as const, tab: null, width: null, channels: ["email", "slack", "webhook"] as ("email" | "slack" | "webhook")[], user_ids: [], addresses: ["partner@example.com"], group_ids: [], shared_location_ids: WEST, shared_approved: false, paused: false };
     const schedule = await createReportSchedule(admin, base, clock.now());
     clock.advance(60_000);
     await sendReportNow(admin, schedule.id, rt);
@@ -262,7 +323,7 @@ describe("scheduled reports: the pipeline", () => {
     clock.set(new Date("2025-07-07T05:00:00Z"));
     const schedule = await createReportSchedule(
       admin,
-      { dashboard_id: dashboardId, name: "Doomed", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], shared_location_ids: null, shared_approved: false, paused: false },
+      { dashboard_id: dashboardId, name: "Doomed", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: false, paused: false },
       clock.now(),
     );
     smtp.state.rejectWith = () => 421;
@@ -296,7 +357,7 @@ describe("scheduled reports: the pipeline", () => {
   it("honours the organization's quiet hours: e-mail deferred to the window's end", async () => {
     const schedule = await createReportSchedule(
       admin,
-      { dashboard_id: dashboardId, name: "Quiet", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], shared_location_ids: null, shared_approved: false, paused: false },
+      { dashboard_id: dashboardId, name: "Quiet", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: false, paused: false },
       clock.now(),
     );
     await putQuietHours(admin, { org: null, channels: { email: { start: "00:00", end: "23:59", action: "defer" } } }, clock.now());

@@ -13,6 +13,7 @@ import type { ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runti
 import { loadOptOuts } from "@/lib/notifications/settings/opt-outs";
 import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet-hours";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
+import { emailGroups } from "./email-groups";
 import { domainOf, type ReportRunJob } from "./schedules";
 import { DOWNLOAD_LINK_SECONDS, downloadLink } from "./schedules-links";
 import { parseScopeKey, reportScope, scopeKey, scopePrincipal, withinLocations, type ReportScope } from "./schedules-scope";
@@ -37,14 +38,22 @@ export const describeScope = (scope: ReportScope) =>
 /**
  * Who receives a run and in which scope: each user recipient in their own role and locations (read now, so a
  * changed scope applies from the next run); addresses, Slack and the webhook in the shared scope, only while an
- * admin's approval stands and still within its creator's scope, and addresses only in the allowed domains.
+ * admin's approval stands and still within its creator's scope, and addresses only in the allowed domains. Email
+ * groups are read now too: a member who is a user is that user, any other member an address; one address is mailed
+ * once, however many ways it is named (a user first, then an address of its own).
  */
 async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Target[]> {
+  const groups = await emailGroups(tx, schedule.groupIds);
+  const members = [...new Set(groups.flatMap((g) => g.members))].sort();
   const [usable, optOuts, unsubscribed, users, domains, creator] = await Promise.all([
     usableKinds(tx),
     loadOptOuts(tx),
     tx.reportUnsubscribe.findMany({ where: { scheduleId: schedule.id }, select: { recipient: true } }),
-    tx.user.findMany({ where: { id: { in: schedule.userIds } }, select: { id: true, email: true, role: true, locationIds: true }, orderBy: { id: "asc" } }),
+    tx.user.findMany({
+      where: { OR: [{ id: { in: schedule.userIds } }, ...(members.length > 0 ? [{ email: { in: members, mode: "insensitive" as const } }] : [])] },
+      select: { id: true, email: true, role: true, locationIds: true },
+      orderBy: { id: "asc" },
+    }),
     reportAllowedDomains(tx),
     tx.user.findUnique({ where: { id: schedule.createdBy }, select: { locationIds: true } }),
   ]);
@@ -64,13 +73,39 @@ async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Ta
       continue;
     }
     if (channel === "email") {
-      for (const u of users) {
+      const named = new Set<string>();
+      const mail = (target: Omit<Target, "channel">) => {
+        if (named.has(target.recipient)) return;
+        named.add(target.recipient);
+        targets.push({ channel, ...target });
+      };
+      const asUser = (u: (typeof users)[number], skipReason?: string) => {
         const address = u.email.toLowerCase();
-        targets.push({ channel, recipient: address, scope: reportScope(Role.parse(u.role), u.locationIds), renderFor: u.id, skipReason: optedOut(address, u.id) });
+        mail({ recipient: address, scope: reportScope(Role.parse(u.role), u.locationIds), renderFor: u.id, skipReason: optedOut(address, u.id) ?? skipReason });
+      };
+      const asAddress = (address: string, skipReason?: string) =>
+        mail({
+          recipient: address,
+          scope: shared,
+          renderFor: schedule.createdBy,
+          skipReason: !domains.includes(domainOf(address)) ? `${domainOf(address)} is no longer one of the organization's report domains` : (sharedSkip ?? optedOut(address) ?? skipReason),
+        });
+      const direct = new Set(schedule.userIds);
+      for (const u of users) if (direct.has(u.id)) asUser(u);
+      for (const address of schedule.addresses) asAddress(address);
+      const userOf = new Map(users.map((u) => [u.email.toLowerCase(), u]));
+      for (const address of members) {
+        // A member who left every group that names them (a group opt-out) hears nothing through them.
+        const via = groups.filter((g) => g.members.includes(address));
+        const left = via.filter((g) => optOuts.leftGroup(g.id, address));
+        const leftAll = left.length === via.length ? `recipient unsubscribed from group ${left.map((g) => `'${g.groupName}'`).join(", ")}` : undefined;
+        const user = userOf.get(address);
+        if (user) asUser(user, leftAll);
+        else asAddress(address, leftAll);
       }
-      for (const address of schedule.addresses) {
-        const skipReason = !domains.includes(domainOf(address)) ? `${domainOf(address)} is no longer one of the organization's report domains` : (sharedSkip ?? optedOut(address));
-        targets.push({ channel, recipient: address, scope: shared, renderFor: schedule.createdBy, skipReason });
+      const found = new Set(groups.map((g) => g.id));
+      for (const id of schedule.groupIds.filter((g) => !found.has(g))) {
+        targets.push({ channel, recipient: `group ${id}`, scope: shared, renderFor: schedule.createdBy, skipReason: "this email group was removed" });
       }
     }
     if (channel === "slack") {

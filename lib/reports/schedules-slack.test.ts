@@ -40,7 +40,7 @@ afterAll(async () => {
 async function sendToSlack(name: string) {
   const schedule = await createReportSchedule(
     admin,
-    { dashboard_id: dashboardId, name, cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: { date: "2025-06-01 to 2025-07-01" }, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["slack"], user_ids: [], addresses: [], shared_location_ids: null, shared_approved: true, paused: false },
+    { dashboard_id: dashboardId, name, cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: { date: "2025-06-01 to 2025-07-01" }, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["slack"], user_ids: [], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: true, paused: false },
     clock.now(),
   );
   const from = receiver.received.length;

@@ -5,6 +5,8 @@ import * as settingsRoute from "@/app/api/v1/organization/settings/route";
 import * as schedulesRoute from "@/app/api/v1/report-schedules/route";
 import * as scheduleRoute from "@/app/api/v1/report-schedules/[id]/route";
 import * as sendRoute from "@/app/api/v1/report-schedules/[id]/send/route";
+import * as emailGroupsRoute from "@/app/api/v1/report-email-groups/route";
+import { withTenant } from "@/lib/db/tenant";
 import { call, tokenFor } from "@/test/helpers";
 import { SCHEDULE_TEST_MANIFEST } from "@/test/support/report-schedules";
 
@@ -26,6 +28,15 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   dashboardId = created.json.id;
   expect((await call(publishRoute.POST, "POST", { token: admin, params: { id: dashboardId } })).status).toBe(200);
+  // An email group of each organization (admins set them up for notification rules).
+  for (const org of ["acme", "globex"]) {
+    await withTenant({ orgId: `org_${org}` }, async (tx) => {
+      const rule = await tx.notificationRule.create({
+        data: { id: `nrl_${org}_report_groups`, orgId: `org_${org}`, key: "reports.groups", name: "Groups", baseRuleKey: "sales.gap_to_target", severity: "info", defaultChannels: ["email"], cadenceCron: "0 * * * *" },
+      });
+      await tx.notificationGroupSubscription.create({ data: { id: `ngs_${org}_report_group`, orgId: `org_${org}`, ruleId: rule.id, groupName: `${org} leads`, members: ["a@example.com", `gm@${org}.test`] } });
+    });
+  }
 });
 
 const base = () => ({ dashboard_id: dashboardId, name: "Weekly sales", cron: "0 8 * * 1", time_zone: "Europe/Berlin", channels: ["email"], user_ids: ["usr_acme_general_manager"] });
@@ -95,6 +106,43 @@ describe("report schedules: create, list, edit, pause, delete", () => {
     const draft = await call(dashboardsRoute.POST, "POST", { token: admin, body: { name: "Draft only", slug: "draft-only-report", spec_yaml: SCHEDULE_TEST_MANIFEST } });
     expect((await create(admin, { ...base(), dashboard_id: draft.json.id })).status).toBe(409);
     expect((await create(admin, { ...base(), dashboard_id: "dsh_nope" })).status).toBe(404);
+  });
+});
+
+describe("report schedules: email groups", () => {
+  it("lists the organization's email groups to editors (names and sizes), none of another organization's, and refuses analysts", async () => {
+    for (const token of [admin, gm]) {
+      const res = await call(emailGroupsRoute.GET, "GET", { token });
+      expect(res.status).toBe(200);
+      expect(res.json.items).toContainEqual(expect.objectContaining({ id: "ngs_acme_report_group", group_name: "acme leads", rule_key: "reports.groups", member_count: 2 }));
+      expect(JSON.stringify(res.json)).not.toContain("a@example.com");
+      expect(JSON.stringify(res.json)).not.toContain("globex");
+    }
+    const theirs = await call(emailGroupsRoute.GET, "GET", { token: globex });
+    expect(theirs.json.items.map((g: { id: string }) => g.id)).toEqual(["ngs_globex_report_group"]);
+    expect((await call(emailGroupsRoute.GET, "GET", { token: analyst })).status).toBe(403);
+  });
+
+  it("keeps a schedule's groups by id; another organization's group is refused (422), as is a group without e-mail", async () => {
+    const made = await create(admin, { ...base(), user_ids: [], group_ids: ["ngs_acme_report_group"] });
+    expect(made.status).toBe(201);
+    expect(made.json.group_ids).toEqual(["ngs_acme_report_group"]);
+    const theirs = await create(admin, { ...base(), group_ids: ["ngs_globex_report_group"] });
+    expect(theirs.status).toBe(422);
+    expect(theirs.json.detail).toEqual([expect.objectContaining({ loc: ["body", "group_ids", 0], type: "unknown_group" })]);
+    const edited = await call(scheduleRoute.PATCH, "PATCH", { token: admin, params: { id: made.json.id }, body: { group_ids: ["ngs_globex_report_group"] } });
+    expect(edited.status).toBe(422);
+    const noMail = await create(admin, { ...base(), channels: ["slack"], user_ids: [], group_ids: ["ngs_acme_report_group"] });
+    expect(noMail.status).toBe(422);
+    expect(noMail.json.detail).toEqual([expect.objectContaining({ loc: ["body", "channels"] })]);
+  });
+
+  it("resets the admin's approval when an editor changes the groups (their outside members get the shared scope)", async () => {
+    const made = await create(gm, base());
+    await call(scheduleRoute.PATCH, "PATCH", { token: admin, params: { id: made.json.id }, body: { shared_approved: true } });
+    const grouped = await call(scheduleRoute.PATCH, "PATCH", { token: gm, params: { id: made.json.id }, body: { group_ids: ["ngs_acme_report_group"] } });
+    expect(grouped.status).toBe(200);
+    expect(grouped.json).toMatchObject({ group_ids: ["ngs_acme_report_group"], shared_approved: false });
   });
 });
 

@@ -13,6 +13,7 @@ import type { Runtime } from "@/lib/notifications/pipeline/runtime";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
+import { emailGroups } from "./email-groups";
 import type { CreateReportScheduleBody, ReportScheduleView, UpdateReportScheduleBody } from "./schedules-contract";
 import { withinLocations } from "./schedules-scope";
 
@@ -107,8 +108,16 @@ async function checkSettings(principal: Principal, tx: TenantTx, s: Settings, no
       });
     }
   });
-  if (s.channels.includes("email") && userIds.length + addresses.length === 0) {
-    items.push({ loc: ["body", "user_ids"], msg: "E-mail needs at least one user or address", type: "missing" });
+  const groups = new Set((await emailGroups(tx, s.group_ids)).map((g) => g.id));
+  s.group_ids.forEach((id, i) => {
+    // Another organization's group is invisible here (row-level security): unknown, like a missing one.
+    if (!groups.has(id)) items.push({ loc: ["body", "group_ids", i], msg: `'${id}' is not an email group of this organization`, type: "unknown_group" });
+  });
+  if (s.group_ids.length > 0 && !s.channels.includes("email")) {
+    items.push({ loc: ["body", "channels"], msg: "Email groups receive the report by e-mail: add the email channel", type: "missing" });
+  }
+  if (s.channels.includes("email") && userIds.length + addresses.length + s.group_ids.length === 0) {
+    items.push({ loc: ["body", "user_ids"], msg: "E-mail needs at least one user, address or email group", type: "missing" });
   }
 
   const sharedLocations = s.shared_location_ids ?? principal.locationIds ?? [];
@@ -187,6 +196,7 @@ function view(r: ReportSchedule, dashboard: { name: string; slug: string } | und
     channels: r.channels as ("email" | "slack" | "webhook")[],
     user_ids: r.userIds,
     addresses: r.addresses,
+    group_ids: r.groupIds,
     shared_role: r.sharedRole as ReportScheduleView["shared_role"],
     shared_location_ids: r.sharedLocationIds,
     shared_approved: r.sharedApprovedBy !== null,
@@ -216,6 +226,7 @@ function settingsOf(r: ReportSchedule): Settings {
     channels: v.channels,
     user_ids: v.user_ids,
     addresses: v.addresses,
+    group_ids: v.group_ids,
     shared_location_ids: v.shared_location_ids,
     paused: v.paused,
   };
@@ -232,6 +243,7 @@ const columns = (s: Settings, checked: Awaited<ReturnType<typeof checkSettings>>
   channels: s.channels,
   userIds: checked.userIds,
   addresses: checked.addresses,
+  groupIds: s.group_ids,
   sharedLocationIds: checked.sharedLocations,
   paused: s.paused,
 });
@@ -298,6 +310,8 @@ export async function updateReportSchedule(principal: Principal, id: string, bod
     const sharedChanged =
       data.dashboardId !== row.dashboardId ||
       JSON.stringify(data.addresses) !== JSON.stringify(row.addresses) ||
+      // A group's outside members receive the shared scope too.
+      JSON.stringify([...data.groupIds].sort()) !== JSON.stringify([...row.groupIds].sort()) ||
       JSON.stringify(data.sharedLocationIds) !== JSON.stringify(row.sharedLocationIds) ||
       JSON.stringify([...data.channels].sort()) !== JSON.stringify([...row.channels].sort()) ||
       JSON.stringify(data.filters) !== JSON.stringify(row.filters);

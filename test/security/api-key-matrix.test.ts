@@ -49,6 +49,7 @@ const SCOPES_OF: Record<string, readonly string[]> = {
   "DELETE /api/v1/documents/{id}/index": ["documents:write"],
   "POST /api/v1/documents/{id}/upload": ["documents:write"],
   "GET /api/v1/locations": ["dashboards:read", "documents:read"],
+  "GET /api/v1/report-email-groups": [],
   "GET /api/v1/report-schedules": [],
   "POST /api/v1/report-schedules": [],
   "GET /api/v1/report-schedules/{id}": [],

@@ -97,6 +97,7 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "POST /api/v1/documents/search": "searches document chunks, which carry no location",
   "GET /api/v1/documents/embedding-config": "provider configuration",
   "POST /api/v1/chat": "answers from document chunks, which carry no location",
+  "GET /api/v1/report-email-groups": "email group names and member counts (configuration), no location data",
   "GET /api/v1/report-schedules": "schedule configuration; a scoped editor lists only schedules within their scope (lib/reports/schedules.test.ts); report data is rendered per recipient scope (schedules-run.test.ts)",
   "POST /api/v1/report-schedules": "schedule configuration; a shared scope wider than the caller's is refused (lib/reports/schedules.test.ts)",
   "GET /api/v1/report-schedules/{id}": "schedule configuration, 404 beyond the caller's scope",
