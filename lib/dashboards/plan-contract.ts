@@ -1,9 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
-import { PublishMessage, VersionSource } from "./contract";
+import { EDITORS, PublishMessage, VersionSource } from "./contract";
 import { ManifestDiff } from "./versions-contract";
-
-const EDITORS = ["admin", "general_manager"] as const;
 
 /** How many manifest files one plan or apply takes (the request body's size limit applies too). */
 export const MAX_PLAN_FILES = 200;

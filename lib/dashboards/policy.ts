@@ -5,6 +5,7 @@ import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { forbidden, notFound } from "@/lib/errors";
 import { ManifestSource } from "@/lib/manifest/source";
 import { isSeq } from "yaml";
+import { EDITORS } from "./contract";
 import type { EmbedGrant } from "./embeds";
 import { parseManifestCached, servedManifest, type ManifestResult, type ValidManifest } from "./manifest";
 
@@ -26,7 +27,7 @@ import { parseManifestCached, servedManifest, type ManifestResult, type ValidMan
  *   queries say it cannot be shown (docs/dashboards-viewer.md).
  */
 
-export const EDITOR_ROLES = new Set(["admin", "general_manager"]);
+const EDITOR_ROLES: ReadonlySet<Role> = new Set(EDITORS);
 export const isEditor = (principal: Principal) => EDITOR_ROLES.has(principal.role);
 
 /**

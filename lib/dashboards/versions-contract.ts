@@ -1,9 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/api/endpoint";
 import { pageOf, pageQuery } from "@/lib/pagination";
-import { DashboardRecord, PublishMessage, VersionSource } from "./contract";
-
-const EDITORS = ["admin", "general_manager"] as const;
+import { DashboardRecord, EDITORS, PublishMessage, VersionSource } from "./contract";
 
 const IdParams = z.object({ id: z.string().min(1).max(200).describe("dashboard id, or its slug") });
 
