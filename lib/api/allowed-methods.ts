@@ -1,5 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { literalSegments, pathPattern } from "@/lib/path-template";
+import { noEndpointResponse } from "./errors";
 import { ENDPOINTS } from "./registry";
 
 interface PathMethods {
@@ -56,8 +57,5 @@ export function methodNotAllowed(method: string, pathname: string, requestId?: s
  */
 export async function refuseMethod(req: NextRequest): Promise<Response> {
   const requestId = req.headers.get("x-request-id") ?? crypto.randomUUID();
-  return (
-    methodNotAllowed(req.method, req.nextUrl.pathname, requestId) ??
-    NextResponse.json({ detail: `No endpoint ${req.method} ${req.nextUrl.pathname}; see /docs` }, { status: 404, headers: { "X-Request-Id": requestId } })
-  );
+  return methodNotAllowed(req.method, req.nextUrl.pathname, requestId) ?? noEndpointResponse(req.method, req.nextUrl.pathname, requestId);
 }

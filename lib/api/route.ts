@@ -6,13 +6,13 @@ import { principalFromBearer } from "@/lib/auth/bearer";
 import { pathPattern } from "@/lib/path-template";
 import { principalFromSessionRequest } from "@/lib/auth/session";
 import type { Principal } from "@/lib/auth/roles";
-import { DomainError, Invalid, TooLarge, UnsupportedType, unauthorized } from "@/lib/errors";
+import { Invalid, TooLarge, UnsupportedType, unauthorized } from "@/lib/errors";
 import { JsonTooDeep, parseJsonInput } from "@/lib/json";
 import { log } from "@/lib/log";
 import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "@/lib/operation";
 import { callerAddress } from "@/lib/security/caller";
 import type { Endpoint, SharedRateLimit } from "./endpoint";
-import { domainErrorResponse } from "./errors";
+import { asDomainError, domainErrorResponse } from "./errors";
 import { enforceLimit } from "@/lib/security/rate-limit";
 import { assertSameOrigin } from "./same-origin";
 
@@ -152,18 +152,8 @@ function jsonResponse(endpoint: Endpoint, result: unknown): Response {
 }
 
 function errorResponse(error: unknown, requestId: string, endpoint: Endpoint): Response {
-  if (error instanceof DomainError) return domainErrorResponse(error);
-  const mapped = mapKnownError(error);
-  if (mapped) return NextResponse.json({ detail: mapped.detail }, { status: mapped.status });
+  const known = asDomainError(error);
+  if (known) return domainErrorResponse(known);
   log.error("unhandled error", { requestId, path: endpoint.path, error: error instanceof Error ? error.stack : String(error) });
   return NextResponse.json({ detail: `Internal server error (request ${requestId})` }, { status: 500 });
-}
-
-/** Database errors that mean something to the caller, mapped once here rather than in each route. */
-function mapKnownError(error: unknown): { status: number; detail: string } | null {
-  const code = (error as { code?: unknown })?.code;
-  if (code === "P2002" || code === "23505") return { status: 409, detail: "A record with the same unique value already exists" };
-  if (code === "P2025") return { status: 404, detail: "Resource not found" };
-  if (code === "57014") return { status: 504, detail: "The query ran longer than its time limit" };
-  return null;
 }
