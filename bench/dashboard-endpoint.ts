@@ -1,10 +1,12 @@
-// npm run bench -- dashboard-endpoint [--engine pglite|postgres|both] [--scale 1,10,100] [--concurrency 1,8] [--cold N]:
+// npm run bench -- dashboard-endpoint [--engine pglite|postgres|both] [--scale 1,10,100] [--concurrency 1,8] [--cold N] [--rollups on|off|both]:
 // latency of POST /api/v1/custom-dashboards/{id}/query for the seeded sample dashboard (real route
 // handler: auth, zod, rate limits, one tenant transaction per request, cache), cold (every request a new
 // 31-day date range, so nothing is cached) and warm (a few filter values over and over: cache hits), at each
 // concurrency, beside the bare SQL of the same widgets in the same run: the statements of one widget
 // each (what the engine ran before shared scans) and the shared-scan statements the engine runs now,
-// sequential in one transaction. At each scale the demo orders are copied N times over the same two
+// sequential in one transaction. With --rollups (both by default) the endpoint runs with the sample's rollups
+// built (time of the build printed) and without them (marked pending: the tables answer), and the bare SQL
+// of the shared scans is timed over the rollups too (docs/rollups.md). At each scale the demo orders are copied N times over the same two
 // years (N× as many orders per day). On PGlite, and on PostgreSQL too when QUARRY_TEST_DATABASE_URL is
 // set (both in one run; PostgreSQL uses the seeded `quarry_bench` database, copies removed at the end).
 //
@@ -19,6 +21,10 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Database } from "@/lib/db/client";
 import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
 import { withTenant } from "@/lib/db/tenant";
+import { refreshOrganizationRollups } from "@/lib/rollups/build";
+import { dashboardRollups } from "@/lib/rollups/definition";
+import { freshRollups } from "@/lib/rollups/registry";
+import type { BuiltRollup } from "@/lib/rollups/route";
 import { compileSharedWarehouseStatements, compileWarehouseStatements, loadSampleDashboard } from "./lib/sample-statements";
 import { benchEngines } from "./lib/scratch-db";
 import { withSeededDb } from "./lib/seeded-db";
@@ -90,14 +96,35 @@ export default async function bench(args: string[]): Promise<void> {
   const scales = listArg(args, "--scale", [1]);
   const concurrencies = listArg(args, "--concurrency", [1, 8]);
   const cold = args.includes("--cold") ? listArg(args, "--cold", [])[0] : undefined;
+  const rollupArg = args.includes("--rollups") ? args[args.indexOf("--rollups") + 1] : "both";
+  if (!["on", "off", "both"].includes(rollupArg)) throw new Error("--rollups takes on, off or both");
+  const modes: ("on" | "off")[] = rollupArg === "both" ? ["off", "on"] : [rollupArg as "on" | "off"];
   process.env.QUARRY_RATE_LIMIT_MULTIPLIER = "1000";
-  for (const engine of benchEngines(args)) await withSeededDb(engine, (db) => run(db, engine, scales, concurrencies, cold));
+  for (const engine of benchEngines(args)) await withSeededDb(engine, (db) => run(db, engine, scales, concurrencies, cold, modes));
+}
+
+/** Builds (or refreshes) acme's rollups and returns the fresh ones, or marks them pending so the tables answer. */
+async function setRollups(mode: "on" | "off", dashboard: ReturnType<typeof loadSampleDashboard>["dashboard"], timeZone: string): Promise<BuiltRollup[]> {
+  if (mode === "off") {
+    await withTenant({ orgId: "org_acme" }, (tx) => tx.$executeRaw`UPDATE rollups SET state = 'pending'`);
+    return [];
+  }
+  const started = performance.now();
+  const outcomes = await refreshOrganizationRollups("org_acme");
+  const built = outcomes.filter((o) => o.state !== "skipped");
+  if (built.length > 0) {
+    console.log(
+      `    rollups built in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
+        built.map((o) => `${o.name} ${o.rows.toLocaleString("en-US")} rows (${o.bucketsWritten}/${o.buckets} days written)${o.error ? ` FAILED ${o.error}` : ""}`).join(", "),
+    );
+  }
+  return (await freshRollups("org_acme", dashboardRollups(dashboard.datasets.values()), timeZone)).fresh;
 }
 
 /** Orders copied beyond the demo's get ids from here on (the demo's are below 3e9), as in bench dashboard-queries. */
 const COPY_ID_BASE = 10_000_000_000;
 
-async function run(db: Database, engine: "pglite" | "postgres", scales: number[], concurrencies: number[], coldOverride: number | undefined): Promise<void> {
+async function run(db: Database, engine: "pglite" | "postgres", scales: number[], concurrencies: number[], coldOverride: number | undefined, modes: ("on" | "off")[]): Promise<void> {
   const token = await issueLocalToken({ userId: "usr_acme_admin", orgSlug: "acme", role: "admin" });
   const seeded = (await post(seedRoute as Handler, "/api/v1/custom-dashboards/_seed", token, undefined)) as { id: string };
   const analysts = await Promise.all(
@@ -130,10 +157,18 @@ async function run(db: Database, engine: "pglite" | "postgres", scales: number[]
       console.log(`\n  ${scale}x: ${(demo * scale).toLocaleString("en-US")} acme+globex orders (load ${((performance.now() - loadStarted) / 1000).toFixed(1)} s)`);
 
       const samples = scale >= 10 ? 5 : 10;
-      const bare = await bareSql(dashboard, timeZone, samples, () => dateFilter(day++));
+      const rollups = modes.includes("on") ? await setRollups("on", dashboard, timeZone) : [];
+      const bare = await bareSql(dashboard, timeZone, samples, () => dateFilter(day++), rollups);
       console.log(`    bare SQL p50, one statement per widget  ${bare.perWidget.toFixed(1).padStart(8)} ms  (${bare.perWidgetCount} statements, one transaction, sequential, ${samples} filter values)`);
-      console.log(`    bare SQL p50, shared scans              ${bare.shared.toFixed(1).padStart(8)} ms  (${bare.sharedCount} statements for the same widgets, as the engine runs them now)`);
+      console.log(`    bare SQL p50, shared scans              ${bare.shared.toFixed(1).padStart(8)} ms  (${bare.sharedCount} statements for the same widgets, from the tables)`);
+      if (bare.rollup !== undefined) {
+        console.log(`    bare SQL p50, shared scans on rollups   ${bare.rollup.toFixed(1).padStart(8)} ms  (${bare.rollupCount} statements, widgets a rollup answers read it)`);
+      }
 
+      for (const mode of modes) {
+      if (modes.length > 1 || mode === "off") await setRollups(mode, dashboard, timeZone);
+      forgetDashboardResults("org_acme", seeded.id);
+      console.log(`    rollups ${mode}:`);
       for (const concurrency of concurrencies) {
         const coldCount = coldOverride ?? (concurrency === 1 ? 12 : 3 * concurrency);
         const first = day;
@@ -148,6 +183,7 @@ async function run(db: Database, engine: "pglite" | "postgres", scales: number[]
         console.log(line("cold", coldRun, `${coldCount} requests, each a new date filter`));
         console.log(line("warm", warmRun, `${WARM_REQUESTS} requests over ${WARM_FILTERS} cached filter values`));
       }
+      }
     }
   } finally {
     await db.system.query("DELETE FROM orders WHERE id >= $1", [COPY_ID_BASE]);
@@ -158,7 +194,7 @@ async function run(db: Database, engine: "pglite" | "postgres", scales: number[]
  * The sample's warehouse widget statements for `samples` new filter values, under RLS in one reader
  * transaction each, written both ways (one per widget; shared scans): p50 in ms of each.
  */
-async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashboard"], timeZone: string, samples: number, nextFilter: () => Record<string, unknown>) {
+async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashboard"], timeZone: string, samples: number, nextFilter: () => Record<string, unknown>, rollups: readonly BuiltRollup[]) {
   const scope = { orgId: "org_acme" };
   const timed = async (statements: { text: string; values: unknown[] }[]) => {
     const t = performance.now();
@@ -169,8 +205,10 @@ async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashbo
   };
   const perWidget: number[] = [];
   const shared: number[] = [];
+  const onRollups: number[] = [];
   let perWidgetCount = 0;
   let sharedCount = 0;
+  let rollupCount = 0;
   for (let i = 0; i < samples; i++) {
     const filters = nextFilter();
     const clock = { now: new Date(), timeZone };
@@ -179,6 +217,11 @@ async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashbo
     [perWidgetCount, sharedCount] = [one.length, scans.length];
     perWidget.push(await timed(one));
     shared.push(await timed(scans));
+    if (rollups.length > 0) {
+      const routed = compileSharedWarehouseStatements(dashboard, filters, clock, scope, rollups);
+      rollupCount = routed.length;
+      onRollups.push(await timed(routed));
+    }
   }
-  return { perWidget: pct(perWidget, 50), perWidgetCount, shared: pct(shared, 50), sharedCount };
+  return { perWidget: pct(perWidget, 50), perWidgetCount, shared: pct(shared, 50), sharedCount, rollup: onRollups.length > 0 ? pct(onRollups, 50) : undefined, rollupCount };
 }

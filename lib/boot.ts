@@ -17,6 +17,7 @@ import { startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/notifications/pipeline/worker";
+import { startRollupWorker } from "@/lib/rollups/jobs";
 
 /**
  * Server start: validate every configuration variable (fail fast, naming the
@@ -71,6 +72,7 @@ export async function boot(): Promise<void> {
     await startNotificationWorker();
     // Document indexing jobs (issue 28) share the queue and its worker placement.
     await startIndexWorker();
+    await startRollupWorker();
   }
   markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });

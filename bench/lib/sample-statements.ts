@@ -4,10 +4,11 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ParsedDashboard } from "@/lib/manifest/parse";
 import { parseDashboardYaml } from "@/lib/manifest/parse";
-import { compileDataset } from "@/lib/query/compile";
+import { compileSelection, selectDataset } from "@/lib/query/compile";
 import { toPredicate, widgetConditions } from "@/lib/query/filters";
 import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
 import { DEFAULT_ROW_CAP, sharedScans } from "@/lib/query/run";
+import { type BuiltRollup, routeSelection } from "@/lib/rollups/route";
 
 export function loadSampleDashboard(): { yaml: string; dashboard: ParsedDashboard } {
   const yaml = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
@@ -22,22 +23,38 @@ export function warehouseWidgets(dashboard: ParsedDashboard) {
 }
 
 export function compileWarehouseStatements(dashboard: ParsedDashboard, filterValues: Record<string, unknown>, clock: { now: Date; timeZone: string }) {
-  return warehouseWidgets(dashboard).map((w) => compileWidget(dashboard, w, filterValues, clock));
+  return warehouseWidgets(dashboard).map((w) => compileWidget(dashboard, w, filterValues, clock, []));
 }
 
-/** The statements the engine runs for the same widgets now: one per shared scan (lib/query/shared-scan.ts), one per widget outside them. */
-export function compileSharedWarehouseStatements(dashboard: ParsedDashboard, filterValues: Record<string, unknown>, clock: { now: Date; timeZone: string }, scope: { orgId: string }) {
+/**
+ * The statements the engine runs for the same widgets now: one per shared scan (lib/query/shared-scan.ts), one per
+ * widget outside them; with `rollups`, each widget read from the rollup that answers it (lib/rollups/route.ts).
+ */
+export function compileSharedWarehouseStatements(
+  dashboard: ParsedDashboard,
+  filterValues: Record<string, unknown>,
+  clock: { now: Date; timeZone: string },
+  scope: { orgId: string },
+  rollups: readonly BuiltRollup[] = [],
+) {
   const widgets = warehouseWidgets(dashboard);
-  const shared = sharedScans(widgets.map((w) => ({ scope, dashboard, filterValues, ...clock, widgetId: w.metadata.id })));
-  return [...shared.statements, ...widgets.filter((w) => !shared.shares(w.metadata.id)).map((w) => compileWidget(dashboard, w, filterValues, clock))];
+  const shared = sharedScans(widgets.map((w) => ({ scope, dashboard, filterValues, ...clock, widgetId: w.metadata.id, rollups })));
+  return [...shared.statements, ...widgets.filter((w) => !shared.shares(w.metadata.id)).map((w) => compileWidget(dashboard, w, filterValues, clock, rollups))];
 }
 
-function compileWidget(dashboard: ParsedDashboard, w: ReturnType<typeof warehouseWidgets>[number], filterValues: Record<string, unknown>, clock: { now: Date; timeZone: string }) {
+function compileWidget(
+  dashboard: ParsedDashboard,
+  w: ReturnType<typeof warehouseWidgets>[number],
+  filterValues: Record<string, unknown>,
+  clock: { now: Date; timeZone: string },
+  rollups: readonly BuiltRollup[],
+) {
   const data = w.spec.data!;
   const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi!)!.dataset : dashboard.datasets.get(data.dataset!)!;
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const filters = widgetConditions(dashboard.widgets, w, filterValues)
     .filter((c) => fields.has(c.field))
     .map((c) => ({ field: c.field, predicate: toPredicate(c, clock) }));
-  return compileDataset(dataset, { columns: data.columns, filters, limit: DEFAULT_ROW_CAP + 1 });
+  const selection = selectDataset(dataset, { columns: data.columns, filters, limit: DEFAULT_ROW_CAP + 1 });
+  return compileSelection(routeSelection(selection, rollups)?.selection ?? selection);
 }

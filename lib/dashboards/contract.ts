@@ -3,8 +3,7 @@ import { defineEndpoint } from "@/lib/api/endpoint";
 import { Role } from "@/lib/auth/roles";
 import { pageOf, pageQuery } from "@/lib/pagination";
 
-/** The roles that edit dashboards (drafts, publishing, embeds, versions): the endpoints' access and the policy's isEditor. */
-export const EDITORS = ["admin", "general_manager"] as const satisfies readonly Role[];
+const EDITORS = ["admin", "general_manager"] as const;
 
 export const Slug = z
   .string()
@@ -260,6 +259,10 @@ export const WidgetResult = z.object({
     .boolean()
     .optional()
     .describe("true when more rows matched than the widget row cap (5,000) and `rows` holds the first of them; the server always sends it"),
+  source: z
+    .discriminatedUnion("kind", [z.object({ kind: z.literal("rollup"), name: z.string().describe("the rollup's name in the manifest") }), z.object({ kind: z.literal("base") })])
+    .optional()
+    .describe("which source answered a dataset widget: one of the dashboard's rollups (exactly the tables' answer, pre-aggregated) or the tables themselves; absent for widgets without a warehouse statement"),
 });
 /** One widget's data or error: what the engine computes, the query endpoint answers and the widgets render. */
 export type WidgetResult = z.output<typeof WidgetResult>;

@@ -11,6 +11,9 @@ import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateD
 import { parseManifest } from "./manifest";
 import { checkDrillTargets } from "./interactions";
 import { forgetDashboardResults } from "./result-cache";
+import { dashboardRollups } from "@/lib/rollups/definition";
+import { sendRollupRefresh } from "@/lib/rollups/jobs";
+import { declareRollups } from "@/lib/rollups/registry";
 import { assertMayPublish, isEditor } from "./policy";
 import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./records";
 
@@ -118,7 +121,14 @@ export async function publishDashboard(principal: Principal, idOrSlug: string, m
 
 /** Publishes a row's draft inside the caller's transaction (publish, restore, apply): the draft must validate. */
 export async function publishDraft(tx: TenantTx, principal: Principal, row: DashboardRow, meta: PublishMeta = {}): Promise<DashboardRow> {
-  validOr422(row.draftYaml);
+  const manifest = validOr422(row.draftYaml);
+  // Its rollups are declared with the version; the worker builds them (the tables answer until then).
+  const rollups = dashboardRollups(manifest.datasets.values());
+  if (rollups.length > 0) {
+    await declareRollups(tx, principal.orgId, rollups);
+    // Sent a moment later, so the job finds this transaction committed.
+    void sendRollupRefresh(principal.orgId, { startAfterSeconds: 2, always: true });
+  }
   const latest = await tx.dashboardVersion.aggregate({ where: { dashboardId: row.id }, _max: { version: true } });
   const version = (latest._max.version ?? 0) + 1;
   await tx.dashboardVersion.create({

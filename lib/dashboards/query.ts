@@ -8,6 +8,9 @@ import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
 import { runWidgetQuery, sharedScans, type WidgetQueryResult } from "@/lib/query/run";
+import { dashboardRollups } from "@/lib/rollups/definition";
+import { sendRollupRefresh } from "@/lib/rollups/jobs";
+import { freshRollups } from "@/lib/rollups/registry";
 import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./embeds";
 import { isDataWidget } from "./wiring";
@@ -103,7 +106,12 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
     if (hit) widgets[widgetId] = { ...hit, error: null, cached: true };
     return { widgetId, key, settled: hit !== undefined };
   });
-  const base = { scope: input.scope, dashboard: input.manifest, filterValues: input.filters, now, timeZone: input.timeZone };
+  // Rollups the dashboard declares that are built and fresh answer the widgets they cover exactly (lib/rollups);
+  // stale ones are refreshed by the worker while the tables answer.
+  const pending = plan.some((p) => !p.settled);
+  const rollups = pending ? await freshRollups(input.scope.orgId, dashboardRollups(input.manifest.datasets.values()), input.timeZone) : { fresh: [], stale: [] };
+  if (rollups.stale.length > 0) void sendRollupRefresh(input.scope.orgId);
+  const base = { scope: input.scope, dashboard: input.manifest, filterValues: input.filters, now, timeZone: input.timeZone, rollups: rollups.fresh };
   // Widgets reading the same source under the same conditions share one statement (lib/query/shared-scan.ts).
   const shared = sharedScans(plan.filter((p) => !p.settled).map((p) => ({ ...base, widgetId: p.widgetId })));
   const settle = async ({ widgetId, key, settled }: (typeof plan)[number], runner?: StatementRunner) => {
@@ -120,7 +128,7 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
           shared,
         });
         fresh.push([key, result]);
-        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated };
+        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated, source: result.source };
       } catch (error) {
         if (error instanceof BatchTransactionSpent) throw error;
         // QueryError messages are written for viewers; anything else is ours to log, not to show.

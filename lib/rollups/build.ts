@@ -110,7 +110,15 @@ export async function refreshRollup(orgId: string, id: string, definition: Rollu
   const timeZone = (await findOrganization(orgId))?.timeZone ?? "UTC";
   const base = { id, name: definition.name, bucketsWritten: 0, buckets: 0, rows: 0 };
   // Read before the aggregate: rows written meanwhile make the counter move past it, so the rollup is stale, never wrong.
-  const [{ version }] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<{ version: string }[]>(`SELECT ${CURRENT_VERSION_SQL}::text AS version`));
+  const [{ version, fresh }] = await withTenant({ orgId }, (tx) =>
+    tx.$queryRawUnsafe<{ version: string; fresh: boolean }[]>(
+      `SELECT ${CURRENT_VERSION_SQL}::text AS version,
+              EXISTS (SELECT 1 FROM rollups WHERE id = $1 AND state = 'ready' AND built_version = ${CURRENT_VERSION_SQL} AND time_zone = $2) AS fresh`,
+      id,
+      timeZone,
+    ),
+  );
+  if (fresh) return { ...base, state: "skipped", ms: performance.now() - started };
   let types: RollupTypes;
   let rows: AggregateRow[];
   try {

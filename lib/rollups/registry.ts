@@ -1,6 +1,6 @@
 import "server-only";
 import crypto from "node:crypto";
-import { type TenantScope, withTenant } from "@/lib/db/tenant";
+import { type TenantScope, type TenantTx, withTenant } from "@/lib/db/tenant";
 import { type RollupDefinition, rollupContent } from "./definition";
 import type { BuiltRollup, RollupTypes } from "./route";
 
@@ -14,16 +14,16 @@ export function rollupId(definition: RollupDefinition): string {
   return `rlp_${crypto.createHash("sha256").update(rollupContent(definition)).digest("hex").slice(0, 24)}`;
 }
 
-/** Declares rollups for an organization (a published version's): new ones are pending until the worker builds them. */
-export async function declareRollups(orgId: string, definitions: readonly RollupDefinition[]): Promise<string[]> {
+/**
+ * Declares rollups for an organization, in the caller's tenant transaction (a published version's,
+ * with the version): new ones are pending until the worker builds them.
+ */
+export async function declareRollups(tx: TenantTx, orgId: string, definitions: readonly RollupDefinition[]): Promise<string[]> {
   const ids = definitions.map(rollupId);
-  if (definitions.length === 0) return ids;
-  await withTenant({ orgId }, async (tx) => {
-    for (const [i, definition] of definitions.entries()) {
-      await tx.$executeRaw`INSERT INTO rollups (org_id, id, name, definition) VALUES (${orgId}, ${ids[i]}, ${definition.name}, ${JSON.stringify(definition)}::jsonb)
-                           ON CONFLICT (org_id, id) DO NOTHING`;
-    }
-  });
+  for (const [i, definition] of definitions.entries()) {
+    await tx.$executeRaw`INSERT INTO rollups (org_id, id, name, definition) VALUES (${orgId}, ${ids[i]}, ${definition.name}, ${JSON.stringify(definition)}::jsonb)
+                         ON CONFLICT (org_id, id) DO NOTHING`;
+  }
   return ids;
 }
 

@@ -170,7 +170,7 @@ function randomCase(next: () => number) {
 
 beforeAll(async () => {
   for (const orgId of Object.keys(ZONES)) {
-    await declareRollups(orgId, definitions);
+    await withTenant({ orgId }, (tx) => declareRollups(tx, orgId, definitions));
     const outcomes = await refreshOrganizationRollups(orgId);
     expect(outcomes.map((o) => [o.name, o.state, o.error]).sort()).toEqual(definitions.map((d) => [d.name, "ready", undefined]).sort());
   }
@@ -233,6 +233,8 @@ describe("rollups", () => {
     expect(afterWrite.stale.length).toBe(definitions.length);
 
     const outcomes = Object.fromEntries((await refreshOrganizationRollups(orgId)).map((o) => [o.name, o]));
+    // Nothing changed since: a second refresh reads nothing.
+    expect((await refreshOrganizationRollups(orgId)).map((o) => o.state)).toEqual(definitions.map(() => "skipped"));
     expect(outcomes.sales_by_location_day.bucketsWritten).toBe(1);
     expect(outcomes.sales_by_channel_category_day.bucketsWritten).toBe(2);
     expect(outcomes.orders_by_day.bucketsWritten).toBe(2);
@@ -246,8 +248,12 @@ describe("rollups", () => {
           SELECT rollup_id, location_id, bucket::text, key::text, measures::text FROM rollup_rows ORDER BY 1, 2, 3, 4`,
       );
     const incremental = await snapshot();
-    await withTenant({ orgId }, (tx) => tx.$executeRaw`DELETE FROM rollup_days`);
-    await withTenant({ orgId }, (tx) => tx.$executeRaw`DELETE FROM rollup_rows`);
+    // A full rebuild: nothing stored, every rollup pending again.
+    await withTenant({ orgId }, async (tx) => {
+      await tx.$executeRaw`DELETE FROM rollup_days`;
+      await tx.$executeRaw`DELETE FROM rollup_rows`;
+      await tx.$executeRaw`UPDATE rollups SET state = 'pending'`;
+    });
     const rebuilt = await refreshOrganizationRollups(orgId);
     expect(rebuilt.every((o) => o.state === "ready" && o.bucketsWritten === o.buckets)).toBe(true);
     expect(await snapshot()).toEqual(incremental);
