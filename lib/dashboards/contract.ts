@@ -3,7 +3,8 @@ import { defineEndpoint } from "@/lib/api/endpoint";
 import { Role } from "@/lib/auth/roles";
 import { pageOf, pageQuery } from "@/lib/pagination";
 
-const EDITORS = ["admin", "general_manager"] as const;
+/** The roles that edit dashboards (drafts, publishing, embeds, versions): the endpoints' access and the policy's isEditor. */
+export const EDITORS = ["admin", "general_manager"] as const satisfies readonly Role[];
 
 export const Slug = z
   .string()
