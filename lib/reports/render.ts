@@ -13,7 +13,7 @@ import { humanize } from "@/lib/dashboards/format";
 import type { EmbedGrant } from "@/lib/dashboards/embeds";
 import { queryDashboard } from "@/lib/dashboards/operations";
 import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "@/lib/dashboards/policy";
-import { queryEmbedded, queryPublic } from "@/lib/dashboards/query";
+import { queryGranted } from "@/lib/dashboards/query";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { dataWidgetIds, pageRegions, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/components/dashboards/widgets/filter-values";
@@ -73,8 +73,8 @@ const IMAGE_TYPES = new Set(["image/png", "image/jpeg"]);
 
 /**
  * Where a report's version and data come from: a signed-in principal, an embed grant or a public link. Each reads
- * through its own query operation (`…/query`, `/embed/query`, `/public/query`), so a report never shows more than the
- * same caller's page.
+ * as its own query does (`…/query`; `/embed/query` and `/public/query` through queryGranted on the same grant), so a
+ * report never shows more than the same caller's page.
  */
 interface ReportSource {
   granted: GrantedDashboard;
@@ -144,7 +144,8 @@ export async function renderEmbedReport(grant: EmbedGrant, request: Omit<ReportR
         granted,
         unpassable: () => new Unavailable(UNAVAILABLE_TO_ANONYMOUS),
         locked: grant.lockedFilters,
-        query: (filters, widgetIds) => queryEmbedded(grant, filters, widgetIds),
+        // The embed's own query on the grant already checked (filters arrive with its locks over them).
+        query: (filters, widgetIds) => queryGranted(granted, "anonymous", filters, widgetIds),
         scopeLine: () => scopeLine("Embedded dashboard", granted.scope, org?.name ?? ""),
       },
       { ...request, dashboardId: grant.dashboardId },
@@ -166,7 +167,7 @@ export async function renderPublicReport(orgSlug: string, dashboardSlug: string,
         granted,
         unpassable: () => new Unavailable(UNAVAILABLE_TO_ANONYMOUS),
         locked: {},
-        query: (filters, widgetIds) => queryPublic(orgSlug, dashboardSlug, filters, widgetIds),
+        query: (filters, widgetIds) => queryGranted(granted, "anonymous", filters, widgetIds),
         scopeLine: () => scopeLine("Public dashboard", granted.scope, org?.name ?? ""),
       },
       { ...request, dashboardId: granted.dashboardId },
