@@ -37,6 +37,7 @@ const DEFAULT_BAND_HEIGHT = 56;
 /** Label, input and the resolved date range under it. */
 const MIN_FILTER_HEIGHT = 100;
 const NO_LOCKS: Record<string, unknown> = {};
+const NO_NOTES: readonly string[] = [];
 
 /**
  * A dashboard on screen: header band, tabs, filter panel, grid and footer band. Filter values
@@ -145,9 +146,9 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     });
   }, []);
   /** What a data widget's figures use for each filter driving it whose box holds text that is not applied. */
-  const unappliedNotes = (widgetId: string): string[] => {
+  const unappliedNotes = (widgetId: string): readonly string[] => {
     const pending = Object.keys(unapplied);
-    if (pending.length === 0) return [];
+    if (pending.length === 0) return NO_NOTES;
     const driving = filtersAffecting(view.widgets, widgetId);
     return pending
       .filter((filterId) => driving.includes(filterId))
@@ -192,6 +193,22 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     setClickNote(null);
   };
 
+  // Props that keep their identity from one render to the next, so a filter change re-renders only the widgets
+  // whose data or state changed (Widget is memoised): every chart re-rendering would rebuild and redraw it.
+  const formatsById = useMemo(() => new Map(view.widgets.map((w) => [w.metadata.id, viewColumnFormats(view, w)])), [view]);
+  const filterHandlers = useMemo(
+    () =>
+      new Map(
+        view.widgets
+          .filter((w) => w.spec.component === "filter")
+          .map((w) => {
+            const id = w.metadata.id;
+            return [id, { onFilterChange: (value: unknown) => changeFilter(id, value), onFilterUnapplied: (text: string | null) => reportUnapplied(id, text) }];
+          }),
+      ),
+    [view, changeFilter, reportUnapplied],
+  );
+
   // The Widget draws its own card, title and loading/empty/error states; the shell only places it.
   const renderWidget = (w: WidgetManifest) => {
     const id = w.metadata.id;
@@ -199,13 +216,12 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
       w.spec.component === "filter"
         ? {
             filterValue: id in filters ? filters[id] : undefined,
-            onFilterChange: (value: unknown) => changeFilter(id, value),
-            onFilterUnapplied: (text: string | null) => reportUnapplied(id, text),
+            ...filterHandlers.get(id),
             locked: id in lockedFilters,
           }
         : {};
-    const notes = isDataWidget(w) && w.spec.component !== "filter" ? unappliedNotes(id) : [];
-    return <Widget widget={w} formats={viewColumnFormats(view, w)} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} {...filterProps} />;
+    const notes = isDataWidget(w) && w.spec.component !== "filter" ? unappliedNotes(id) : NO_NOTES;
+    return <Widget widget={w} formats={formatsById.get(id)} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} {...filterProps} />;
   };
 
   const config = view.manifest.spec.config;

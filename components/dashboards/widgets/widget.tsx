@@ -1,5 +1,6 @@
 "use client";
 
+import { memo } from "react";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
 import type { WidgetResult } from "@/lib/dashboards/contract";
 import type { WidgetManifest } from "@/lib/manifest/schema";
@@ -103,9 +104,10 @@ function Skeleton({ component }: { component: string }) {
 /**
  * One dashboard widget as a card filling the grid cell it is given: a title (metadata.name)
  * and the body drawn by `spec.component`, with skeleton, error, empty and re-query states.
- * Text and image widgets have no card chrome, so header and footer bands show through.
+ * Text and image widgets have no card chrome, so header and footer bands show through. Memoised: the view keeps
+ * each prop's identity while it is unchanged, so a filter change re-renders only the widgets it affects.
  */
-export function Widget(props: WidgetProps): React.JSX.Element {
+export const Widget = memo(function Widget(props: WidgetProps): React.JSX.Element {
   const { widget, loading } = props;
   const component = widget.spec.component;
   const state = widgetState(widget, props.result);
@@ -148,4 +150,4 @@ export function Widget(props: WidgetProps): React.JSX.Element {
       )}
     </section>
   );
-}
+});

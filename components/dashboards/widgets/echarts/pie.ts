@@ -1,0 +1,7 @@
+// A pie chart: its series alone.
+// `use` under another name: it is ECharts' module registry, not the React hook the linter takes it for.
+import { use as register } from "echarts/core";
+import { PieChart } from "echarts/charts";
+import "./core";
+
+register([PieChart]);
