@@ -1,4 +1,4 @@
-import { CHART_TYPES, withoutUnsafeParts } from "@/lib/manifest/echarts-option";
+import { CHART_TYPES, withoutUnsafeParts } from "@/lib/manifest/echarts-option-allow-list";
 import { resolveFormat } from "@/lib/manifest/value-format";
 import type { ColumnFormats } from "./column-formats";
 import { formatCompact, formatNumber, formatValue, humanize, toNumber } from "./format";

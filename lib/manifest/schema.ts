@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Role } from "@/lib/auth/roles";
-import { CHART_TYPES, echartsOptionProblems } from "./echarts-option";
+import { CHART_TYPES, echartsOptionProblems } from "./echarts-option-allow-list";
 import { ValueFormat } from "./value-format";
 
 /**
@@ -8,7 +8,7 @@ import { ValueFormat } from "./value-format";
  * single source of the manifest format: validation, TypeScript types and the JSON
  * Schema served to editors all come from here. Objects are strict so a typo in a key
  * is reported instead of silently ignored; `display.echarts.option` is the one open
- * object, checked against the allow-list in ./echarts-option.ts.
+ * object, checked against the allow-list in ./echarts-option-allow-list.ts.
  */
 
 /** Widget, tab and dataset ids: referenced from tabs, filters, bindings and URLs. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { echartsOptionProblems, formatterProblem, withoutUnsafeParts } from "./echarts-option";
+import { echartsOptionProblems, formatterProblem, withoutUnsafeParts } from "./echarts-option-allow-list";
 import { parseDashboardYaml } from "./parse";
 
 const messages = (option: Record<string, unknown>) => echartsOptionProblems(option).map((p) => `${p.path.join(".")}: ${p.message}`);
