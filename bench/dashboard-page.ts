@@ -8,8 +8,9 @@
 //  - main-thread long tasks (> 50 ms) during each: their sum and the longest.
 // Baselines measured in the same run, so a loaded machine shows in both: the dashboard list page of the same server
 // (same layout and framework chunks, no widgets), and with `--against URL` another build (e.g. main before a change)
-// on the same data, its runs interleaved with these. `--profile` adds a CPU profile of one navigation and one filter
-// change, its main-thread time attributed to the libraries of the chunks it ran in (docs/dashboards.md, "Page speed").
+// on the same data, its runs interleaved with these. `--profile` then records one navigation and one filter change of
+// each build: the kinds of work inside long tasks (Chromium trace) and script time by the library of the chunk it ran
+// in (CPU profile); both files are kept in test-results/ (docs/dashboards-viewer.md, "Benchmark").
 // Each run uses filter values no earlier run used, so the server's short result cache never answers.
 import { mkdir, writeFile } from "node:fs/promises";
 import { chromium, type Browser, type Page } from "playwright";
@@ -182,7 +183,7 @@ const WORK: [string, RegExp][] = [
  * Main-thread time of one action, attributed twice: from a Chromium trace, the long tasks (> 50 ms) and what kind of
  * work filled them; from a CPU profile, script time by the library of the chunk each sampled function lives in.
  */
-async function profiled(page: Page, label: string, action: () => Promise<void>): Promise<void> {
+async function profiled(page: Page, build: string, label: string, action: () => Promise<void>): Promise<void> {
   const browser = page.context().browser()!;
   await browser.startTracing(page, { categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"] });
   const cdp = await page.context().newCDPSession(page);
@@ -192,10 +193,10 @@ async function profiled(page: Page, label: string, action: () => Promise<void>):
   await action();
   const { profile } = (await cdp.send("Profiler.stop")) as unknown as { profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] } };
   await cdp.detach();
-  await writeFile(`test-results/dashboard-page-${label.replace(/\W+/g, "-")}.cpuprofile`, JSON.stringify(profile));
+  await writeFile(`test-results/dashboard-page-${`${build} ${label}`.replace(/\W+/g, "-")}.cpuprofile`, JSON.stringify(profile));
   const raw = await browser.stopTracing();
   // Kept for a closer look in Chrome DevTools' Performance panel (Load profile).
-  const file = `test-results/dashboard-page-${label.replace(/\W+/g, "-")}.trace.json`;
+  const file = `test-results/dashboard-page-${`${build} ${label}`.replace(/\W+/g, "-")}.trace.json`;
   await mkdir("test-results", { recursive: true });
   await writeFile(file, raw);
   console.log(`  trace: ${file}`);
@@ -302,14 +303,14 @@ export default async function bench(args: string[]): Promise<void> {
   if (args.includes("--profile")) {
     for (const { name, base: url, page } of pages) {
       console.log(`main-thread profile, ${name}:`);
-      await profiled(page, "navigation", async () => {
+      await profiled(page, name, "navigation", async () => {
         await page.goto(`${url}${SAMPLE}?f.date=${encodeURIComponent(dateFor(runs + 1, salt))}`);
         await page.evaluate(() => (window as unknown as Probe).__settle());
       });
       await page.locator('section[data-widget-id="location_filter"]').getByRole("button", { name: "Locations" }).click();
       const box = page.getByRole("checkbox", { name: LOCATIONS[0] });
       await box.waitFor();
-      await profiled(page, "location change", async () => {
+      await profiled(page, name, "location change", async () => {
         await box.evaluate(async (input) => {
           const w = window as unknown as Probe;
           const done = w.__settle(performance.now());
