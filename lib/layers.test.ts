@@ -168,8 +168,8 @@ describe("document rooms", () => {
     const upward = ['import { searchDocuments } from "@/lib/documents/search/search";', 'export { x } from "../files/upload";', 'await import("@/lib/documents/operations");', 'import "@/lib/documents/demo";'];
     for (const line of upward) expect(documentArrowsUp(indexing, line), line).toHaveLength(1);
     expect(documentArrowsUp(path.join(DOCUMENTS, "files", "probe.ts"), 'import { locatePassage } from "../search/page-locator";')).toHaveLength(1);
-    expect(documentArrowsUp(path.join(DOCUMENTS, "record.ts"), 'import { indexJobRunning } from "./indexing/index-document";')).toHaveLength(1);
-    const downward = ['import { extractAndChunk } from "../extract/offthread-client";', 'import { toDocumentRecord } from "../record";', 'import type { DocumentType } from "@/lib/documents/file-types";', 'import { StoreSchedule } from "./store-schedule";', 'import { log } from "@/lib/log";'];
+    expect(documentArrowsUp(path.join(DOCUMENTS, "document-record.ts"), 'import { indexJobRunning } from "./indexing/index-document";')).toHaveLength(1);
+    const downward = ['import { extractAndChunk } from "../extract/offthread-client";', 'import { toDocumentRecord } from "../document-record";', 'import type { DocumentType } from "@/lib/documents/file-types";', 'import { StoreSchedule } from "./store-schedule";', 'import { log } from "@/lib/log";'];
     for (const line of downward) expect(documentArrowsUp(indexing, line), line).toEqual([]);
   });
 });

@@ -15,7 +15,7 @@ import { dashboardRollups } from "@/lib/rollups/definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { declareRollups } from "@/lib/rollups/registry";
 import { assertMayPublish, isEditor } from "./policy";
-import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./records";
+import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./dashboard-record";
 
 export function validOr422(specYaml: string) {
   const parsed = parseManifest(specYaml);

@@ -11,7 +11,7 @@ import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
 import { storedPlatform } from "./policy";
-import { findDashboardOr404, publishedVersionOf } from "./records";
+import { findDashboardOr404, publishedVersionOf } from "./dashboard-record";
 
 // Embed tokens are HS256 with their own derived key and audience: never valid as bearer tokens (those are asymmetric).
 const AUDIENCE = "quarry-embed";

@@ -7,7 +7,7 @@ import type { DashboardRecord, WidgetResults } from "./contract";
 import { clickContext } from "./interactions";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
 import { audienceOf, grantedTimeZone, queryGranted } from "./query";
-import { findDashboardOr404, publishedVersionOf, toRecord } from "./records";
+import { findDashboardOr404, publishedVersionOf, toRecord } from "./dashboard-record";
 import { withTenant } from "@/lib/db/tenant";
 import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 

@@ -17,7 +17,7 @@ import { SQL_ALLOW_LIST } from "./manifest";
 import { diffManifests } from "./manifest-diff";
 import type { ApplyBody, ApplyResult, ManifestFile, Plan, PlanBase, PlanBody, PlanCheck, PlanError, PlanItem } from "./plan-contract";
 import { assertMayPublish, principalScope } from "./policy";
-import type { DashboardRow } from "./records";
+import type { DashboardRow } from "./dashboard-record";
 import { forgetDashboardResults } from "./result-cache";
 
 /**

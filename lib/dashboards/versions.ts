@@ -7,7 +7,7 @@ import { VersionSource, type DashboardRecord } from "./contract";
 import { publishDraft, recordOf, validOr422 } from "./dashboards";
 import { diffManifests } from "./manifest-diff";
 import { assertMayPublish } from "./policy";
-import { findDashboardOr404, type DashboardRow } from "./records";
+import { findDashboardOr404, type DashboardRow } from "./dashboard-record";
 import { forgetDashboardResults } from "./result-cache";
 import type { ManifestDiff, VersionRef, VersionSummary } from "./versions-contract";
 

@@ -11,7 +11,7 @@ import { newId } from "@/lib/ids";
 import { objectStorage } from "@/lib/storage/provider";
 import type { CreateDocumentBody, ListDocumentsQuery } from "../contract";
 import { DOCUMENT_EXTENSIONS, DOCUMENT_TYPES, allowedTypesText, declaredTypeFits, extensionOf, isDocumentType, sanitizeFilename, type DocumentType } from "../file-types";
-import { toDocumentRecord } from "../record";
+import { toDocumentRecord } from "../document-record";
 
 /** Types and size limit an upload must meet, for clients to check before sending. */
 export function uploadConstraints() {

@@ -15,7 +15,7 @@ import { indexJobRunning } from "../indexing/index-document";
 import { markIndexRequested, sendIndexJob } from "../indexing/index-jobs";
 import { newId } from "@/lib/ids";
 import { indexOnUpload } from "@/lib/organizations/settings";
-import { newStorageKey, toDocumentRecord } from "../record";
+import { newStorageKey, toDocumentRecord } from "../document-record";
 
 export interface UploadRequest {
   body: ReadableStream<Uint8Array> | null;

@@ -12,7 +12,7 @@ import type { DocumentChunk } from "../extract/chunk";
 import { ExtractionError } from "../extract/types";
 import { extractAndChunk } from "../extract/offthread-client";
 import type { DocumentType } from "../file-types";
-import { toDocumentRecord } from "../record";
+import { toDocumentRecord } from "../document-record";
 import type { ChunkCopyRow } from "./chunk-copy";
 import { StoreSchedule, type ScheduledBatch } from "./store-schedule";
 import { JobLostError, storeChunks } from "./store-chunks";

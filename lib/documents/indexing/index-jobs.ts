@@ -10,7 +10,7 @@ import { log } from "@/lib/log";
 import { getQueue } from "@/lib/notifications/pipeline/queue";
 import { startEmbeddedHousekeeping } from "./housekeeping";
 import { INDEX_TIMEOUT_MS, IndexBusy, RequestNotPending, indexDocument, indexJobRunning, liveRunSql } from "./index-document";
-import { toDocumentRecord } from "../record";
+import { toDocumentRecord } from "../document-record";
 
 /**
  * Indexing as a job (issue 28 §1, docs/search.md "Index jobs"). A document's pending index request lives on

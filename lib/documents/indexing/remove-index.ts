@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/auth/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound, conflict } from "@/lib/errors";
 import { indexJobRunning } from "./index-document";
-import { toDocumentRecord } from "../record";
+import { toDocumentRecord } from "../document-record";
 
 /**
  * Deletes every chunk of the document and clears its index fields; the
