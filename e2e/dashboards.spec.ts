@@ -25,6 +25,14 @@ async function allSettled(page: Page) {
   await expect(page.locator('section[data-widget-id][data-state="skeleton"], section[data-widget-id][data-state="loading"]')).toHaveCount(0);
 }
 
+/** Each chart has drawn: scrolled to first, since a chart starts only when it comes near the viewport (issue 31 §5). */
+async function expectCharts(page: Page, ids: string[]) {
+  for (const id of ids) {
+    await widget(page, id).scrollIntoViewIfNeeded();
+    await expect(widget(page, id).locator("canvas").first()).toBeVisible();
+  }
+}
+
 const isQuery = (response: Response) => response.url().endsWith("/query") && response.request().method() === "POST";
 
 test.describe.configure({ mode: "serial" });
@@ -40,7 +48,7 @@ test("the list opens the seeded dashboard, and every component type renders with
 
   // Overview tab: KPIs and charts (line, bar, pie, gauge), header and footer bands, both filters.
   for (const id of ["revenue_kpi", "orders_kpi", "margin_kpi", "target_kpi"]) await expect(widget(page, id).locator("output")).not.toHaveText("");
-  for (const id of ["revenue_trend", "revenue_by_location", "channel_mix", "margin_gauge"]) await expect(widget(page, id).locator("canvas").first()).toBeVisible();
+  await expectCharts(page, ["revenue_trend", "revenue_by_location", "channel_mix", "margin_gauge"]);
   await expect(page.getByTestId("dashboard-header")).toContainText("Sales overview");
   await expect(page.getByTestId("dashboard-footer")).toContainText("Targets are monthly");
   await expect(widget(page, "date").locator("input[type=text]")).toHaveValue("last month");
@@ -51,7 +59,7 @@ test("the list opens the seeded dashboard, and every component type renders with
   await page.getByRole("tab", { name: "Analysis" }).click();
   await expect(page).toHaveURL(/tab=analysis/);
   await allSettled(page);
-  for (const id of ["weekday_heatmap", "category_radar", "order_scatter"]) await expect(widget(page, id).locator("canvas").first()).toBeVisible();
+  await expectCharts(page, ["weekday_heatmap", "category_radar", "order_scatter"]);
   await expect(widget(page, "location_table").locator("table tbody tr").first()).toBeVisible();
   await expect(widget(page, "channel_totals").locator("table tbody tr").first()).toBeVisible();
   await expect(widget(page, "order_grid").locator(".tabulator-row").first()).toBeVisible();
