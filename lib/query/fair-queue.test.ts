@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FairQueue, QueueDeadline } from "./fair-queue";
 
 /** A piece of work that ends when told to, recording when it started. */
@@ -74,5 +74,17 @@ describe("FairQueue", () => {
     const queue = new FairQueue({ total: 1, perKey: 1, deadlineMs: 1_000 });
     await expect(queue.run("a", async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     await expect(queue.run("a", async () => "ran")).resolves.toBe("ran");
+  });
+});
+
+describe("QueueDeadline", () => {
+  it("is recognised by every copy of the module, as Next.js bundles it more than once", async () => {
+    vi.resetModules();
+    const other = await import("./fair-queue");
+    expect(other.QueueDeadline).not.toBe(QueueDeadline);
+    expect(new other.QueueDeadline(5)).toBeInstanceOf(QueueDeadline);
+    expect(new QueueDeadline(5)).toBeInstanceOf(other.QueueDeadline);
+    expect(new Error("waited 5 ms for a slot")).not.toBeInstanceOf(QueueDeadline);
+    expect(null).not.toBeInstanceOf(QueueDeadline);
   });
 });

@@ -9,10 +9,23 @@
  * In memory on purpose: it bounds this process's connections, which no other process shares; each
  * replica has its own pool and its own queue.
  */
+const DEADLINE_BRAND = Symbol.for("quarry.QueueDeadline");
+
 export class QueueDeadline extends Error {
+  readonly [DEADLINE_BRAND] = true;
+
   constructor(readonly waitedMs: number) {
     super(`waited ${waitedMs} ms for a slot`);
     this.name = "QueueDeadline";
+  }
+
+  /**
+   * Next.js bundles this module more than once (route handlers, instrumentation, the worker) while the queues are
+   * process singletons: a queue made by one copy throws that copy's class, which another copy's `instanceof` would
+   * not recognise (an export answered 500 instead of 503 that way). Every copy's error carries the same brand.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as { [DEADLINE_BRAND]?: unknown })[DEADLINE_BRAND] === true;
   }
 }
 
