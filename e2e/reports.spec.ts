@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { expect, test } from "@playwright/test";
+import { sameOrigin } from "./same-origin";
 
 /** The bundled sample, loaded at the demo start (lib/dashboards/demo.ts). */
 const SAMPLE = "/dashboards/custom/sample-sales";
@@ -34,4 +35,30 @@ test("Download PNG downloads an image of the tab on screen", async ({ page }) =>
   const bytes = fs.readFileSync(await download.path());
   expect(bytes.subarray(1, 4).toString("latin1")).toBe("PNG");
   expect(bytes.length).toBeGreaterThan(20_000);
+});
+
+test("an embed offers the downloads its manifest allows, and its PDF is what the embed shows", async ({ page, browser }) => {
+  // A copy of the sample that offers PDF downloads on pages without a sign-in (platform.downloads), published and embedded.
+  const slug = `downloads-${Date.now().toString(36)}`;
+  const sample = await page.request.get("/api/v1/custom-dashboards/sample-sales");
+  const yaml = ((await sample.json()) as { spec_yaml: string }).spec_yaml.replace(/^( {2}allow_embed: .*)$/m, "  allow_embed: true\n  downloads: { pdf: true }");
+  const created = await page.request.post("/api/v1/custom-dashboards", { headers: sameOrigin(), data: { name: "Downloadable sales", slug, spec_yaml: yaml } });
+  expect(created.status()).toBe(201);
+  expect((await page.request.post(`/api/v1/custom-dashboards/${slug}/publish`, { headers: sameOrigin() })).status()).toBe(200);
+  const embed = await page.request.post(`/api/v1/custom-dashboards/${slug}/embed`, { headers: sameOrigin(), data: { expires_in: 3600, locked_filters: { location_filter: ["loc_acme_bos"] } } });
+  expect(embed.status()).toBe(201);
+  const { url } = (await embed.json()) as { url: string };
+
+  // A visitor without a session, as in a partner's iframe.
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  const visitor = await context.newPage();
+  await visitor.goto(new URL(url, "http://x").pathname);
+  await expect(visitor.getByTestId("embed")).toBeVisible();
+  await expect(visitor.getByTestId("download-png")).toHaveCount(0);
+  const [download] = await Promise.all([visitor.waitForEvent("download"), visitor.getByTestId("download-pdf").click()]);
+  const text = execFileSync("pdftotext", [await download.path(), "-"], { encoding: "utf8" }).replace(/\s+/g, " ");
+  expect(text).toContain("Downloadable sales");
+  // The grant's locked location, as the embed shows it.
+  expect(text).toContain("Locations: Boston Back Bay");
+  await context.close();
 });
