@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { Endpoint } from "@/lib/api/endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 import { fillPath } from "@/lib/path-template";
 
 /*

@@ -1,5 +1,5 @@
 import useSWR, { type SWRConfiguration } from "swr";
-import type { Endpoint } from "@/lib/api/endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 import { listDashboards } from "@/lib/dashboards/contract";
 import { listDocuments, type DocumentStatus } from "@/lib/documents/contract";
 import { getEmbeddingConfig } from "@/lib/documents/indexing-contract";

@@ -6,7 +6,7 @@ import { requiredScopes } from "@/lib/auth/api-key-scopes";
 import { allows, type Principal } from "@/lib/auth/roles";
 import { Invalid, forbidden, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { toJsonValue } from "@/lib/json";
-import type { Endpoint } from "@/lib/api/endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 
 // [T] keeps the check from distributing over `undefined` (an endpoint without that part).
 type Out<T> = [T] extends [z.ZodType] ? z.output<T> : undefined;

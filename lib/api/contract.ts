@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "./endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 
 export const openApiDocument = defineEndpoint({
   method: "get",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { requiredScopes } from "@/lib/auth/api-key-scopes";
-import type { Endpoint } from "./endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 import { ENDPOINTS } from "./registry";
 
 type JsonSchema = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { REGISTRY_FILE, loadRouteModules, renderRegistry } from "@/scripts/generate-routes";
-import type { Endpoint } from "./endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 import { ENDPOINTS } from "./registry";
 
 describe("route files and the endpoint registry", () => {

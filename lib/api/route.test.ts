@@ -5,7 +5,7 @@ import { GET as unknownPath, POST as unknownPathPost } from "@/app/api/[...path]
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import type { Role } from "@/lib/auth/roles";
 import { tokenFor, call } from "@/test/helpers";
-import { defineEndpoint, type Endpoint } from "./endpoint";
+import { defineEndpoint, type Endpoint } from "@/lib/endpoint";
 import { defineOperation, type OperationContext } from "@/lib/operation";
 import { route as serve } from "./route";
 

@@ -11,7 +11,7 @@ import { JsonTooDeep, parseJsonInput } from "@/lib/json";
 import { log } from "@/lib/log";
 import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "@/lib/operation";
 import { callerAddress } from "@/lib/security/caller";
-import type { Endpoint, SharedRateLimit } from "./endpoint";
+import type { Endpoint, SharedRateLimit } from "@/lib/endpoint";
 import { asDomainError, domainErrorResponse } from "./errors";
 import { enforceLimit } from "@/lib/security/rate-limit";
 import { assertSameOrigin } from "./same-origin";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 
 export const UserIdParams = z.object({ id: z.string().min(1).max(200).describe("user id") });
 

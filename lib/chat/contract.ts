@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 
 /** The retrieval query is the last user message; the document search accepts at most this many characters. */
 export const MAX_QUESTION_CHARS = 4000;

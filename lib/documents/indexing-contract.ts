@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 import { IdParams, DocumentRecord, DocumentStatus } from "./contract";
 
 /** An embedding model's name, as indexing and search take it. */

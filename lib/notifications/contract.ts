@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { pageOf, pageQuery } from "@/lib/pagination";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 import { MAX_IMAGE_ORIGINS, normalizeImageOrigin } from "@/lib/security/image-origins";
 
 const tags = ["Organization"];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 import { Role } from "@/lib/auth/roles";
 import { pageOf, pageQuery } from "@/lib/pagination";
 

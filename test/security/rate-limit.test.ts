@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineEndpoint } from "@/lib/api/endpoint";
+import { defineEndpoint } from "@/lib/endpoint";
 import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
 import { defineOperation } from "@/lib/operation";
 import { route } from "@/lib/api/route";

@@ -1,4 +1,4 @@
-import type { Endpoint } from "@/lib/api/endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 import type { call } from "@/test/helpers";
 import { loadRouteModules } from "@/scripts/generate-routes";
 

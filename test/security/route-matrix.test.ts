@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Endpoint } from "@/lib/api/endpoint";
+import type { Endpoint } from "@/lib/endpoint";
 import { ENDPOINTS } from "@/lib/api/registry";
 import { Role } from "@/lib/auth/roles";
 
