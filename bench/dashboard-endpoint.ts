@@ -25,9 +25,14 @@ import { refreshOrganizationRollups } from "@/lib/rollups/build";
 import { dashboardRollups } from "@/lib/rollups/definition";
 import { freshRollups } from "@/lib/rollups/registry";
 import type { BuiltRollup } from "@/lib/rollups/route";
-import { compileSharedWarehouseStatements, compileWarehouseStatements, loadSampleDashboard } from "./lib/sample-statements";
+import { runReadOnlyBatch } from "@/lib/query/execute";
+import { runWidgetQuery, sharedScans } from "@/lib/query/run";
+import { compileSharedWarehouseStatements, compileWarehouseStatements, loadSampleDashboard, rollupAnsweredWidgets, warehouseWidgets } from "./lib/sample-statements";
+
 import { benchEngines } from "./lib/scratch-db";
 import { withSeededDb } from "./lib/seeded-db";
+
+const warehouseWidgetIds = (dashboard: ReturnType<typeof loadSampleDashboard>["dashboard"]) => warehouseWidgets(dashboard).map((w) => w.metadata.id);
 
 const WARM_REQUESTS = 200;
 const WARM_FILTERS = 8;
@@ -163,6 +168,11 @@ async function run(db: Database, engine: "pglite" | "postgres", scales: number[]
       console.log(`    bare SQL p50, shared scans              ${bare.shared.toFixed(1).padStart(8)} ms  (${bare.sharedCount} statements for the same widgets, from the tables)`);
       if (bare.rollup !== undefined) {
         console.log(`    bare SQL p50, shared scans on rollups   ${bare.rollup.toFixed(1).padStart(8)} ms  (${bare.rollupCount} statements, widgets a rollup answers read it)`);
+        console.log(
+          `      of which the ${bare.answered} widgets a rollup answers: ${bare.answeredOnRollups!.toFixed(1)} ms from rollups vs ${bare.answeredOnTables!.toFixed(1)} ms from the tables (shared scans both ways); the others ${bare.others!.toFixed(1)} ms`,
+        );
+        const exact = await exactness(dashboard, timeZone, rollups, Array.from({ length: 4 }, () => dateFilter(day++)));
+        console.log(`    exactness: ${exact.equal}/${exact.compared} widget answers from rollups equal to the tables' (${exact.routed} of them from a rollup; 4 date filters x 2 scopes)`);
       }
 
       for (const mode of modes) {
@@ -191,6 +201,38 @@ async function run(db: Database, engine: "pglite" | "postgres", scales: number[]
 }
 
 /**
+ * Every data widget answered with the rollups and from the tables, as the endpoint runs them (one batch,
+ * shared scans), for each filter value, unscoped and under a three-location scope: how many answers are equal.
+ */
+async function exactness(dashboard: ReturnType<typeof loadSampleDashboard>["dashboard"], timeZone: string, rollups: readonly BuiltRollup[], filterSets: Record<string, unknown>[]) {
+  const widgets = dashboard.widgets.filter((w) => w.spec.data).map((w) => w.metadata.id);
+  const answers = async (scope: { orgId: string; locationIds?: string[] }, filterValues: Record<string, unknown>, using: readonly BuiltRollup[]) => {
+    const base = { scope, dashboard, filterValues, now: new Date(), timeZone, rollups: using };
+    const shared = sharedScans(widgets.map((widgetId) => ({ ...base, widgetId })));
+    const out = new Map<string, { rows: unknown[]; source?: { kind: string } }>();
+    await runReadOnlyBatch(scope, widgets, { timeZone, transactionTimeoutMs: 600_000, statementTimeoutMs: 600_000 }, async (widgetId, runner) => {
+      out.set(widgetId, await runWidgetQuery({ ...base, widgetId, runner, shared, statementTimeoutMs: 600_000 }));
+    });
+    return out;
+  };
+  let compared = 0;
+  let equal = 0;
+  let routed = 0;
+  for (const scope of [{ orgId: "org_acme" }, { orgId: "org_acme", locationIds: ["loc_acme_nyc", "loc_acme_bos", "loc_acme_chi"] }]) {
+    for (const filters of filterSets) {
+      const [tables, fromRollups] = [await answers(scope, filters, []), await answers(scope, filters, rollups)];
+      for (const id of widgets) {
+        compared++;
+        if (JSON.stringify(tables.get(id)?.rows) === JSON.stringify(fromRollups.get(id)?.rows)) equal++;
+        else console.log(`    NOT EQUAL: widget ${id}, ${JSON.stringify({ scope, filters })}`);
+        if (fromRollups.get(id)?.source?.kind === "rollup") routed++;
+      }
+    }
+  }
+  return { compared, equal, routed };
+}
+
+/**
  * The sample's warehouse widget statements for `samples` new filter values, under RLS in one reader
  * transaction each, written both ways (one per widget; shared scans): p50 in ms of each.
  */
@@ -206,6 +248,10 @@ async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashbo
   const perWidget: number[] = [];
   const shared: number[] = [];
   const onRollups: number[] = [];
+  const answeredOnRollups: number[] = [];
+  const answeredOnTables: number[] = [];
+  const others: number[] = [];
+  let answered = 0;
   let perWidgetCount = 0;
   let sharedCount = 0;
   let rollupCount = 0;
@@ -221,7 +267,25 @@ async function bareSql(dashboard: ReturnType<typeof loadSampleDashboard>["dashbo
       const routed = compileSharedWarehouseStatements(dashboard, filters, clock, scope, rollups);
       rollupCount = routed.length;
       onRollups.push(await timed(routed));
+      const answers = rollupAnsweredWidgets(dashboard, filters, clock, rollups);
+      const rest = new Set(warehouseWidgetIds(dashboard).filter((id) => !answers.has(id)));
+      answered = answers.size;
+      answeredOnRollups.push(await timed(compileSharedWarehouseStatements(dashboard, filters, clock, scope, rollups, answers)));
+      answeredOnTables.push(await timed(compileSharedWarehouseStatements(dashboard, filters, clock, scope, [], answers)));
+      others.push(await timed(compileSharedWarehouseStatements(dashboard, filters, clock, scope, [], rest)));
     }
   }
-  return { perWidget: pct(perWidget, 50), perWidgetCount, shared: pct(shared, 50), sharedCount, rollup: onRollups.length > 0 ? pct(onRollups, 50) : undefined, rollupCount };
+  const p50 = (xs: number[]) => (xs.length > 0 ? pct(xs, 50) : undefined);
+  return {
+    perWidget: pct(perWidget, 50),
+    perWidgetCount,
+    shared: pct(shared, 50),
+    sharedCount,
+    rollup: p50(onRollups),
+    rollupCount,
+    answered,
+    answeredOnRollups: p50(answeredOnRollups),
+    answeredOnTables: p50(answeredOnTables),
+    others: p50(others),
+  };
 }

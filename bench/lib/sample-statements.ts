@@ -36,10 +36,16 @@ export function compileSharedWarehouseStatements(
   clock: { now: Date; timeZone: string },
   scope: { orgId: string },
   rollups: readonly BuiltRollup[] = [],
+  only?: ReadonlySet<string>,
 ) {
-  const widgets = warehouseWidgets(dashboard);
+  const widgets = warehouseWidgets(dashboard).filter((w) => !only || only.has(w.metadata.id));
   const shared = sharedScans(widgets.map((w) => ({ scope, dashboard, filterValues, ...clock, widgetId: w.metadata.id, rollups })));
   return [...shared.statements, ...widgets.filter((w) => !shared.shares(w.metadata.id)).map((w) => compileWidget(dashboard, w, filterValues, clock, rollups))];
+}
+
+/** The warehouse widgets one of `rollups` answers under these filter values. */
+export function rollupAnsweredWidgets(dashboard: ParsedDashboard, filterValues: Record<string, unknown>, clock: { now: Date; timeZone: string }, rollups: readonly BuiltRollup[]): Set<string> {
+  return new Set(warehouseWidgets(dashboard).filter((w) => routeSelection(widgetSelection(dashboard, w, filterValues, clock), rollups)).map((w) => w.metadata.id));
 }
 
 function compileWidget(
@@ -49,12 +55,16 @@ function compileWidget(
   clock: { now: Date; timeZone: string },
   rollups: readonly BuiltRollup[],
 ) {
+  const selection = widgetSelection(dashboard, w, filterValues, clock);
+  return compileSelection(routeSelection(selection, rollups)?.selection ?? selection);
+}
+
+function widgetSelection(dashboard: ParsedDashboard, w: ReturnType<typeof warehouseWidgets>[number], filterValues: Record<string, unknown>, clock: { now: Date; timeZone: string }) {
   const data = w.spec.data!;
   const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi!)!.dataset : dashboard.datasets.get(data.dataset!)!;
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const filters = widgetConditions(dashboard.widgets, w, filterValues)
     .filter((c) => fields.has(c.field))
     .map((c) => ({ field: c.field, predicate: toPredicate(c, clock) }));
-  const selection = selectDataset(dataset, { columns: data.columns, filters, limit: DEFAULT_ROW_CAP + 1 });
-  return compileSelection(routeSelection(selection, rollups)?.selection ?? selection);
+  return selectDataset(dataset, { columns: data.columns, filters, limit: DEFAULT_ROW_CAP + 1 });
 }

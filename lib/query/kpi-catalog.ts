@@ -70,10 +70,14 @@ const definitions: KpiDefinition[] = [
     description: "Revenue of whole months (value) and the monthly sales targets of the same months and locations (target).",
     dataset: {
       id: "revenue_vs_target",
-      query: `SELECT t.location_id, t.month, t.target_amount, COALESCE(a.amount, 0) AS amount
+      // Each target's month of orders is summed by a correlated subquery (an index range of orders), not by
+      // joining a grouping of every order: the widget's month condition reaches sales_targets, so a request
+      // sums the orders of the months it shows instead of all 24 (docs/performance.md, issue 31).
+      query: `SELECT t.location_id, t.month, t.target_amount,
+                     COALESCE((SELECT sum(o.amount) FROM orders o
+                               WHERE o.location_id = t.location_id AND o.order_date >= t.month
+                                 AND o.order_date < (t.month + interval '1 month')::date), 0) AS amount
               FROM sales_targets t
-              LEFT JOIN (SELECT location_id, date_trunc('month', order_date)::date AS month, sum(amount) AS amount
-                         FROM orders GROUP BY 1, 2) a ON a.location_id = t.location_id AND a.month = t.month
               WHERE t.month <= current_date`,
       dimensions: [
         // Targets are monthly, so the date dimension is the first day of the month.

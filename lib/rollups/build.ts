@@ -1,7 +1,7 @@
 import "server-only";
 import crypto from "node:crypto";
 import { findOrganization } from "@/lib/auth/directory";
-import { withTenant } from "@/lib/db/tenant";
+import { type TenantTx, withTenant } from "@/lib/db/tenant";
 import { SqlParams } from "@/lib/query/filters";
 import { asJsonRows } from "@/lib/query/compile";
 import { runReadOnly } from "@/lib/query/execute";
@@ -36,13 +36,6 @@ export interface RefreshOutcome {
   rows: number;
   ms: number;
   error?: string;
-}
-
-/** Refreshes every rollup declared for the organization (the worker's job), each independently. */
-export async function refreshOrganizationRollups(orgId: string): Promise<RefreshOutcome[]> {
-  const outcomes: RefreshOutcome[] = [];
-  for (const { id, definition } of await declaredRollups({ orgId })) outcomes.push(await refreshRollup(orgId, id, definition));
-  return outcomes;
 }
 
 /** The SQL type of each expression, as the source gives it (for reading the rows back as the same types). */
@@ -104,72 +97,107 @@ function fingerprints(rows: readonly AggregateRow[]): Map<string, string> {
   return new Map([...byBucket].map(([bucket, lines]) => [bucket, crypto.createHash("md5").update(lines.sort().join("\n")).digest("hex")]));
 }
 
-/** Builds one rollup, or refreshes it: only buckets whose aggregate changed are rewritten. */
-export async function refreshRollup(orgId: string, id: string, definition: RollupDefinition): Promise<RefreshOutcome> {
-  const started = performance.now();
+interface Read {
+  id: string;
+  definition: RollupDefinition;
+  types: RollupTypes;
+  rows: AggregateRow[];
+  ms: number;
+}
+
+/**
+ * Refreshes every rollup declared for the organization (the worker's job), skipping those still fresh:
+ * each stale one's aggregate is read (as the reader), then all are written in one transaction. One
+ * write matters on the embedded engine: each transaction writing rollup_rows makes the analytics
+ * engines reload their copy of the data before the next widget statement.
+ */
+export async function refreshOrganizationRollups(orgId: string): Promise<RefreshOutcome[]> {
   const timeZone = (await findOrganization(orgId))?.timeZone ?? "UTC";
-  const base = { id, name: definition.name, bucketsWritten: 0, buckets: 0, rows: 0 };
-  // Read before the aggregate: rows written meanwhile make the counter move past it, so the rollup is stale, never wrong.
+  const declared = await declaredRollups({ orgId });
+  // Read before the aggregates: rows written meanwhile make the counter move past it, so a rollup is stale, never wrong.
   const [{ version, fresh }] = await withTenant({ orgId }, (tx) =>
-    tx.$queryRawUnsafe<{ version: string; fresh: boolean }[]>(
+    tx.$queryRawUnsafe<{ version: string; fresh: string[] }[]>(
       `SELECT ${CURRENT_VERSION_SQL}::text AS version,
-              EXISTS (SELECT 1 FROM rollups WHERE id = $1 AND state = 'ready' AND built_version = ${CURRENT_VERSION_SQL} AND time_zone = $2) AS fresh`,
-      id,
+              array(SELECT id FROM rollups WHERE state = 'ready' AND built_version = ${CURRENT_VERSION_SQL} AND time_zone = $1) AS fresh`,
       timeZone,
     ),
   );
-  if (fresh) return { ...base, state: "skipped", ms: performance.now() - started };
-  let types: RollupTypes;
-  let rows: AggregateRow[];
-  try {
-    types = await probeTypes(orgId, definition, timeZone);
-    const statement = aggregateStatement(definition);
-    rows = (await runReadOnly({ orgId }, statement.text, statement.values, { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as unknown as AggregateRow[];
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    await withTenant({ orgId }, (tx) => tx.$executeRaw`UPDATE rollups SET state = 'failed', error = ${message}, built_version = ${version}::bigint WHERE id = ${id}`);
-    return { ...base, state: "failed", ms: performance.now() - started, error: message };
+  const outcomes = new Map<string, RefreshOutcome>();
+  const reads: Read[] = [];
+  const failures: { id: string; name: string; message: string; ms: number }[] = [];
+  for (const { id, definition } of declared) {
+    const base = { id, name: definition.name, bucketsWritten: 0, buckets: 0, rows: 0 };
+    if (fresh.includes(id)) {
+      outcomes.set(id, { ...base, state: "skipped", ms: 0 });
+      continue;
+    }
+    const started = performance.now();
+    try {
+      const types = await probeTypes(orgId, definition, timeZone);
+      const statement = aggregateStatement(definition);
+      const rows = (await runReadOnly({ orgId }, statement.text, statement.values, { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as unknown as AggregateRow[];
+      reads.push({ id, definition, types, rows, ms: performance.now() - started });
+    } catch (error) {
+      failures.push({ id, name: definition.name, message: error instanceof Error ? error.message : String(error), ms: performance.now() - started });
+    }
   }
+  if (reads.length > 0 || failures.length > 0) {
+    await withTenant(
+      { orgId },
+      async (tx) => {
+        for (const f of failures) {
+          await tx.$executeRaw`UPDATE rollups SET state = 'failed', error = ${f.message}, built_version = ${version}::bigint WHERE id = ${f.id}`;
+          outcomes.set(f.id, { id: f.id, name: f.name, state: "failed", bucketsWritten: 0, buckets: 0, rows: 0, ms: f.ms, error: f.message });
+        }
+        for (const read of reads) {
+          const started = performance.now();
+          const written = await writeRollup(tx, orgId, read, version, timeZone);
+          const base = { id: read.id, name: read.definition.name, buckets: written?.buckets ?? 0, rows: read.rows.length, ms: read.ms + performance.now() - started };
+          outcomes.set(read.id, written ? { ...base, state: "ready", bucketsWritten: written.bucketsWritten } : { ...base, state: "skipped", bucketsWritten: 0 });
+        }
+      },
+      { timeoutMs: STATEMENT_TIMEOUT_MS },
+    );
+  }
+  return declared.map(({ id }) => outcomes.get(id)!);
+}
+
+/** Writes one rollup's read: only buckets whose aggregate changed are rewritten; null when a newer refresh wrote it already. */
+async function writeRollup(tx: TenantTx, orgId: string, read: Read, version: string, timeZone: string): Promise<{ bucketsWritten: number; buckets: number } | null> {
+  const { id, rows, types } = read;
   const next = fingerprints(rows);
-  const outcome = await withTenant(
-    { orgId },
-    async (tx) => {
-      // One refresh of a rollup at a time; a later one finds the work done.
-      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${id}))::text`;
-      const [current] = await tx.$queryRaw<{ built_version: string | null; time_zone: string | null }[]>`SELECT built_version::text, time_zone FROM rollups WHERE id = ${id}`;
-      if (!current) return null;
-      if (current.built_version !== null && BigInt(current.built_version) > BigInt(version) && current.time_zone === timeZone) return null;
-      // Days cut in another zone are other days: all of them are rewritten.
-      const stored = current.time_zone === timeZone ? await tx.$queryRaw<{ bucket: string; fingerprint: string }[]>`SELECT bucket::text, fingerprint FROM rollup_days WHERE rollup_id = ${id}` : [];
-      const previous = new Map(stored.map((s) => [s.bucket, s.fingerprint]));
-      const changed = [...next].filter(([bucket, print]) => previous.get(bucket) !== print).map(([bucket]) => bucket);
-      const gone = current.time_zone === timeZone ? [...previous.keys()].filter((bucket) => !next.has(bucket)) : [];
-      const rewrite = [...changed, ...gone];
-      if (current.time_zone !== timeZone) {
-        await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${id}`;
-        await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${id}`;
-      } else if (rewrite.length > 0) {
-        await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${id} AND bucket = ANY (${rewrite}::date[])`;
-        await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${id} AND bucket = ANY (${rewrite}::date[])`;
-      }
-      const wanted = new Set(changed);
-      const inserts = rows.filter((r) => wanted.has(r.b));
-      for (let i = 0; i < inserts.length; i += INSERT_CHUNK) {
-        const chunk = JSON.stringify(inserts.slice(i, i + INSERT_CHUNK));
-        await tx.$executeRaw`INSERT INTO rollup_rows (org_id, rollup_id, location_id, bucket, key, measures)
-                             SELECT ${orgId}, ${id}, r->>'l', (r->>'b')::date, (r->>'k')::jsonb, (r->>'m')::jsonb FROM jsonb_array_elements(${chunk}::jsonb) AS r`;
-      }
-      if (changed.length > 0) {
-        const days = JSON.stringify(changed.map((bucket) => ({ b: bucket, f: next.get(bucket) })));
-        await tx.$executeRaw`INSERT INTO rollup_days (org_id, rollup_id, bucket, fingerprint)
-                             SELECT ${orgId}, ${id}, (d->>'b')::date, d->>'f' FROM jsonb_array_elements(${days}::jsonb) AS d`;
-      }
-      await tx.$executeRaw`UPDATE rollups SET state = 'ready', error = NULL, column_types = ${JSON.stringify(types)}::jsonb, time_zone = ${timeZone},
-                             built_version = ${version}::bigint, built_at = now(), row_count = ${rows.length} WHERE id = ${id}`;
-      return { bucketsWritten: rewrite.length };
-    },
-    { timeoutMs: STATEMENT_TIMEOUT_MS },
-  );
-  if (!outcome) return { ...base, state: "skipped", ms: performance.now() - started };
-  return { ...base, state: "ready", bucketsWritten: outcome.bucketsWritten, buckets: next.size, rows: rows.length, ms: performance.now() - started };
+  // One refresh of a rollup at a time; a later one finds the work done.
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${id}))::text`;
+  const [current] = await tx.$queryRaw<{ built_version: string | null; time_zone: string | null }[]>`SELECT built_version::text, time_zone FROM rollups WHERE id = ${id}`;
+  if (!current) return null;
+  if (current.built_version !== null && BigInt(current.built_version) > BigInt(version) && current.time_zone === timeZone) return null;
+  // Days cut in another zone are other days: all of them are rewritten.
+  const sameZone = current.time_zone === timeZone;
+  const stored = sameZone ? await tx.$queryRaw<{ bucket: string; fingerprint: string }[]>`SELECT bucket::text, fingerprint FROM rollup_days WHERE rollup_id = ${id}` : [];
+  const previous = new Map(stored.map((s) => [s.bucket, s.fingerprint]));
+  const changed = [...next].filter(([bucket, print]) => previous.get(bucket) !== print).map(([bucket]) => bucket);
+  const gone = [...previous.keys()].filter((bucket) => !next.has(bucket));
+  const rewrite = [...changed, ...gone];
+  if (!sameZone) {
+    await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${id}`;
+    await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${id}`;
+  } else if (rewrite.length > 0) {
+    await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${id} AND bucket = ANY (${rewrite}::date[])`;
+    await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${id} AND bucket = ANY (${rewrite}::date[])`;
+  }
+  const wanted = new Set(changed);
+  const inserts = rows.filter((r) => wanted.has(r.b));
+  for (let i = 0; i < inserts.length; i += INSERT_CHUNK) {
+    const chunk = JSON.stringify(inserts.slice(i, i + INSERT_CHUNK));
+    await tx.$executeRaw`INSERT INTO rollup_rows (org_id, rollup_id, location_id, bucket, key, measures)
+                         SELECT ${orgId}, ${id}, r->>'l', (r->>'b')::date, (r->>'k')::jsonb, (r->>'m')::jsonb FROM jsonb_array_elements(${chunk}::jsonb) AS r`;
+  }
+  if (changed.length > 0) {
+    const days = JSON.stringify(changed.map((bucket) => ({ b: bucket, f: next.get(bucket) })));
+    await tx.$executeRaw`INSERT INTO rollup_days (org_id, rollup_id, bucket, fingerprint)
+                         SELECT ${orgId}, ${id}, (d->>'b')::date, d->>'f' FROM jsonb_array_elements(${days}::jsonb) AS d`;
+  }
+  await tx.$executeRaw`UPDATE rollups SET state = 'ready', error = NULL, column_types = ${JSON.stringify(types)}::jsonb, time_zone = ${timeZone},
+                         built_version = ${version}::bigint, built_at = now(), row_count = ${rows.length} WHERE id = ${id}`;
+  return { bucketsWritten: rewrite.length, buckets: next.size };
 }
