@@ -107,9 +107,16 @@ function token(dataDir: string, env: Record<string, string>): string {
 
 async function exercise(base: string, bearer: string): Promise<void> {
   const api = async <T,>(method: string, url: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
+    // A busy engine answers 503 with Retry-After (on a loaded machine too); the viewer waits and asks again, and so does this.
+    for (let attempt = 1; ; attempt++) {
+      const res = await fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (res.status === 503 && attempt < 5) {
+        await sleep(Number(res.headers.get("retry-after") ?? 5) * 1000);
+        continue;
+      }
+      if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as T;
+    }
   };
   const dashboards = await api<{ items: { id: string; slug: string }[] }>("GET", "/api/v1/custom-dashboards");
   const sample = dashboards.items.find((d) => d.slug === "sample-sales") ?? dashboards.items[0];

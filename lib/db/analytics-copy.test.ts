@@ -1,5 +1,5 @@
 import "@/test/embedded-analytics";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { configSingleton } from "@/lib/config";
 import { getDb } from "./client";
 import { withTenant } from "./tenant";
@@ -24,6 +24,10 @@ async function until(condition: () => boolean, ms: number): Promise<void> {
 }
 
 describe("the embedded analytics copy", () => {
+  // The first copy of the data (and on PostgreSQL the reader login) made here, under a hook's limit,
+  // not inside the first test's: on a loaded machine the copy alone can take a minute.
+  beforeAll(() => asReader("SELECT 1"), 300_000);
+
   it("answers with rows and definitions written on the primary just before", async () => {
     const { system } = await getDb();
     expect(await asReader<{ n: number }>("SELECT count(*)::int AS n FROM locations WHERE id = 'loc_acme_copytest'")).toEqual([{ n: 0 }]);
@@ -32,6 +36,13 @@ describe("the embedded analytics copy", () => {
     await system.exec(`CREATE FUNCTION copy_test_answer() RETURNS int LANGUAGE sql AS 'SELECT 42';
       GRANT EXECUTE ON FUNCTION copy_test_answer() TO quarry_reader`);
     expect(await asReader<{ n: number }>("SELECT copy_test_answer() AS n")).toEqual([{ n: 42 }]);
+  }, 120_000);
+
+  it.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("sizes the primary's buffers for its small reads and leaves the analytics engines PGlite's own for warehouse scans", async () => {
+    const { system } = await getDb();
+    const [primary] = await system.query<{ shared_buffers: string }>("SHOW shared_buffers");
+    expect(primary.shared_buffers).toBe("32MB");
+    expect(await asReader<{ shared_buffers: string }>("SHOW shared_buffers")).toEqual([{ shared_buffers: "128MB" }]);
   }, 120_000);
 
   // Engine processes exist only in embedded mode; on PostgreSQL each statement has its own backend.

@@ -13,6 +13,9 @@ import { ReaderLogin } from "./reader-login";
 import { seedDemo } from "./seed";
 import type { SqlRunner } from "./sql";
 
+/** The primary engine's shared_buffers when analytics engines answer dashboards' SQL. */
+const PRIMARY_SHARED_BUFFERS_MB = 32;
+
 export type { PrismaClient };
 
 /**
@@ -90,7 +93,15 @@ async function openDatabase(): Promise<Database> {
   // One process per data folder: a second one refuses to start, naming the holder (lib/db/data-dir-lock.mjs).
   const lock = await lockDataDir(cfg.dataDir);
   const analytics = cfg.database.analyticsCopy ? new AnalyticsCopy(cfg.database.dir, { engines: cfg.database.analyticsEngines, idleMs: cfg.database.analyticsIdleMs }) : undefined;
-  const engine = new EmbeddedEngine({ dataDir: cfg.database.dir, defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS, onStatement: (text) => analytics?.noteStatement(text) });
+  const engine = new EmbeddedEngine({
+    dataDir: cfg.database.dir,
+    defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS,
+    onStatement: (text) => analytics?.noteStatement(text),
+    // With analytics engines beside it the primary serves small reads and writes (sessions, jobs,
+    // documents), not warehouse scans: a quarter of PGlite's 128 MB of buffers, which a page held
+    // once would keep in the always-running process for good (bench/embedded-memory.ts).
+    sharedBuffersMb: analytics ? PRIMARY_SHARED_BUFFERS_MB : undefined,
+  });
   try {
     await engine.start();
     const system = poolRunner(engine.pool);

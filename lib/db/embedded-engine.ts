@@ -36,6 +36,8 @@ export interface EmbeddedEngineOptions {
   niceness?: number;
   /** Sees the text of every statement sent (after it is sent): how the analytics copy learns it is stale. */
   onStatement?: (text: string) => void;
+  /** PostgreSQL's shared_buffers in MB (PGlite's default is 128): pages it caches stay in the process's heap for good. */
+  sharedBuffersMb?: number;
 }
 
 /** PostgreSQL's own error for a statement cut at its time limit, so every caller maps it as on a server. */
@@ -262,7 +264,7 @@ export class EmbeddedEngine {
       // The data folder's lock goes with the engine, which holds it until it exits (lib/db/data-dir-lock.mjs).
       const lock = heldDataDirLock(this.options.dataDir);
       if (lock) child.send({ type: "lock", holder: lock.holder }, lock.server);
-      child.send({ type: "open", dataDir: this.options.dataDir, socketPath: path.join(this.socketDir, ".s.PGSQL.5432") });
+      child.send({ type: "open", dataDir: this.options.dataDir, socketPath: path.join(this.socketDir, ".s.PGSQL.5432"), sharedBuffersMb: this.options.sharedBuffersMb });
     });
   }
 }

@@ -26,7 +26,7 @@ const ORPHAN_GRACE_MS = 5_000;
 /** Set once the supervisor is gone: this engine is closing, and says so to whoever probes the data folder's lock. */
 let stopping = false;
 
-async function open({ dataDir, socketPath }) {
+async function open({ dataDir, socketPath, sharedBuffersMb }) {
   const started = Date.now();
   // PGlite does not create missing parent folders.
   fs.mkdirSync(dataDir, { recursive: true });
@@ -35,7 +35,16 @@ async function open({ dataDir, socketPath }) {
   // an index build over loaded rows takes the parallel path with the leader alone: pgvector then puts the
   // whole HNSW graph in a shared segment of maintenance_work_mem, which can fail to map ("Out of memory"),
   // stays in the wasm heap for good, and built a 13 MB table's index 1.4x slower than private memory did.
-  db = await PGlite.create({ dataDir, extensions: { vector }, startParams: [...PGlite.defaultStartParams, "-c", "max_parallel_maintenance_workers=0"] });
+  db = await PGlite.create({
+    dataDir,
+    extensions: { vector },
+    startParams: [
+      ...PGlite.defaultStartParams,
+      "-c",
+      "max_parallel_maintenance_workers=0",
+      ...(sharedBuffersMb ? ["-c", `shared_buffers=${sharedBuffersMb}MB`] : []),
+    ],
+  });
   openedDir = dataDir;
   server = net.createServer((socket) => serve(socket));
   await new Promise((resolve, reject) => server.once("error", reject).listen(socketPath, resolve));
