@@ -118,7 +118,7 @@ export async function renderDashboardReport(principal: Principal, request: Repor
 }
 
 /** Which downloads a manifest offers on pages without a sign-in (`platform.downloads`; none when it no longer validates). */
-export function offeredDownloads(granted: GrantedDashboard): { pdf: boolean; png: boolean } {
+function offeredDownloads(granted: GrantedDashboard): { pdf: boolean; png: boolean } {
   return granted.parsed.ok ? granted.parsed.value.manifest.platform.downloads : { pdf: false, png: false };
 }
 
