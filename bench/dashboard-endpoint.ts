@@ -21,6 +21,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Database } from "@/lib/db/client";
 import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
 import { withTenant } from "@/lib/db/tenant";
+import { closeQueue } from "@/lib/notifications/pipeline/queue";
 import { refreshOrganizationRollups } from "@/lib/rollups/build";
 import { dashboardRollups } from "@/lib/rollups/definition";
 import { freshRollups } from "@/lib/rollups/registry";
@@ -105,7 +106,16 @@ export default async function bench(args: string[]): Promise<void> {
   if (!["on", "off", "both"].includes(rollupArg)) throw new Error("--rollups takes on, off or both");
   const modes: ("on" | "off")[] = rollupArg === "both" ? ["off", "on"] : [rollupArg as "on" | "off"];
   process.env.QUARRY_RATE_LIMIT_MULTIPLIER = "1000";
-  for (const engine of benchEngines(args)) await withSeededDb(engine, (db) => run(db, engine, scales, concurrencies, cold, modes));
+  for (const engine of benchEngines(args)) {
+    await withSeededDb(engine, async (db) => {
+      try {
+        await run(db, engine, scales, concurrencies, cold, modes);
+      } finally {
+        // A query that found the rollups stale asked the worker for a refresh, which opened the job queue: close it, or the bench never exits.
+        await closeQueue();
+      }
+    });
+  }
 }
 
 /** Builds (or refreshes) acme's rollups and returns the fresh ones, or marks them pending so the tables answer. */
