@@ -62,7 +62,8 @@ test("a report scheduled from the viewer and sent now arrives by e-mail with its
   expect(text).toContain("Manhattan Flagship");
   expect(text).not.toContain("San Francisco Union Sq");
 
-  // The admin list, reached from the top navigation's "Reports", shows it with its last run.
+  // The admin list, reached from the top navigation's "Reports" (the modal dialog closed first), shows it with its last run.
+  await dialog.getByRole("button", { name: "Close" }).click();
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Reports", exact: true }).click();
   await expect(page).toHaveURL(/\/admin\/reports$/);
   await expect(page.getByRole("heading", { level: 1, name: "Scheduled reports" })).toBeVisible();
