@@ -93,6 +93,6 @@ describe("what a page lets a click open", () => {
     const page = await loadEmbed(made.json.token, {});
     if (!page.ok) throw new Error(page.reason);
     expect(page.clicks.drills["admins-only"]).toBeNull();
-    expect(page.session).toEqual({ embedId: made.json.embed_id, dashboardId: made.json.dashboard_id, version: 1, expiresAt: made.json.expires_at, allowedOrigins: ["https://partner.example"] });
+    expect(page.session).toEqual({ embedId: made.json.embed_id, dashboardId: made.json.dashboard_id, version: 1, expiresAt: made.json.expires_at, allowedOrigins: ["https://partner.example"], downloads: { pdf: false, png: false } });
   });
 });
