@@ -10,26 +10,12 @@ import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/e
 import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
-import { storedPlatform } from "./policy";
+import { type EmbedGrant, storedPlatform } from "./policy";
 import { findDashboardOr404, publishedVersionOf } from "./dashboard-record";
 
 // Embed tokens are HS256 with their own derived key and audience: never valid as bearer tokens (those are asymmetric).
 const AUDIENCE = "quarry-embed";
 const embedKey = () => new Uint8Array(deriveKey("embed-token"));
-
-export interface EmbedGrant {
-  embedId: string;
-  orgId: string;
-  dashboardId: string;
-  version: number;
-  lockedFilters: Record<string, unknown>;
-  allowedOrigins: string[];
-  /** The creator's location scope, which the embed's data is read under (empty: every location). */
-  locationIds: string[];
-  expiresAt: Date;
-  /** The report downloads the dashboard's current published manifest offers (`platform.downloads`): an embed's page offers a format only while this says so too. */
-  downloads: { pdf: boolean; png: boolean };
-}
 
 export async function createEmbed(principal: Principal, idOrSlug: string, body: z.output<typeof EmbedBody>) {
   const options = body ?? { locked_filters: {}, expires_in: 24 * 3600, allowed_origins: [] };

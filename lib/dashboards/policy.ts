@@ -6,7 +6,6 @@ import { forbidden, notFound } from "@/lib/errors";
 import { ManifestSource } from "@/lib/manifest/source";
 import { isSeq } from "yaml";
 import { EDITORS } from "./contract";
-import type { EmbedGrant } from "./embeds";
 import { parseManifestCached, servedManifest, type ManifestResult, type ValidManifest } from "./manifest";
 
 /**
@@ -76,6 +75,21 @@ function principalMayOpen(principal: Principal, parsed: ManifestResult, yaml: st
 /** The data scope of a location list as stored with grants and versions (empty: every location). */
 function scopeOf(orgId: string, locationIds: readonly string[] | null | undefined): TenantScope {
   return { orgId, locationIds: locationIds && locationIds.length > 0 ? [...locationIds] : null };
+}
+
+/** What a verified embed token grants (lib/dashboards/embeds.ts signs and verifies it). */
+export interface EmbedGrant {
+  embedId: string;
+  orgId: string;
+  dashboardId: string;
+  version: number;
+  lockedFilters: Record<string, unknown>;
+  allowedOrigins: string[];
+  /** The creator's location scope, which the embed's data is read under (empty: every location). */
+  locationIds: string[];
+  expiresAt: Date;
+  /** The report downloads the dashboard's current published manifest offers (`platform.downloads`): an embed's page offers a format only while this says so too. */
+  downloads: { pdf: boolean; png: boolean };
 }
 
 export const principalScope = (principal: Principal): TenantScope => scopeOf(principal.orgId, principal.locationIds);

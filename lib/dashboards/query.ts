@@ -12,7 +12,7 @@ import { dashboardRollups } from "@/lib/rollups/definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { freshRollups } from "@/lib/rollups/registry";
 import type { QueryBody, WidgetResult } from "./contract";
-import type { EmbedGrant } from "./embeds";
+import type { EmbedGrant } from "./policy";
 import { isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
 import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "./policy";

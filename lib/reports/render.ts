@@ -10,7 +10,7 @@ import { invoke } from "@/lib/operation";
 import { buildEchartsOption } from "@/lib/dashboards/chart-option";
 import type { WidgetResult } from "@/lib/dashboards/contract";
 import { humanize } from "@/lib/dashboards/format";
-import type { EmbedGrant } from "@/lib/dashboards/embeds";
+import type { EmbedGrant } from "@/lib/dashboards/policy";
 import { queryDashboard } from "@/lib/dashboards/operations";
 import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "@/lib/dashboards/policy";
 import { queryGranted } from "@/lib/dashboards/query";
