@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { Role } from "@/lib/auth/roles";
+// Who edits a dashboard edits its report schedules: the one list of editor roles.
+import { EDITORS } from "@/lib/dashboards/contract";
 import { pageOf, pageQuery } from "@/lib/pagination";
 
 const ts = z.iso.datetime().describe("ISO 8601, UTC");
 const tags = ["Reports"];
-const EDITORS = ["admin", "general_manager"] as const;
 const IdParams = z.object({ id: z.string().min(1).max(100) });
 
 export const ReportFormat = z.enum(["pdf", "png"]);
