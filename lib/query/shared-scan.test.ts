@@ -1,10 +1,7 @@
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { TenantScope } from "@/lib/db/tenant";
-import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
-import { QueryError } from "./errors";
-import { type StatementRunner, runReadOnlyBatch } from "./execute";
+import type { ParsedDashboard } from "@/lib/manifest/parse";
+import { filterYaml, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { type WidgetQueryResult, runWidgetQuery, sharedScans } from "./run";
 
 /**
@@ -45,69 +42,34 @@ const EXTRAS = `
       order_by: [{ column: month, dir: desc }]
       limit: 7`;
 
-const widget = (id: string, spec: string) => `---
-version: "1.0"
-kind: widget
-metadata: { id: ${id}, name: ${id} }
-spec:
-  component: table
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-${spec}
-`;
-const filter = (id: string, field: string, operator: string) => `---
-version: "1.0"
-kind: widget
-metadata: { id: ${id}, name: ${id} }
-spec:
-  component: filter
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-  display: { filter: { control: select } }
-  bindings: [{ target: "*", field: ${field}, operator: ${operator} }]
-`;
 const EXTRA_WIDGETS = [
-  widget("x_month_customers", "  data: { kind: dataset, dataset: latest_months, columns: [month, customers, orders] }"),
-  widget("x_latest_total", "  data: { kind: dataset, dataset: latest_months, columns: [customers] }"),
-  widget("x_channel", "  data: { kind: dataset, dataset: extras, columns: [channel, customers, avg_amount, margin_ratio] }"),
-  widget("x_category", "  data: { kind: dataset, dataset: extras, columns: [category, units, revenue, per_customer] }"),
-  widget("x_region_location", "  data: { kind: dataset, dataset: extras, columns: [region, location, customers] }"),
-  widget("x_location_region", "  data: { kind: dataset, dataset: extras, columns: [location, region, avg_amount] }"),
-  widget("x_total", "  data: { kind: dataset, dataset: extras, columns: [customers, margin_ratio, per_customer] }"),
-  widget("x_quantity", "  data: { kind: dataset, dataset: extras, columns: [quantity, revenue, customers] }"),
-  widget("x_day", "  data: { kind: dataset, dataset: extras, columns: [order_date, channel, customers] }"),
-  widget("x_channel_required", "  data: { kind: dataset, dataset: extras, columns: [channel, revenue] }\n  filters: [{ filter_id: region_filter, field: region, operator: eq }]"),
-  widget("x_kpi_margin", "  data: { kind: kpi, kpi: gross_margin, columns: [value, revenue, cost] }"),
-  widget("x_kpi_avg", "  data: { kind: kpi, kpi: avg_order_value, columns: [value] }"),
-  filter("channel_filter", "channel", "in"),
-  filter("category_filter", "category", "contains"),
-  filter("quantity_filter", "quantity", "gte"),
-  filter("region_filter", "region", "eq"),
-  filter("units_filter", "units", "gt"),
+  widgetYaml("x_month_customers", "  data: { kind: dataset, dataset: latest_months, columns: [month, customers, orders] }"),
+  widgetYaml("x_latest_total", "  data: { kind: dataset, dataset: latest_months, columns: [customers] }"),
+  widgetYaml("x_channel", "  data: { kind: dataset, dataset: extras, columns: [channel, customers, avg_amount, margin_ratio] }"),
+  widgetYaml("x_category", "  data: { kind: dataset, dataset: extras, columns: [category, units, revenue, per_customer] }"),
+  widgetYaml("x_region_location", "  data: { kind: dataset, dataset: extras, columns: [region, location, customers] }"),
+  widgetYaml("x_location_region", "  data: { kind: dataset, dataset: extras, columns: [location, region, avg_amount] }"),
+  widgetYaml("x_total", "  data: { kind: dataset, dataset: extras, columns: [customers, margin_ratio, per_customer] }"),
+  widgetYaml("x_quantity", "  data: { kind: dataset, dataset: extras, columns: [quantity, revenue, customers] }"),
+  widgetYaml("x_day", "  data: { kind: dataset, dataset: extras, columns: [order_date, channel, customers] }"),
+  widgetYaml("x_channel_required", "  data: { kind: dataset, dataset: extras, columns: [channel, revenue] }\n  filters: [{ filter_id: region_filter, field: region, operator: eq }]"),
+  widgetYaml("x_kpi_margin", "  data: { kind: kpi, kpi: gross_margin, columns: [value, revenue, cost] }"),
+  widgetYaml("x_kpi_avg", "  data: { kind: kpi, kpi: avg_order_value, columns: [value] }"),
+  filterYaml("channel_filter", "channel", "in"),
+  filterYaml("category_filter", "category", "contains"),
+  filterYaml("quantity_filter", "quantity", "gte"),
+  filterYaml("region_filter", "region", "eq"),
+  filterYaml("units_filter", "units", "gt"),
 ].join("");
 
-function testDashboard(edit: (yaml: string) => string = (yaml) => yaml): ParsedDashboard {
-  const sample = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
-  const [head, ...rest] = sample.split("\n---\n");
-  const withDatasets = head.replace("\n  tabs:", `${EXTRAS}\n  tabs:`);
-  const parsed = parseDashboardYaml(edit(`${[withDatasets, ...rest].join("\n---\n")}\n${EXTRA_WIDGETS}`));
-  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
-  return parsed.dashboard;
+function testDashboard(edit?: (yaml: string) => string): ParsedDashboard {
+  return sampleWithExtras(EXTRAS, EXTRA_WIDGETS, edit);
 }
 
 const dashboard = testDashboard();
 const dataWidgets = dashboard.widgets.filter((w) => w.spec.data).map((w) => w.metadata.id);
 const now = new Date("2026-11-22T12:00:00Z");
 const timeZone = "America/New_York";
-
-/** Seeded, so a failure names an iteration that fails again (mulberry32). */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ACME_LOCATIONS = ["loc_acme_nyc", "loc_acme_bos", "loc_acme_chi", "loc_acme_aus", "loc_acme_sfo"];
 
@@ -132,25 +94,14 @@ function randomCase(next: () => number) {
   return { filters, scope };
 }
 
-type Outcome = WidgetQueryResult | { error: string };
-
 /** Every data widget in one batch transaction, as the dashboard endpoint runs them, with or without shared scans; counts statements. */
 async function runAll(scope: TenantScope, filterValues: Record<string, unknown>, share: boolean) {
   const base = { scope, dashboard, filterValues, now, timeZone };
   const shared = share ? sharedScans(dataWidgets.map((widgetId) => ({ ...base, widgetId }))) : undefined;
-  const outcomes: Record<string, Outcome> = {};
   let statements = 0;
-  await runReadOnlyBatch(scope, dataWidgets, { timeZone, transactionTimeoutMs: 60_000 }, async (widgetId, runner) => {
-    const counting: StatementRunner = (text, values, ms) => {
-      statements++;
-      return runner(text, values, ms);
-    };
-    try {
-      outcomes[widgetId] = await runWidgetQuery({ ...base, widgetId, runner: counting, shared });
-    } catch (error) {
-      if (!(error instanceof QueryError)) throw error;
-      outcomes[widgetId] = { error: error.message };
-    }
+  const outcomes = await runWidgets({ ...base, shared }, dataWidgets, (runner) => (text, values, ms) => {
+    statements++;
+    return runner(text, values, ms);
   });
   return { outcomes, statements };
 }
@@ -168,7 +119,7 @@ describe("shared scans", () => {
   });
 
   it("give every widget exactly what it gets alone, on random filter sets and location scopes (seeded)", async () => {
-    const next = random(31);
+    const next = seededRandom(31);
     for (let iteration = 0; iteration < 32; iteration++) {
       const { filters, scope } = randomCase(next);
       const alone = await runAll(scope, filters, false);
@@ -189,15 +140,7 @@ describe("shared scans", () => {
     const ids = ["x_channel", "x_total", "x_category"];
     const shared = sharedScans(ids.map((widgetId) => ({ ...base, widgetId })));
     expect(shared.statements).toHaveLength(1);
-    const outcomes: Record<string, Outcome> = {};
-    await runReadOnlyBatch(scope, ids, { timeZone, transactionTimeoutMs: 60_000 }, async (widgetId, runner) => {
-      try {
-        outcomes[widgetId] = await runWidgetQuery({ ...base, widgetId, runner, shared });
-      } catch (error) {
-        if (!(error instanceof QueryError)) throw error;
-        outcomes[widgetId] = { error: error.message };
-      }
-    });
+    const outcomes = await runWidgets({ ...base, shared }, ids);
     expect(outcomes.x_total).toEqual({ error: expect.stringMatching(/division by zero/) });
     expect(outcomes.x_channel).toEqual(await runWidgetQuery({ ...base, widgetId: "x_channel" }));
     expect(outcomes.x_category).toEqual(await runWidgetQuery({ ...base, widgetId: "x_category" }));

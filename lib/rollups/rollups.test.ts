@@ -1,11 +1,8 @@
-import fs from "node:fs";
-import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
-import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
-import { QueryError } from "@/lib/query/errors";
-import { runReadOnly, runReadOnlyBatch } from "@/lib/query/execute";
-import { type WidgetQueryResult, runWidgetQuery, sharedScans } from "@/lib/query/run";
+import { runReadOnly } from "@/lib/query/execute";
+import { sharedScans } from "@/lib/query/run";
+import { type WidgetOutcome, filterYaml, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { refreshOrganizationRollups } from "./build";
 import { dashboardRollups } from "./definition";
 import { declareRollups, freshRollups } from "./registry";
@@ -38,51 +35,24 @@ const MONTHLY = `
       rollups:
         - { name: monthly_region, time_dimension: order_date, granularity: month, location_dimension: location_id, dimensions: [month, region, channel], measures: [revenue, units, biggest, smallest] }`;
 
-const widget = (id: string, spec: string) => `---
-version: "1.0"
-kind: widget
-metadata: { id: ${id}, name: ${id} }
-spec:
-  component: table
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-${spec}
-`;
-const filter = (id: string, field: string, operator: string) => `---
-version: "1.0"
-kind: widget
-metadata: { id: ${id}, name: ${id} }
-spec:
-  component: filter
-  layout: { x: 0, y: 0, w: 1, h: 1 }
-  display: { filter: { control: select } }
-  bindings: [{ target: "*", field: ${field}, operator: ${operator} }]
-`;
 const EXTRA_WIDGETS = [
-  widget("m_month_region", "  data: { kind: dataset, dataset: monthly, columns: [month, region, revenue, units, per_unit, biggest, smallest] }"),
-  widget("m_channel", "  data: { kind: dataset, dataset: monthly, columns: [channel, revenue] }"),
+  widgetYaml("m_month_region", "  data: { kind: dataset, dataset: monthly, columns: [month, region, revenue, units, per_unit, biggest, smallest] }"),
+  widgetYaml("m_channel", "  data: { kind: dataset, dataset: monthly, columns: [channel, revenue] }"),
   // Distinct counts and finer dimensions fall through to the tables.
-  widget("m_customers", "  data: { kind: dataset, dataset: monthly, columns: [month, customers] }"),
-  widget("m_quantity", "  data: { kind: dataset, dataset: monthly, columns: [quantity, revenue] }"),
-  filter("channel_eq", "channel", "eq"),
-  filter("channel_in", "channel", "in"),
-  filter("category_contains", "category", "contains"),
-  filter("region_eq", "region", "eq"),
-  filter("month_lt", "month", "lt"),
-  filter("month_gte", "month", "gte"),
-  filter("month_lte", "month", "lte"),
-  filter("orders_gt", "orders", "gt"),
-  filter("date_between", "order_date", "between"),
+  widgetYaml("m_customers", "  data: { kind: dataset, dataset: monthly, columns: [month, customers] }"),
+  widgetYaml("m_quantity", "  data: { kind: dataset, dataset: monthly, columns: [quantity, revenue] }"),
+  filterYaml("channel_eq", "channel", "eq"),
+  filterYaml("channel_in", "channel", "in"),
+  filterYaml("category_contains", "category", "contains"),
+  filterYaml("region_eq", "region", "eq"),
+  filterYaml("month_lt", "month", "lt"),
+  filterYaml("month_gte", "month", "gte"),
+  filterYaml("month_lte", "month", "lte"),
+  filterYaml("orders_gt", "orders", "gt"),
+  filterYaml("date_between", "order_date", "between"),
 ].join("");
 
-function testDashboard(): ParsedDashboard {
-  const sample = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
-  const [head, ...rest] = sample.split("\n---\n");
-  const parsed = parseDashboardYaml(`${[head.replace("\n  tabs:", `${MONTHLY}\n  tabs:`), ...rest].join("\n---\n")}\n${EXTRA_WIDGETS}`);
-  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
-  return parsed.dashboard;
-}
-
-const dashboard = testDashboard();
+const dashboard = sampleWithExtras(MONTHLY, EXTRA_WIDGETS);
 const definitions = dashboardRollups(dashboard.datasets.values());
 const dataWidgets = dashboard.widgets.filter((w) => w.spec.data).map((w) => w.metadata.id);
 const now = new Date();
@@ -91,27 +61,14 @@ const ACME_LOCATIONS = ["loc_acme_nyc", "loc_acme_bos", "loc_acme_chi", "loc_acm
 /** What the sample's rollups answer with no filters set (the date filter's default, last month). */
 const ROLLUP_WIDGETS = ["revenue_kpi", "orders_kpi", "margin_kpi", "revenue_trend", "revenue_by_location", "channel_mix", "margin_gauge", "weekday_heatmap", "category_radar", "order_scatter", "location_table"];
 
-type Outcome = WidgetQueryResult | { error: string };
-
 /** Every data widget in one batch with shared scans, as the dashboard endpoint runs them; with `rollups` or from the tables. */
 async function runAll(scope: TenantScope, filterValues: Record<string, unknown>, rollups: readonly BuiltRollup[] | undefined) {
-  const timeZone = ZONES[scope.orgId];
-  const base = { scope, dashboard, filterValues, now, timeZone, rollups };
-  const shared = sharedScans(dataWidgets.map((widgetId) => ({ ...base, widgetId })));
-  const outcomes: Record<string, Outcome> = {};
-  await runReadOnlyBatch(scope, dataWidgets, { timeZone, transactionTimeoutMs: 60_000 }, async (widgetId, runner) => {
-    try {
-      outcomes[widgetId] = await runWidgetQuery({ ...base, widgetId, runner, shared });
-    } catch (error) {
-      if (!(error instanceof QueryError)) throw error;
-      outcomes[widgetId] = { error: error.message };
-    }
-  });
-  return outcomes;
+  const base = { scope, dashboard, filterValues, now, timeZone: ZONES[scope.orgId], rollups };
+  return runWidgets({ ...base, shared: sharedScans(dataWidgets.map((widgetId) => ({ ...base, widgetId }))) }, dataWidgets);
 }
 
-const withoutSource = (outcome: Outcome) => ("error" in outcome ? outcome : { ...outcome, source: undefined });
-const sourceOf = (outcome: Outcome) => ("error" in outcome ? null : outcome.source?.kind === "rollup" ? outcome.source.name : (outcome.source?.kind ?? null));
+const withoutSource = (outcome: WidgetOutcome) => ("error" in outcome ? outcome : { ...outcome, source: undefined });
+const sourceOf = (outcome: WidgetOutcome) => ("error" in outcome ? null : outcome.source?.kind === "rollup" ? outcome.source.name : (outcome.source?.kind ?? null));
 
 async function fresh(orgId: string): Promise<BuiltRollup[]> {
   return (await freshRollups(orgId, definitions, ZONES[orgId])).fresh;
@@ -125,17 +82,6 @@ async function expectExact(scope: TenantScope, filters: Record<string, unknown>,
   const routed = await runAll(scope, filters, rollups);
   for (const id of dataWidgets) expect(withoutSource(routed[id]), `${label}, widget ${id}`).toEqual(withoutSource(tables[id]));
   return dataWidgets.filter((id) => sourceOf(routed[id]) !== "base" && sourceOf(routed[id]) !== null);
-}
-
-/** Seeded, so a failure names an iteration that fails again (mulberry32). */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function randomCase(next: () => number) {
@@ -196,7 +142,7 @@ describe("rollups", () => {
   });
 
   it("are exact widget by widget on random filter sets (every operator), location scopes and both organizations (seeded)", async () => {
-    const next = random(312);
+    const next = seededRandom(312);
     let routedWidgets = 0;
     for (let iteration = 0; iteration < 24; iteration++) {
       const { filters, scope } = randomCase(next);
