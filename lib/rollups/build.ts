@@ -46,7 +46,7 @@ async function probeTypes(orgId: string, definition: RollupDefinition, timeZone:
     `FROM (SELECT 1) AS _one\n` +
     `LEFT JOIN (SELECT ${dimensions.map((c, i) => `${c} AS "c${i}"`).join(", ")} FROM ${definition.source} LIMIT 0) AS _s ON TRUE\n` +
     `CROSS JOIN (SELECT ${definition.measures.map((m, j) => `${m.expression} AS "a${j}"`).join(", ")} FROM ${definition.source} WHERE FALSE) AS _m`;
-  // pg_typeof is outside the allow-list, so this wrapper of already-checked expressions runs on the reader directly.
+  // pg_typeof is outside the allow-list, so this wrapper of expressions already checked (the aggregate runs first) runs on the reader directly.
   const [row] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<Record<string, string>[]>(text), {
     role: "reader",
     userSql: true,
@@ -133,9 +133,11 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
     }
     const started = performance.now();
     try {
-      const types = await probeTypes(orgId, definition, timeZone);
+      // The aggregate first: runReadOnly checks it on the allow-list, so the type probe (which the
+      // allow-list cannot take) only ever runs expressions that passed it.
       const statement = aggregateStatement(definition);
       const rows = (await runReadOnly({ orgId }, statement.text, statement.values, { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as unknown as AggregateRow[];
+      const types = await probeTypes(orgId, definition, timeZone);
       reads.push({ id, definition, types, rows, ms: performance.now() - started });
     } catch (error) {
       failures.push({ id, name: definition.name, message: error instanceof Error ? error.message : String(error), ms: performance.now() - started });
