@@ -10,7 +10,7 @@
 // database with the demo seed, its orders copied N times over the same two years (N× as many orders per
 // day), engine time per widget at each scale, on PGlite and on PostgreSQL (QUARRY_TEST_DATABASE_URL).
 import type { Database } from "@/lib/db/client";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/demo/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { runReadOnlyBatch } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";

@@ -13,6 +13,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite/vector";
 import { configSingleton } from "@/lib/config";
 import { closeDb, getDb } from "@/lib/db/client";
+import { seedDemo } from "@/lib/demo/seed";
 import { EmbeddedEngine } from "@/lib/db/embedded-engine";
 
 const BATCH = [
@@ -162,7 +163,7 @@ export default async function bench(args: string[]): Promise<void> {
   // is killed and started again nothing else would, and the bench ended silently before its figures.
   const keepAlive = setInterval(() => undefined, 60_000);
   try {
-    await getDb();
+    await seedDemo((await getDb()).system);
     await closeDb();
     const seeded = path.join(root, "pglite");
     console.log(`embedded engine designs on the seeded demo data: ${roundTrips} round trips of SELECT $1, batch of ${BATCH.length} dashboard aggregates (median of 5)`);

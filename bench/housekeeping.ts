@@ -6,7 +6,7 @@
 // sent every 10 ms meanwhile), and on the baseline's garbage what each other way of reclaiming it blocks for.
 import fs from "node:fs";
 import path from "node:path";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { config } from "@/lib/config";
 import type { Database } from "@/lib/db/client";
 import { createDocument, deleteDocument } from "@/lib/documents/files/documents";

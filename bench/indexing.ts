@@ -4,7 +4,7 @@
 // baseline of embedding the same chunk texts alone (the work no indexer can skip).
 import { randomUUID } from "node:crypto";
 import PDFDocument from "pdfkit";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { createDocument } from "@/lib/documents/files/documents";
 import { extractAndChunk } from "@/lib/documents/extract/offthread-client";
 import { INDEX_BATCH_CHUNKS, emptyIndexTimings, indexDocument, type IndexTimings } from "@/lib/documents/indexing/index-document";

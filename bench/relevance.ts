@@ -10,7 +10,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import PDFDocument from "pdfkit";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { createDocument } from "@/lib/documents/operations";
 import { indexDocument } from "@/lib/documents/indexing/index-document";

@@ -12,7 +12,7 @@ import type { Database } from "@/lib/db/client";
 import { withRawTransaction } from "@/lib/db/bulk";
 import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/indexing/chunk-copy";
 import { vectorLiteral } from "@/lib/documents/indexing/vector-indexes";
-import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
+import { LOCAL_EMBEDDING_MODEL } from "@/lib/config/embedding-models";
 import { DEFAULT_EF_SEARCH, searchTenantChunks, type ChunkSearch } from "@/lib/documents/search/search";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 

@@ -14,7 +14,7 @@ import { ChunkCopyWriter, CHUNK_COPY_COLUMNS } from "@/lib/documents/indexing/ch
 import { prose } from "@/lib/documents/extract/fixtures/generate";
 import { embeddedTsvectorWorker, tsvectorCalculator } from "@/lib/documents/indexing/tsvector-calculator";
 import { getEmbedder } from "@/lib/embeddings";
-import { LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
+import { LOCAL_EMBEDDING_MODEL } from "@/lib/config/embedding-models";
 import { benchEngines, positional, withScratchDb } from "./lib/scratch-db";
 
 const ORG = "org_bench_store";

@@ -9,7 +9,7 @@ import { seedDemoDashboards } from "@/lib/dashboards/demo";
 import { getDb } from "@/lib/db/client";
 import { markStarted } from "@/lib/db/health";
 import { migrate } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/demo/seed";
 import { withStartupLock } from "@/lib/db/startup-lock";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { seedDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
@@ -40,14 +40,14 @@ export async function boot(): Promise<void> {
   // the second finds the first one's migrations and demo data in place and goes on.
   await withStartupLock(async (session) => {
     if (db.kind === "postgres") {
-      // The embedded engine migrates and seeds when it opens; a server does it here, so a fresh
-      // database comes up too. Production runs `npm run db:migrate` before a rollout (docs/deploy.md),
-      // and then this finds nothing to apply.
+      // The embedded engine migrates when it opens; a server does it here, so a fresh database comes
+      // up too. Production runs `npm run db:migrate` before a rollout (docs/deploy.md), and then this
+      // finds nothing to apply.
       const applied = await migrate(session);
       if (applied.length > 0) log.info("migrations applied", { applied });
-      if (cfg.seedDemo && (await seedDemo(session))) log.info("demo data loaded");
     }
     if (cfg.seedDemo) {
+      if (await seedDemo(session)) log.info("demo data loaded");
       const seeded = await seedDemoDashboards();
       if (seeded > 0) log.info("sample dashboard loaded", { organizations: seeded });
       const withDocuments = await seedDemoDocuments();

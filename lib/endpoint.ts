@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { KeyScopeRule } from "@/lib/auth/api-key-scopes";
-import type { Access, Principal } from "@/lib/auth/roles";
+import type { KeyScopeRule } from "@/lib/access/api-key-scopes";
+import type { Access, Principal } from "@/lib/access/roles";
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 type Parsed<T> = [T] extends [z.ZodType] ? z.output<T> : undefined;
@@ -36,7 +36,7 @@ export interface Endpoint<
   tags: string[];
   access: Access;
   /**
-   * Which organization API key scope lets a key call it (lib/auth/api-key-scopes.ts `requiredScopes`):
+   * Which organization API key scope lets a key call it (lib/access/api-key-scopes.ts `requiredScopes`):
    * by default from the first tag and the method (GET `<area>:read`, others `<area>:write`, keys refused
    * outside the dashboards and documents areas); "none" refuses keys.
    */

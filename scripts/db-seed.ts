@@ -2,7 +2,7 @@
 import { closeDb, getDb } from "@/lib/db/client";
 import { clientRunner, connectServer } from "@/lib/db/server";
 import { migrate } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/demo/seed";
 import { config } from "@/lib/config";
 
 if (config().database.kind === "postgres") {
@@ -12,7 +12,7 @@ if (config().database.kind === "postgres") {
   console.log((await seedDemo(runner)) ? "Seeded the demo data." : "Demo data already present.");
   await client.end();
 } else {
-  await getDb(); // embedded mode migrates and seeds on open
-  console.log("Embedded database migrated and seeded.");
+  const { system } = await getDb(); // the embedded engine migrates when it opens
+  console.log((await seedDemo(system)) ? "Embedded database migrated and seeded." : "Embedded database migrated; demo data already present.");
   await closeDb();
 }

@@ -8,7 +8,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { issueLocalToken, issuerKeyFile, readIssuerKey } from "@/lib/auth/local-issuer";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 import { config } from "@/lib/config";
 import { ConfigError } from "@/lib/config/schema";
 import { probeDataDirLock } from "@/lib/db/data-dir-lock.mjs";

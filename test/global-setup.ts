@@ -13,10 +13,10 @@ import { TEMPLATE_DB, TEST_DB_PREFIX, baseDatabase, createDatabase, databaseUrl,
 export default async function setup() {
   const root = process.cwd();
   const hash = crypto.createHash("sha256");
-  for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/db/seed.ts")].sort()) {
+  for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/demo/seed.ts")].sort()) {
     hash.update(file).update(fs.readFileSync(file));
   }
-  // The demo warehouse ends on the day it is seeded (lib/db/seed.ts), so a template is good for its day only.
+  // The demo warehouse ends on the day it is seeded (lib/demo/seed.ts), so a template is good for its day only.
   hash.update(new Date().toISOString().slice(0, 10));
   const fingerprint = hash.digest("hex").slice(0, 16);
   if (process.env.QUARRY_TEST_ENGINE === "postgres") {

@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 import { NextRequest } from "next/server";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/access/roles";
 import { fillPath } from "@/lib/path-template";
 
 /** A bearer token from the embedded issuer for a seeded demo user. */

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
-import { appSecretSingleton } from "@/lib/auth/secrets";
+import { appSecretSingleton } from "@/lib/secrets";
 import { issuerKeySingleton } from "@/lib/auth/local-issuer";
 import { configSingleton } from "@/lib/config";
 import { closeDb } from "@/lib/db/client";

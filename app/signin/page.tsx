@@ -3,7 +3,7 @@ import { redirect } from "next/navigation";
 import { safeCallbackPath } from "@/lib/auth/callback-url";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { config } from "@/lib/config";
-import { DEMO_ORGS, DEMO_PASSWORD, DEMO_ROLES, demoEmail } from "@/lib/db/seed";
+import { DEMO_ORGS, DEMO_PASSWORD, DEMO_ROLES, demoEmail } from "@/lib/demo/seed";
 import { SignInForm } from "@/components/sign-in-form";
 import { signInErrorText } from "@/lib/auth/sign-in-messages";
 

@@ -8,7 +8,7 @@ import pg from "pg";
 import { configSingleton } from "@/lib/config";
 import { closeDb, getDb, type Database } from "@/lib/db/client";
 import { migrate } from "@/lib/db/migrate";
-import { seedDemo } from "@/lib/db/seed";
+import { seedDemo } from "@/lib/demo/seed";
 import { benchPostgresUrl } from "./scratch-db";
 
 const BENCH_DB = "quarry_bench";

@@ -3,7 +3,7 @@
 import { useState } from "react";
 import { ApiClientError, callApi, type ResponseOf } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
-import { ApiKeyScope } from "@/lib/auth/api-key-scopes";
+import { ApiKeyScope } from "@/lib/access/api-key-scopes";
 import { createApiKey, listApiKeys, revokeApiKey } from "@/lib/auth/api-keys-contract";
 import { PageNote } from "@/components/page-note";
 

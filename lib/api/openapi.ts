@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requiredScopes } from "@/lib/auth/api-key-scopes";
+import { requiredScopes } from "@/lib/access/api-key-scopes";
 import type { Endpoint } from "@/lib/endpoint";
 import { ENDPOINTS } from "./registry";
 

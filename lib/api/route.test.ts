@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GET as unknownPath, POST as unknownPathPost } from "@/app/api/[...path]/route";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
-import type { Role } from "@/lib/auth/roles";
+import type { Role } from "@/lib/access/roles";
 import { tokenFor, call } from "@/test/helpers";
 import { defineEndpoint, type Endpoint } from "@/lib/endpoint";
 import { defineOperation, type OperationContext } from "@/lib/operation";

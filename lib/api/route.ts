@@ -5,7 +5,7 @@ import { config } from "@/lib/config";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { pathPattern } from "@/lib/path-template";
 import { principalFromSessionRequest } from "@/lib/auth/session";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { Invalid, TooLarge, UnsupportedType, unauthorized } from "@/lib/errors";
 import { JsonTooDeep, parseJsonInput } from "@/lib/json";
 import { log } from "@/lib/log";

@@ -1,10 +1,10 @@
 import "server-only";
 import { Unauthenticated } from "@/lib/errors";
 import { log } from "@/lib/log";
-import { ApiKeyScope } from "./api-key-scopes";
+import { ApiKeyScope } from "@/lib/access/api-key-scopes";
 import { apiKeyIdOf, apiKeyMatches } from "./api-key-secret";
 import { findApiKey, touchApiKey } from "./directory";
-import type { Principal } from "./roles";
+import type { Principal } from "@/lib/access/roles";
 
 /**
  * The principal of an organization API key sent as `Authorization: Bearer qk_…`: an admin of the key's

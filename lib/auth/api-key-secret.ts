@@ -1,6 +1,6 @@
 import "server-only";
 import crypto from "node:crypto";
-import { deriveKey } from "./secrets";
+import { deriveKey } from "@/lib/secrets";
 
 /**
  * An organization API key as its holder sees it: `qk_<public id>_<secret>`, where the public id is 24 hex

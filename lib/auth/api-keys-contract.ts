@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { pageOf, pageQuery } from "@/lib/pagination";
-import { ApiKeyScope } from "./api-key-scopes";
+import { ApiKeyScope } from "@/lib/access/api-key-scopes";
 
 const tags = ["API keys"];
 

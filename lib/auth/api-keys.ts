@@ -5,7 +5,7 @@ import { Invalid, notFound } from "@/lib/errors";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import type { CreateApiKeyBody } from "./api-keys-contract";
 import { displayPrefix, newApiKey } from "./api-key-secret";
-import type { Principal } from "./roles";
+import type { Principal } from "@/lib/access/roles";
 
 /** A key row as the API shows it: never its hash. */
 function shown(row: ApiKey) {

@@ -7,7 +7,7 @@ import { isApiKeyToken } from "./api-key-secret";
 import { findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
 import { readLocationClaim } from "./location-claim";
-import { Role, type Principal } from "./roles";
+import { Role, type Principal } from "@/lib/access/roles";
 import { processSingleton } from "@/lib/process-singleton";
 
 // Asymmetric algorithms only: `none` and HMAC tokens (embed tokens among them) never verify here.

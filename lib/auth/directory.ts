@@ -1,7 +1,7 @@
 import "server-only";
 import { getDb } from "@/lib/db/client";
 import { normalizeEmail } from "./email";
-import type { Role } from "./roles";
+import type { Role } from "@/lib/access/roles";
 
 /**
  * Identity look-ups made before a tenant is known (which organization a token

@@ -1,7 +1,7 @@
 import "server-only";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound } from "@/lib/errors";
-import type { Principal } from "./roles";
+import type { Principal } from "@/lib/access/roles";
 
 /**
  * Ends every browser session of a user at once, on every replica: the user's session epoch moves on

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type CryptoKey } from "jose";
 import { config } from "@/lib/config";
-import type { Role } from "./roles";
+import type { Role } from "@/lib/access/roles";
 import { processSingleton } from "@/lib/process-singleton";
 
 const ALG = "ES256";

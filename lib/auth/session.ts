@@ -10,8 +10,8 @@ import { safeRedirectUrl } from "./callback-url";
 import { readLocationClaim } from "./location-claim";
 import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
-import { Role, type Principal } from "./roles";
-import { deriveKey } from "./secrets";
+import { Role, type Principal } from "@/lib/access/roles";
+import { deriveKey } from "@/lib/secrets";
 import { SESSION_MAX_AGE_SECONDS, newSessionId } from "./session-revocation";
 
 /** The session secret, derived from the application secret. */

@@ -5,10 +5,10 @@ import * as locations from "@/app/api/v1/locations/route";
 import * as mySessions from "@/app/api/v1/me/sessions/route";
 import * as userSessions from "@/app/api/v1/users/[id]/sessions/route";
 import { getDb } from "@/lib/db/client";
-import { DEMO_PASSWORD } from "@/lib/db/seed";
+import { DEMO_PASSWORD } from "@/lib/demo/seed";
 import { call, tokenFor } from "@/test/helpers";
 import { NextAuthBrowser } from "@/test/support/next-auth-driver";
-import type { Role } from "./roles";
+import type { Role } from "@/lib/access/roles";
 import { authOptions } from "./session";
 
 // Sessions follow their user (issue 26): every request's session is checked against the user's

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { chatConfig } from "@/lib/config/chat";
 import { createDownloadLink } from "@/lib/documents/files/download";
 import { searchDocuments } from "@/lib/documents/search/search";

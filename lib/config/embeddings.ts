@@ -1,6 +1,6 @@
 import "server-only";
 import { z } from "zod";
-import { BUILT_IN_MODELS, EMBEDDING_PROVIDERS, modelCatalogue } from "@/lib/embeddings/models";
+import { BUILT_IN_MODELS, EMBEDDING_PROVIDERS, modelCatalogue } from "@/lib/config/embedding-models";
 import { ConfigError, jsonEnv } from "./schema";
 import { processSingleton } from "@/lib/process-singleton";
 

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { parseTrustedProxies } from "@/lib/security/client-address";
+import { parseTrustedProxies } from "@/lib/config/trusted-proxies";
 
 /** A JSON string in an environment variable, parsed and validated with `schema`; errors name the variable and field. */
 export function jsonEnv<T extends z.ZodType>(name: string, schema: T) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 import { pageOf, pageQuery } from "@/lib/pagination";
 
 /** The roles that edit dashboards (drafts, publishing, embeds, versions): the endpoints' access and the policy's isEditor. */

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import type { TenantTx } from "@/lib/db/tenant";
 import { notFound } from "@/lib/errors";
 import type { DashboardRecord } from "./contract";

@@ -2,7 +2,7 @@ import "server-only";
 import fs from "node:fs";
 import path from "node:path";
 import type { z } from "zod";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { notFound, conflict, unprocessable } from "@/lib/errors";
 import { newId } from "@/lib/ids";

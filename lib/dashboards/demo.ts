@@ -1,8 +1,8 @@
 import "server-only";
 import { invoke } from "@/lib/operation";
 import { findOrganization } from "@/lib/auth/directory";
-import type { Principal } from "@/lib/auth/roles";
-import { DEMO_ORGS } from "@/lib/db/seed";
+import type { Principal } from "@/lib/access/roles";
+import { DEMO_ORGS } from "@/lib/demo/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { seedDashboards } from "./operations";
 

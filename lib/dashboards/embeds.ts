@@ -1,8 +1,8 @@
 import "server-only";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { z } from "zod";
-import type { Principal } from "@/lib/auth/roles";
-import { deriveKey } from "@/lib/auth/secrets";
+import type { Principal } from "@/lib/access/roles";
+import { deriveKey } from "@/lib/secrets";
 import { config } from "@/lib/config";
 import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";

@@ -5,7 +5,7 @@ import * as list from "@/app/api/v1/custom-dashboards/route";
 import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
 import * as embed from "@/app/api/v1/custom-dashboards/[id]/embed/route";
 import { principalFromBearer } from "@/lib/auth/bearer";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { call, tokenFor } from "@/test/helpers";
 import { loadEmbed, loadPublic } from "./embed-page";
 import { loadDashboard } from "./page-data";

@@ -1,6 +1,6 @@
 import "server-only";
 import { toJsonValue } from "@/lib/json";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest/interactions";
 import type { DashboardRecord, WidgetResults } from "./contract";

@@ -2,7 +2,7 @@ import "server-only";
 import path from "node:path";
 import type { z } from "zod";
 import { findOrganization } from "@/lib/auth/directory";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { Conflict, Invalid, type ValidationItem } from "@/lib/errors";
 import { newId } from "@/lib/ids";

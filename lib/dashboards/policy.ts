@@ -1,6 +1,6 @@
 import "server-only";
 import { findOrganization } from "@/lib/auth/directory";
-import { Role, type Principal } from "@/lib/auth/roles";
+import { Role, type Principal } from "@/lib/access/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { forbidden, notFound } from "@/lib/errors";
 import { ManifestSource } from "@/lib/manifest/source";

@@ -3,7 +3,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as list from "@/app/api/v1/custom-dashboards/route";
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { call, tokenFor } from "@/test/helpers";
 import { queryDashboard } from "./query";
 

@@ -1,6 +1,6 @@
 import "server-only";
 import type { z } from "zod";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
 import { Invalid, Unavailable, notFound } from "@/lib/errors";

@@ -10,7 +10,6 @@ import { lockDataDir } from "./data-dir-lock.mjs";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
 import { ReaderLogin } from "./reader-login";
-import { seedDemo } from "./seed";
 import type { SqlRunner } from "./sql";
 
 /** The primary engine's shared_buffers when analytics engines answer dashboards' SQL. */
@@ -106,9 +105,9 @@ async function openDatabase(): Promise<Database> {
     await engine.start();
     const system = poolRunner(engine.pool);
     await migrate(system);
-    if (cfg.seedDemo) await seedDemo(system);
     // PGlite runs no autovacuum daemon, so nothing else gathers planner statistics: without them the
     // warehouse plans as if its tables were tiny (the sample dashboard's widest queries ran 4x slower).
+    // The demo seed (lib/demo/seed.ts, run by boot) analyzes what it loads.
     await system.exec("ANALYZE");
     const prisma = new PrismaClient({ adapter: new PrismaPg(engine.pool) });
     return {

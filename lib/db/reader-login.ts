@@ -1,7 +1,7 @@
 import "server-only";
 import crypto from "node:crypto";
 import pg from "pg";
-import { deriveKey } from "@/lib/auth/secrets";
+import { deriveKey } from "@/lib/secrets";
 import { log } from "@/lib/log";
 import type { SqlRunner } from "./sql";
 

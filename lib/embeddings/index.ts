@@ -3,7 +3,7 @@ import type { GoogleAuthOptions } from "google-auth-library";
 import { embeddingSettings, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { Invalid, Unavailable } from "@/lib/errors";
 import { localEmbedder } from "./local";
-import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, OFFLINE_EMBEDDER_NOTICE, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "./models";
+import { EMBEDDING_PROVIDERS, LOCAL_EMBEDDING_MODEL, OFFLINE_EMBEDDER_NOTICE, modelCatalogue, type EmbeddingModelInfo, type EmbeddingProviderName } from "@/lib/config/embedding-models";
 import { createOpenAiEmbedder } from "./openai";
 import { DEFAULT_BACKOFF, type RequestPolicy } from "./retry";
 import type { Embedder, EmbeddingStatus } from "./types";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { foldText, localEmbedder, localEmbedding } from "./local";
-import { LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL } from "./models";
+import { LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL } from "@/lib/config/embedding-models";
 
 const cosine = (a: number[], b: number[]) => a.reduce((sum, v, i) => sum + v * b[i], 0);
 

@@ -1,4 +1,4 @@
-import { LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL } from "./models";
+import { LOCAL_EMBEDDING_DIMS, LOCAL_EMBEDDING_MODEL } from "@/lib/config/embedding-models";
 import type { Embedder } from "./types";
 
 /*

@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import type { EmbeddingModelInfo } from "./models";
+import type { EmbeddingModelInfo } from "@/lib/config/embedding-models";
 import { batchedEmbedder, callProvider, checkVectors, retryAfterMs, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 

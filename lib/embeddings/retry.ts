@@ -1,6 +1,6 @@
 import { DomainError, RateLimited, UpstreamFailed, TimedOut } from "@/lib/errors";
 import { log } from "@/lib/log";
-import type { EmbeddingModelInfo, EmbeddingProviderName } from "./models";
+import type { EmbeddingModelInfo, EmbeddingProviderName } from "@/lib/config/embedding-models";
 import type { Embedder } from "./types";
 
 export interface RequestPolicy {

@@ -1,4 +1,4 @@
-import type { EmbeddingModelInfo, EmbeddingProviderName } from "./models";
+import type { EmbeddingModelInfo, EmbeddingProviderName } from "@/lib/config/embedding-models";
 
 export interface EmbedDocumentsOptions {
   signal?: AbortSignal;

@@ -1,6 +1,6 @@
 import { GoogleAuth, gaxios, type GoogleAuthOptions } from "google-auth-library";
 import { ProviderHttpError, postJson } from "./http";
-import type { EmbeddingModelInfo } from "./models";
+import type { EmbeddingModelInfo } from "@/lib/config/embedding-models";
 import { batchedEmbedder, callProvider, checkVectors, type EmbedPurpose, type ProviderFailure, type RequestPolicy } from "./retry";
 import type { Embedder } from "./types";
 

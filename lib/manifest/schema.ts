@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 import { CHART_TYPES, echartsOptionProblems } from "./echarts-option-allow-list";
 import { ValueFormat } from "./value-format";
 

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { OrganizationSettingsBody } from "./contract";

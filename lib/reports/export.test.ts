@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as exportRoute from "@/app/api/v1/custom-dashboards/[id]/export/route";
 import * as queryRoute from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as list from "@/app/api/v1/custom-dashboards/route";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { seedSampleDashboard } from "@/lib/dashboards/dashboards";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";

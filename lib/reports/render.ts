@@ -1,7 +1,7 @@
 import "server-only";
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import { withTenant } from "@/lib/db/tenant";
 import type { TenantScope } from "@/lib/db/tenant";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 // Who edits a dashboard edits its report schedules: the one list of editor roles.
 import { EDITORS } from "@/lib/dashboards/contract";
 import { pageOf, pageQuery } from "@/lib/pagination";

@@ -1,6 +1,6 @@
 import "server-only";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
-import { deriveKey } from "@/lib/auth/secrets";
+import { deriveKey } from "@/lib/secrets";
 import { config } from "@/lib/config";
 import { withTenant } from "@/lib/db/tenant";
 import { Gone, Unauthenticated, notFound } from "@/lib/errors";

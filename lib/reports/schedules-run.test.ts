@@ -6,7 +6,7 @@ import * as queryRoute from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as deadLettersRoute from "@/app/api/v1/notifications/admin/dead-letters/route";
 import * as fileRoute from "@/app/api/v1/report-files/[token]/route";
 import * as unsubscribeRoute from "@/app/api/v1/report-unsubscribe/[token]/route";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";

@@ -1,6 +1,6 @@
 import "server-only";
 import { findOrganization, type OrgIdentity } from "@/lib/auth/directory";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery, ReportRun, ReportSchedule } from "@/lib/db/generated/client";

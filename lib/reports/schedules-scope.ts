@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal, Role } from "@/lib/auth/roles";
+import type { Principal, Role } from "@/lib/access/roles";
 
 /**
  * Whose data a scheduled report shows: a role (which dashboards and widgets it may see) and a set of

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as dashboardsRoute from "@/app/api/v1/custom-dashboards/route";
 import * as publishRoute from "@/app/api/v1/custom-dashboards/[id]/publish/route";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { manualClock } from "@/lib/notifications/clock";

@@ -1,6 +1,6 @@
 import "server-only";
 import { findOrganization } from "@/lib/auth/directory";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { grantForPrincipal } from "@/lib/dashboards/policy";
 import type { ValidManifest } from "@/lib/dashboards/manifest";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";

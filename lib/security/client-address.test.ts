@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { PEER_HEADER, PEER_KEY_HEADER, clientAddress, parseTrustedProxies, pickClientAddress } from "./client-address";
+import { parseTrustedProxies } from "@/lib/config/trusted-proxies";
+import { PEER_HEADER, PEER_KEY_HEADER, clientAddress, pickClientAddress } from "./client-address";
 
 const none = parseTrustedProxies(undefined);
 

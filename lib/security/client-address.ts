@@ -1,11 +1,5 @@
 import net from "node:net";
-
-/**
- * Which forwarded addresses to believe. `hops`: that many proxies stand in front of
- * the app (0 = none, the socket peer is the caller). `cidrs`: any hop whose address
- * is in these ranges is a proxy of ours.
- */
-export type TrustedProxies = { kind: "hops"; hops: number } | { kind: "cidrs"; list: net.BlockList; text: string[] };
+import type { TrustedProxies } from "@/lib/config/trusted-proxies";
 
 /** The header the app's own HTTP server (scripts/server.mjs) sets to the socket's remote address. */
 export const PEER_HEADER = "x-quarry-peer";
@@ -13,25 +7,6 @@ export const PEER_HEADER = "x-quarry-peer";
 export const PEER_KEY_HEADER = "x-quarry-peer-key";
 /** Where scripts/server.mjs leaves its per-process random key; shared by identity, never sent to clients. */
 const PEER_KEY_SLOT = Symbol.for("quarry.peerKey");
-
-/** Parses QUARRY_TRUSTED_PROXIES: empty/"0" = none, a number = hop count, else a comma-separated CIDR list. */
-export function parseTrustedProxies(raw: string | undefined): TrustedProxies {
-  const text = (raw ?? "").trim();
-  if (text === "") return { kind: "hops", hops: 0 };
-  if (/^\d+$/.test(text)) return { kind: "hops", hops: Number(text) };
-  const list = new net.BlockList();
-  const entries = text.split(",").map((s) => s.trim()).filter(Boolean);
-  for (const entry of entries) {
-    const [address, bitsText] = entry.split("/");
-    const family = net.isIP(address);
-    if (family === 0) throw new Error(`QUARRY_TRUSTED_PROXIES: '${entry}' is neither a hop count nor an IP address or CIDR`);
-    const max = family === 4 ? 32 : 128;
-    const bits = bitsText === undefined ? max : Number(bitsText);
-    if (!Number.isInteger(bits) || bits < 0 || bits > max) throw new Error(`QUARRY_TRUSTED_PROXIES: '${entry}' has an invalid prefix length`);
-    list.addSubnet(address, bits, family === 4 ? "ipv4" : "ipv6");
-  }
-  return { kind: "cidrs", list, text: entries };
-}
 
 /** The socket peer's address as stamped by our own server, or null when the request did not come through it. */
 export function trustedPeerAddress(headers: Headers): string | null {

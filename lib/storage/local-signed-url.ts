@@ -1,6 +1,6 @@
 import "server-only";
 import crypto from "node:crypto";
-import { deriveKey } from "@/lib/auth/secrets";
+import { deriveKey } from "@/lib/secrets";
 import type { Disposition } from "./object-storage";
 
 /** Path of the app route that serves local objects to holders of a signed URL. */

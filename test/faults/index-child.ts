@@ -2,7 +2,7 @@
 // engine in QUARRY_DATA_DIR) with the offline embedder slowed to 300 ms a batch, and prints
 // "progress" once a first batch of the new generation is committed, so the test can kill it
 // mid-run. Run with tsx --conditions=react-server.
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { closeDb, getDb } from "@/lib/db/client";
 import { getEmbedder } from "@/lib/embeddings";
 import { indexDocument } from "@/lib/documents/indexing/index-document";

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "@/lib/endpoint";
 import { ENDPOINTS } from "@/lib/api/registry";
-import { ApiKeyScope, requiredScopes } from "@/lib/auth/api-key-scopes";
+import { ApiKeyScope, requiredScopes } from "@/lib/access/api-key-scopes";
 import { getDb } from "@/lib/db/client";
 import { call, tokenFor } from "@/test/helpers";
 import { endpointKey, handlerOf } from "./registry-handlers";

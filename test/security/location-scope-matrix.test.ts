@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINTS } from "@/lib/api/registry";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
 import { getDb } from "@/lib/db/client";
 import { call, sessionCookieFor, tokenFor } from "@/test/helpers";

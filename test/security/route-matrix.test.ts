@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "@/lib/endpoint";
 import { ENDPOINTS } from "@/lib/api/registry";
-import { Role } from "@/lib/auth/roles";
+import { Role } from "@/lib/access/roles";
 
 const ROLES = Role.options;
 import { getDb } from "@/lib/db/client";

@@ -4,7 +4,7 @@ import { POST as nextAuthPost } from "@/app/api/auth/[...nextauth]/route";
 import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
 import { authOptions } from "@/lib/auth/session";
 import { SIGN_IN_LIMITS, signInRetryAfter } from "@/lib/auth/throttle";
-import { DEMO_PASSWORD } from "@/lib/db/seed";
+import { DEMO_PASSWORD } from "@/lib/demo/seed";
 import { call } from "@/test/helpers";
 
 const KEY = "test-peer-key-0123456789abcdef";

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { createRule } from "@/lib/notifications/admin/rules";

@@ -1,6 +1,6 @@
 import "server-only";
 import type { z } from "zod";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow } from "@/lib/pagination";

@@ -1,7 +1,7 @@
 import "server-only";
 import { Readable } from "node:stream";
 import type { z } from "zod";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { config } from "@/lib/config";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";

@@ -1,7 +1,7 @@
 import "server-only";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { withTenant } from "@/lib/db/tenant";
 import { Malformed, TooLarge, UnsupportedType, notFound, unprocessable } from "@/lib/errors";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenantBulk } from "@/lib/db/bulk";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { getDb } from "@/lib/db/client";
 import { createDocument, deleteDocument } from "../files/documents";
 import { deadRows, vacuumDueTables } from "./housekeeping";

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { createDocument } from "../files/documents";

@@ -1,6 +1,6 @@
 import "server-only";
 import crypto from "node:crypto";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";

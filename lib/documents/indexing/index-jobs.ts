@@ -1,6 +1,6 @@
 import "server-only";
 import type PgBoss from "pg-boss";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { indexingSettings } from "@/lib/config/indexing";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";

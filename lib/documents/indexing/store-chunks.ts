@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
 import { vectorLiteral } from "./vector-indexes";

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenantBulk } from "@/lib/db/bulk";
 import { configSingleton } from "@/lib/config";
 import { getDb } from "@/lib/db/client";

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getDb } from "@/lib/db/client";
 import { Prisma } from "@/lib/db/generated/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
-import { BUILT_IN_MODELS, LOCAL_EMBEDDING_MODEL } from "@/lib/embeddings/models";
+import { BUILT_IN_MODELS, LOCAL_EMBEDDING_MODEL } from "@/lib/config/embedding-models";
 import { searchChunks, searchTenantChunks, type ChunkSearch } from "../search/search";
 import { HNSW_INDEXED_MODELS, vectorLiteral, vectorPlan } from "./vector-indexes";
 

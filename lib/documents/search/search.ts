@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenantBulk, type BulkTx } from "@/lib/db/bulk";
 import { Prisma } from "@/lib/db/generated/client";
 import type { TenantScope, TenantTx } from "@/lib/db/tenant";

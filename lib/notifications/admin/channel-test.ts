@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { Conflict } from "@/lib/errors";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery } from "@/lib/db/generated/client";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";

@@ -1,7 +1,7 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
-import { DEMO_ORGS } from "@/lib/db/seed";
+import { DEMO_ORGS } from "@/lib/demo/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { deliveryView, ruleKeys, senderOf } from "@/lib/notifications/admin/delivery-health";

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import type { QuietHoursBody, QuietWindow } from "@/lib/notifications/contract";

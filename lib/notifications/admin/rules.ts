@@ -1,6 +1,6 @@
 import "server-only";
 import type { z } from "zod";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import type { NotificationRule } from "@/lib/db/generated/client";

@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig, listChannelConfigs } from "@/lib/notifications/admin/channels";

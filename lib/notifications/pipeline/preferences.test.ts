@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { call, tokenFor } from "@/test/helpers";
 import * as unsubscribes from "@/app/api/v1/notifications/admin/unsubscribes/route";

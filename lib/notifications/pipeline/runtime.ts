@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import type { TenantTx } from "@/lib/db/tenant";
 import type { Clock } from "@/lib/notifications/clock";
 import type { JobQueue } from "@/lib/notifications/pipeline/queue";

@@ -1,6 +1,6 @@
 import "server-only";
 import crypto from "node:crypto";
-import { deriveKey } from "@/lib/auth/secrets";
+import { deriveKey } from "@/lib/secrets";
 
 const PURPOSE = "notification-secrets";
 const VERSION = "v1";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Principal } from "@/lib/auth/roles";
+import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { testChannel } from "@/lib/notifications/admin/channel-test";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";
