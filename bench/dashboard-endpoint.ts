@@ -21,7 +21,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Database } from "@/lib/db/client";
 import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
 import { withTenant } from "@/lib/db/tenant";
-import { closeQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue } from "@/lib/job-queue";
 import { refreshOrganizationRollups } from "@/lib/rollups/build";
 import { dashboardRollups } from "@/lib/rollups/definition";
 import { freshRollups } from "@/lib/rollups/registry";

@@ -16,7 +16,7 @@ import { seedDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
 import { startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
-import { startNotificationWorker } from "@/lib/notifications/pipeline/worker";
+import { startNotificationWorker } from "@/lib/worker";
 import { startRollupWorker } from "@/lib/rollups/jobs";
 
 /**

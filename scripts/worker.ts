@@ -4,8 +4,8 @@
 import { closeDb, getDb } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { systemClock } from "@/lib/notifications/clock";
-import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
-import { drainQueues, startNotificationWorker } from "@/lib/notifications/pipeline/worker";
+import { closeQueue, getQueue } from "@/lib/job-queue";
+import { drainQueues, startNotificationWorker } from "@/lib/worker";
 import { vacuumDueTables } from "@/lib/documents/indexing/housekeeping";
 import { drainIndexQueue, sweepIndexRequests, startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { drainRollupQueue, startRollupWorker } from "@/lib/rollups/jobs";

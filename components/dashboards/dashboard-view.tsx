@@ -12,7 +12,7 @@ import { Widget } from "./widgets/widget";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
 import { failedResults, queryWidgets, retryWhileBusy, type QueryTarget, type WidgetResults } from "./query-client";
 import { dataWidgetIds, dependencyKey, filtersAffecting, filtersFromParams, isDataWidget, pageRegions, tabFromParams, viewColumnFormats, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
-import { describeAppliedDate, effectiveValue } from "./widgets/filter-values";
+import { describeAppliedDate, effectiveValue } from "@/lib/dashboards/filter-values";
 import styles from "./dashboards.module.css";
 
 export interface DashboardViewProps {

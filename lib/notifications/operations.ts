@@ -13,7 +13,7 @@ import * as unsubscribes from "./admin/unsubscribes";
 import { systemClock } from "./clock";
 import * as contract from "./contract";
 import * as inbox from "./inbox";
-import { defaultRuntime } from "./pipeline/worker";
+import { defaultRuntime } from "./pipeline/runtime";
 
 /* ---------- channel providers ---------- */
 

@@ -16,7 +16,7 @@ import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantFo
 import { queryGranted } from "@/lib/dashboards/query";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { dataWidgetIds, pageRegions, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
-import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/components/dashboards/widgets/filter-values";
+import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/lib/dashboards/filter-values";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { guardedFetch } from "@/lib/notifications/transports/url-guard";
 import { imageOriginsOf } from "@/lib/organizations/settings";

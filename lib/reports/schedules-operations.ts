@@ -1,6 +1,6 @@
 import "server-only";
 import { defineOperation } from "@/lib/operation";
-import { defaultRuntime } from "@/lib/notifications/pipeline/worker";
+import { defaultRuntime } from "@/lib/notifications/pipeline/runtime";
 import * as contract from "./schedules-contract";
 import * as emailGroups from "./email-groups";
 import * as links from "./schedules-links";

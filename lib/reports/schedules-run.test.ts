@@ -13,10 +13,11 @@ import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { deliveryHealth } from "@/lib/notifications/admin/delivery-health";
 import { putQuietHours } from "@/lib/notifications/admin/quiet-hours";
 import { manualClock } from "@/lib/notifications/clock";
-import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue, getQueue } from "@/lib/job-queue";
 import type { ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
-import { drainQueues } from "@/lib/notifications/pipeline/worker";
+import { drainQueues } from "@/lib/worker";
+import { reportHooks } from "./pipeline-hooks";
 import { putOrganizationSettings } from "@/lib/organizations/settings";
 import { renderDashboardReport } from "@/lib/reports/render";
 import { createReportSchedule, sendReportNow, updateReportSchedule } from "@/lib/reports/schedules";
@@ -57,7 +58,7 @@ const counting: ReportRenderer = (principal, input) => {
 beforeAll(async () => {
   smtp = await startSmtp();
   receiver = await startReceiver();
-  rt = { clock, queue: await getQueue(false), render: counting };
+  rt = { clock, queue: await getQueue(false), render: counting, reports: reportHooks };
   await putChannelConfig(admin, "email", { enabled: true, config: { host: "127.0.0.1", port: smtp.port, secure: false, from: "reports@acme.test" } });
   await putChannelConfig(admin, "webhook", { enabled: true, config: { url: `${receiver.url}/hook`, signing_secret: "whsec-reports-0123456789" } });
   await putChannelConfig(admin, "slack", { enabled: true, config: { mode: "webhook", webhook_url: `${receiver.url}/slack/T000/B000/XXXXXXXXXXXXXXXX` } });

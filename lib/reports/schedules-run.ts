@@ -9,12 +9,12 @@ import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import { resolveChannel, usableKinds } from "@/lib/notifications/settings/channels";
 import { enqueueDeliveries, pendingOf } from "@/lib/notifications/pipeline/evaluate";
-import type { ReportRenderer, Runtime } from "@/lib/notifications/pipeline/runtime";
+import type { ReportRenderer, ReportRunJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { loadOptOuts } from "@/lib/notifications/settings/opt-outs";
 import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet-hours";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { emailGroups } from "./email-groups";
-import { domainOf, type ReportRunJob } from "./schedules";
+import { domainOf } from "./schedules";
 import { DOWNLOAD_LINK_SECONDS, downloadLink } from "./schedules-links";
 import { parseScopeKey, reportScope, scopeKey, scopePrincipal, withinLocations, type ReportScope } from "./schedules-scope";
 

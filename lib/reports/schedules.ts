@@ -8,20 +8,14 @@ import type { ReportRun, ReportSchedule } from "@/lib/db/generated/client";
 import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
-import { QUEUES } from "@/lib/notifications/pipeline/queue";
-import type { Runtime } from "@/lib/notifications/pipeline/runtime";
+import { QUEUES } from "@/lib/job-queue";
+import type { ReportRunJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
 import { emailGroups } from "./email-groups";
 import type { CreateReportScheduleBody, ReportScheduleView, UpdateReportScheduleBody } from "./schedules-contract";
 import { withinLocations } from "./schedules-scope";
-
-/** A report run's job (pg-boss queue `reports.run`). */
-export interface ReportRunJob {
-  orgId: string;
-  runId: string;
-}
 
 type Settings = Omit<CreateReportScheduleBody, "time_zone" | "shared_approved"> & { time_zone: string };
 

@@ -1,7 +1,7 @@
 import "server-only";
 import type PgBoss from "pg-boss";
 import { log } from "@/lib/log";
-import { getQueue } from "@/lib/notifications/pipeline/queue";
+import { getQueue } from "@/lib/job-queue";
 import { refreshOrganizationRollups } from "./build";
 
 /**

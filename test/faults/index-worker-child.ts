@@ -9,7 +9,7 @@ import { closeDb, getDb } from "@/lib/db/client";
 import { indexLease } from "@/lib/documents/indexing/index-document";
 import { indexJobPolicy, startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { getEmbedder } from "@/lib/embeddings";
-import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue, getQueue } from "@/lib/job-queue";
 
 const [mode, documentId] = process.argv.slice(2);
 indexLease.heartbeatMs = 200;

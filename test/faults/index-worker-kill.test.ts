@@ -14,7 +14,7 @@ import { closeDb, getDb } from "@/lib/db/client";
 import { prose } from "@/lib/documents/extract/fixtures/generate";
 import { indexLease } from "@/lib/documents/indexing/index-document";
 import { drainIndexQueue, sendIndexJob } from "@/lib/documents/indexing/index-jobs";
-import { closeQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue } from "@/lib/job-queue";
 import { call, tokenFor } from "@/test/helpers";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ in_process_worker: false });

@@ -2,7 +2,7 @@
 
 import { useRef, useState } from "react";
 import { resolveDateExpression, type DateRange } from "@/lib/query/dates";
-import { describeDateExpression, joinDateRange } from "./filter-values";
+import { describeDateExpression, joinDateRange } from "@/lib/dashboards/filter-values";
 import styles from "./widgets.module.css";
 
 interface CalendarProps {

@@ -4,7 +4,7 @@ import { useEffect, useEffectEvent, useId, useLayoutEffect, useMemo, useRef, use
 import { createPortal } from "react-dom";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Calendar } from "./calendar";
-import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, typedDateState, type FilterOption, type Scalar } from "./filter-values";
+import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, typedDateState, type FilterOption, type Scalar } from "@/lib/dashboards/filter-values";
 import styles from "./widgets.module.css";
 
 interface FilterWidgetProps {

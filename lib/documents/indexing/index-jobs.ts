@@ -7,7 +7,7 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { Conflict, DomainError, Invalid, NotFound, Unavailable, conflict, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { getQueue } from "@/lib/notifications/pipeline/queue";
+import { getQueue } from "@/lib/job-queue";
 import { startEmbeddedHousekeeping } from "./housekeeping";
 import { INDEX_TIMEOUT_MS, IndexBusy, RequestNotPending, indexDocument, indexJobRunning, liveRunSql } from "./index-document";
 import { toDocumentRecord } from "../document-record";
@@ -57,7 +57,7 @@ const jobPrincipal = (orgId: string): Principal => ({ userId: "system:indexer", 
 const prepared = new WeakMap<PgBoss, Promise<void>>();
 
 /**
- * The process's pg-boss (lib/notifications/pipeline/queue.ts) with the documents queues created. Opened with
+ * The process's pg-boss (lib/job-queue.ts) with the documents queues created. Opened with
  * maintenance where the worker runs (`in_process_worker`), as every caller of getQueue() does: its first
  * caller decides, and the start-up's demo documents are indexed before the workers start.
  */

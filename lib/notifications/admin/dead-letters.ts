@@ -5,7 +5,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { notFound, conflict } from "@/lib/errors";
 import { deliveryView, ruleKeys, senderOf } from "@/lib/notifications/admin/delivery-health";
-import { QUEUES } from "@/lib/notifications/pipeline/queue";
+import { QUEUES } from "@/lib/job-queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 
 export async function listDeadLetters(principal: Principal, page: PageQuery) {

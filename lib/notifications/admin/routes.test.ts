@@ -15,7 +15,7 @@ import * as requeue from "@/app/api/v1/notifications/admin/dead-letters/[id]/req
 import * as health from "@/app/api/v1/notification-channels/delivery-health/route";
 import * as inbox from "@/app/api/v1/notifications/inbox/route";
 import * as inboxRead from "@/app/api/v1/notifications/inbox/[id]/read/route";
-import { closeQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue } from "@/lib/job-queue";
 import { startReceiver, startSmtp } from "@/test/support/notification-servers";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false });

@@ -2,7 +2,7 @@ import "server-only";
 import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound, conflict } from "@/lib/errors";
-import { QUEUES } from "@/lib/notifications/pipeline/queue";
+import { QUEUES } from "@/lib/job-queue";
 import { insertRun, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 
 /** Manual trigger (rate limited at the route): one run now, outside the cadence. */

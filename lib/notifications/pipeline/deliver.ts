@@ -5,12 +5,10 @@ import type { NotificationDelivery } from "@/lib/db/generated/client";
 import { resolveChannel } from "@/lib/notifications/settings/channels";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
-import { QUEUES, deliveryLeaseSeconds } from "@/lib/notifications/pipeline/queue";
+import { QUEUES, deliveryLeaseSeconds } from "@/lib/job-queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/transports/outbox-channel";
 import { SendError, sendExternal, sendReport, type OutboundMessage, type ResolvedChannel } from "@/lib/notifications/transports/send";
-import { ReportUnavailable, reportAttachments } from "@/lib/reports/schedules-run";
-import { unsubscribeLinks } from "@/lib/reports/schedules-links";
 
 export function backoffMs(failedAttempts: number): number {
   const cfg = notificationsConfig();
@@ -89,15 +87,9 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
 
 /** A scheduled report's delivery: its scope's files (rendered now if the run could not), attached or linked. */
 async function sendReportDelivery(rt: Runtime, channel: ResolvedChannel, d: NotificationDelivery, message: OutboundMessage) {
-  let report: Awaited<ReturnType<typeof reportAttachments>>;
-  try {
-    report = await reportAttachments(rt, d);
-  } catch (error) {
-    if (error instanceof ReportUnavailable) throw new SendError(error.message, !error.permanent);
-    throw error;
-  }
-  const unsubscribe = d.channel === "email" ? await unsubscribeLinks(d.orgId, report.scheduleId, d.recipient, message.sentAt) : undefined;
-  await sendReport(channel, { ...message, scheduleId: report.scheduleId, files: report.files, unsubscribe });
+  // Only a runtime built without the worker (lib/worker.ts) lacks them: the attempt fails as a transient send error.
+  if (!rt.reports) throw new SendError("a report delivery needs the reports' hooks of the worker (lib/worker.ts)", true);
+  await sendReport(channel, { ...message, ...(await rt.reports.message(rt, d, message.sentAt)) });
 }
 
 async function finish(

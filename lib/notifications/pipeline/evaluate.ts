@@ -9,7 +9,7 @@ import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { newId } from "@/lib/ids";
 import { findBaseRule, type Finding } from "@/lib/notifications/settings/catalog";
-import { QUEUES } from "@/lib/notifications/pipeline/queue";
+import { QUEUES } from "@/lib/job-queue";
 import type { DeliverJob, EvaluateJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 
 interface Target {

@@ -14,9 +14,9 @@ import { tick } from "@/lib/notifications/pipeline/scheduler";
 import { triggerRule } from "@/lib/notifications/admin/trigger-rule";
 import { requeueDeadLetter } from "@/lib/notifications/admin/dead-letters";
 import { type Runtime } from "@/lib/notifications/pipeline/runtime";
-import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "@/lib/notifications/pipeline/queue";
+import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "@/lib/job-queue";
 import { startReceiver, startSmtp } from "@/test/support/notification-servers";
-import { drainQueues } from "@/lib/notifications/pipeline/worker";
+import { drainQueues } from "@/lib/worker";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false, max_attempts: 6, backoff_base_seconds: 30 });
 

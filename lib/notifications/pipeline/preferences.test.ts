@@ -11,12 +11,12 @@ import { triggerRule } from "@/lib/notifications/admin/trigger-rule";
 import { type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { putQuietHours } from "@/lib/notifications/admin/quiet-hours";
 import { quietUntil } from "@/lib/notifications/settings/quiet-hours";
-import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue, getQueue } from "@/lib/job-queue";
 import { createRule } from "@/lib/notifications/admin/rules";
 import { createGroupSubscription } from "@/lib/notifications/admin/group-subscriptions";
 import { startSmtp } from "@/test/support/notification-servers";
 import { createUnsubscribe } from "@/lib/notifications/admin/unsubscribes";
-import { drainQueues } from "@/lib/notifications/pipeline/worker";
+import { drainQueues } from "@/lib/worker";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false });
 

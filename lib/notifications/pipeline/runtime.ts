@@ -1,8 +1,10 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
 import type { TenantTx } from "@/lib/db/tenant";
-import type { Clock } from "@/lib/notifications/clock";
-import type { JobQueue } from "@/lib/notifications/pipeline/queue";
+import type { NotificationDelivery } from "@/lib/db/generated/client";
+import { type JobQueue, getQueue } from "@/lib/job-queue";
+import { type Clock, systemClock } from "@/lib/notifications/clock";
+import type { ReportMessage } from "@/lib/notifications/transports/send";
 import { newId } from "@/lib/ids";
 
 /** What a scheduled report's run asks of the renderer (lib/reports/render.ts renderDashboardReport). */
@@ -11,15 +13,45 @@ export type ReportRenderer = (
   input: { dashboardId: string; filters: Record<string, unknown>; format: "pdf" | "png"; paper?: "a4" | "letter"; orientation?: "portrait" | "landscape"; tab?: string; width?: number },
 ) => Promise<{ bytes: Uint8Array; contentType: string; filename: string; pages: number }>;
 
-/** The pipeline's outside world: a clock, a queue and (for reports) a renderer, all injectable. */
+/**
+ * What the pipeline asks of the scheduled reports that ride it (lib/reports/pipeline-hooks.ts). Reports sit above
+ * the pipeline and use it, so the pipeline never imports them: the worker that runs both (lib/worker.ts) hands
+ * these in. Without them the tick schedules no report and a report delivery fails its job.
+ */
+export interface ReportHooks {
+  /**
+   * In the tick's tenant transaction at `now`: records a run for each schedule's latest due occurrence and prunes
+   * expired files; returns the new runs and the runs created within `strandedWindow` still "queued" (a crash between
+   * commit and enqueue), each to be queued on `reports.run`.
+   */
+  schedule(tx: TenantTx, orgId: string, now: Date, strandedWindow: { gt: Date; lt: Date }): Promise<{ due: string[]; stranded: string[] }>;
+  /** One report run (a `reports.run` job): rendered once per recipient scope, its deliveries queued. */
+  run(rt: Runtime, job: ReportRunJob): Promise<void>;
+  /** A report delivery's files, signed links and unsubscribe links; a SendError (transient or not) when they cannot be had. */
+  message(rt: Runtime, delivery: NotificationDelivery, sentAt: Date): Promise<Pick<ReportMessage, "scheduleId" | "files" | "unsubscribe">>;
+}
+
+/** The pipeline's outside world: a clock, a queue and (for reports) their hooks and renderer, all injectable. */
 export interface Runtime {
   clock: Clock;
   queue: JobQueue;
+  /** Given by the worker (lib/worker.ts); routes that only queue jobs run without them. */
+  reports?: ReportHooks;
   /** The dashboard renderer of report runs; the export endpoint's when absent (tests wrap it to count renders). */
   render?: ReportRenderer;
 }
 
+/** The runtime routes use: the wall clock and the process-wide queue. */
+export async function defaultRuntime(): Promise<Runtime> {
+  return { clock: systemClock, queue: await getQueue() };
+}
+
 export interface EvaluateJob {
+  orgId: string;
+  runId: string;
+}
+/** A scheduled report's run (queue `reports.run`). */
+export interface ReportRunJob {
   orgId: string;
   runId: string;
 }

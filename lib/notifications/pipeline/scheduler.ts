@@ -2,10 +2,8 @@ import "server-only";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { latestDue } from "@/lib/notifications/settings/cron";
-import { QUEUES } from "@/lib/notifications/pipeline/queue";
-import { insertRun, type DeliverJob, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
-import { insertReportRun, type ReportRunJob } from "@/lib/reports/schedules";
-import { pruneReportFiles } from "@/lib/reports/schedules-run";
+import { QUEUES } from "@/lib/job-queue";
+import { insertRun, type DeliverJob, type EvaluateJob, type ReportRunJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 
 /** Deliveries or runs whose job should have run this long ago are re-queued by the tick (a crash between commit and enqueue). */
 const STRANDED_MS = 10 * 60_000;
@@ -18,7 +16,7 @@ async function organizationIds(): Promise<string[]> {
 
 /**
  * One scheduler tick (pg-boss runs it every minute): for every enabled rule
- * (and every report schedule not paused, its cron read in its time zone)
+ * (and, through the reports' hooks the worker gives it, every report schedule)
  * whose cron has an occurrence since the last one scheduled, record a run for
  * that occurrence and queue its evaluation (or rendering). Missed occurrences
  * collapse into the latest. The unique (rule or schedule, occurrence) key makes
@@ -39,33 +37,29 @@ export async function tick(rt: Runtime): Promise<{ queued: number; recovered: nu
         await tx.notificationRule.update({ where: { id: rule.id }, data: { lastScheduledFor: due } });
         if (id) created.push(id);
       }
-      const reports: string[] = [];
-      for (const schedule of await tx.reportSchedule.findMany({ where: { paused: false } })) {
-        const due = latestDue(schedule.cron, now, schedule.lastScheduledFor ?? schedule.createdAt, schedule.timeZone);
-        if (!due) continue;
-        const id = await insertReportRun(tx, orgId, schedule.id, due, "cron");
-        await tx.reportSchedule.update({ where: { id: schedule.id }, data: { lastScheduledFor: due } });
-        if (id) reports.push(id);
-      }
-      await pruneReportFiles(tx, now);
-      return { runs: created, reports, stranded: await strandedWork(tx, now) };
+      const window = strandedWindow(now);
+      const reports = (await rt.reports?.schedule(tx, orgId, now, window)) ?? { due: [], stranded: [] };
+      return { runs: created, reports, stranded: await strandedWork(tx, now, window) };
     });
-    for (const runId of reports) await rt.queue.send(QUEUES.report, { orgId, runId } satisfies ReportRunJob);
+    for (const runId of reports.due) await rt.queue.send(QUEUES.report, { orgId, runId } satisfies ReportRunJob);
     for (const runId of runs) await rt.queue.send(QUEUES.evaluate, { orgId, runId } satisfies EvaluateJob);
     for (const runId of stranded.runs) await rt.queue.send(QUEUES.evaluate, { orgId, runId } satisfies EvaluateJob);
-    for (const runId of stranded.reports) await rt.queue.send(QUEUES.report, { orgId, runId } satisfies ReportRunJob);
+    for (const runId of reports.stranded) await rt.queue.send(QUEUES.report, { orgId, runId } satisfies ReportRunJob);
     for (const d of stranded.deliveries) await rt.queue.send(QUEUES.deliver, { orgId, deliveryId: d.id, attempt: d.attempts + 1 } satisfies DeliverJob);
-    queued += runs.length + reports.length;
-    recovered += stranded.runs.length + stranded.reports.length + stranded.deliveries.length;
+    queued += runs.length + reports.due.length;
+    recovered += stranded.runs.length + reports.stranded.length + stranded.deliveries.length;
   }
   return { queued, recovered };
 }
 
-async function strandedWork(tx: TenantTx, now: Date) {
-  const cutoff = new Date(now.getTime() - STRANDED_MS);
-  const recent = { lt: cutoff, gt: new Date(now.getTime() - 86_400_000) };
-  const runs = await tx.notificationRuleRun.findMany({ where: { status: "queued", createdAt: recent }, select: { id: true } });
-  const reports = await tx.reportRun.findMany({ where: { status: "queued", createdAt: recent }, select: { id: true } });
+/** Work created in this window and still waiting was stranded: older than STRANDED_MS, younger than a day (long superseded then). */
+function strandedWindow(now: Date) {
+  return { lt: new Date(now.getTime() - STRANDED_MS), gt: new Date(now.getTime() - 86_400_000) };
+}
+
+async function strandedWork(tx: TenantTx, now: Date, window: { gt: Date; lt: Date }) {
+  const cutoff = window.lt;
+  const runs = await tx.notificationRuleRun.findMany({ where: { status: "queued", createdAt: window }, select: { id: true } });
   const deliveries = await tx.notificationDelivery.findMany({
     where: {
       OR: [
@@ -76,5 +70,5 @@ async function strandedWork(tx: TenantTx, now: Date) {
     select: { id: true, attempts: true },
   });
   if (deliveries.length > 0) await tx.notificationDelivery.updateMany({ where: { id: { in: deliveries.map((d) => d.id) } }, data: { nextAttemptAt: now } });
-  return { runs: runs.map((r) => r.id), reports: reports.map((r) => r.id), deliveries };
+  return { runs: runs.map((r) => r.id), deliveries };
 }

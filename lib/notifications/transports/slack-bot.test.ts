@@ -6,10 +6,10 @@ import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { manualClock } from "@/lib/notifications/clock";
 import { triggerRule } from "@/lib/notifications/admin/trigger-rule";
 import { type Runtime } from "@/lib/notifications/pipeline/runtime";
-import { closeQueue, getQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue, getQueue } from "@/lib/job-queue";
 import { createRule } from "@/lib/notifications/admin/rules";
 import { startReceiver } from "@/test/support/notification-servers";
-import { drainQueues } from "@/lib/notifications/pipeline/worker";
+import { drainQueues } from "@/lib/worker";
 
 // The loopback receiver stands in for the Slack Web API. Its URL is known only once it listens; the
 // configuration is read on first use, which comes after this.

@@ -6,7 +6,7 @@ import { getDb } from "@/lib/db/client";
 import { INDEX_QUEUE, drainIndexQueue, indexJobPolicy, indexQueue, sendIndexJob, sweepIndexRequests } from "@/lib/documents/indexing/index-jobs";
 import { getEmbedder } from "@/lib/embeddings";
 import { UpstreamFailed } from "@/lib/errors";
-import { closeQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue } from "@/lib/job-queue";
 import { resetRateLimits } from "@/lib/security/rate-limit";
 import { call, tokenFor } from "@/test/helpers";
 import * as indexRoute from "./[id]/index/route";

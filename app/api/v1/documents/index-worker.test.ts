@@ -2,7 +2,7 @@
 // nobody calling POST …/index, and the page's record shows it queued, then done.
 import { afterAll, describe, expect, it } from "vitest";
 import { startIndexWorker } from "@/lib/documents/indexing/index-jobs";
-import { closeQueue } from "@/lib/notifications/pipeline/queue";
+import { closeQueue } from "@/lib/job-queue";
 import { call, tokenFor } from "@/test/helpers";
 import * as indexRoute from "./[id]/index/route";
 import * as upload from "./[id]/upload/route";

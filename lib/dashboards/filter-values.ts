@@ -1,6 +1,6 @@
 import type { Display } from "@/lib/manifest/schema";
 import { DateExpressionError, resolveDateExpression } from "@/lib/query/dates";
-import { LOCALE } from "@/lib/dashboards/format";
+import { LOCALE } from "./format";
 
 /**
  * Framework-free helpers of the filter widget: its options, the shape of the value it sends

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { resolveDateExpression } from "@/lib/query/dates";
 import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, selectedValues, splitDateRange, typedDateState } from "./filter-values";
-import { sampleWidget } from "./sample-widgets";
+import { sampleWidget } from "@/components/dashboards/widgets/sample-widgets";
 
 describe("filterOptions", () => {
   it("takes static options, scalars and {label, value}, without duplicates", () => {

@@ -5,24 +5,25 @@ import { systemClock, type Clock } from "@/lib/notifications/clock";
 import { deliver } from "@/lib/notifications/pipeline/deliver";
 import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
-import { type DeliverJob, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
-import { QUEUES, getQueue } from "@/lib/notifications/pipeline/queue";
-import type { ReportRunJob } from "@/lib/reports/schedules";
-import { runReport } from "@/lib/reports/schedules-run";
+import { type DeliverJob, type EvaluateJob, type ReportRunJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { QUEUES, getQueue } from "@/lib/job-queue";
+import { reportHooks } from "@/lib/reports/pipeline-hooks";
+
+/*
+ * The worker: the notification pipeline's queues with the scheduled reports that ride them. It sits above both
+ * (reports use the pipeline; the pipeline reaches reports only through the hooks given here), so neither imports
+ * the other's way up.
+ */
 
 /** Job handlers by queue; each resolves to whether it did its work or deferred the job to a later time. */
-function handlers(rt: Runtime): Record<string, (data: object) => Promise<"done" | "deferred">> {
+function handlers(given: Runtime): Record<string, (data: object) => Promise<"done" | "deferred">> {
+  const rt: Runtime = { reports: reportHooks, ...given };
   return {
     [QUEUES.tick]: async () => (await tick(rt), "done"),
     [QUEUES.evaluate]: async (data) => (await evaluateRun(rt, data as EvaluateJob), "done"),
-    [QUEUES.report]: async (data) => (await runReport(rt, data as ReportRunJob), "done"),
+    [QUEUES.report]: async (data) => (await reportHooks.run(rt, data as ReportRunJob), "done"),
     [QUEUES.deliver]: (data) => deliver(rt, data as DeliverJob),
   };
-}
-
-/** The runtime routes use: the wall clock and the process-wide queue. */
-export async function defaultRuntime(): Promise<Runtime> {
-  return { clock: systemClock, queue: await getQueue() };
 }
 
 /**
