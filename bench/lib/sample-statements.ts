@@ -8,7 +8,7 @@ import { compileSelection, selectDataset } from "@/lib/query/compile";
 import { toPredicate, widgetConditions } from "@/lib/query/filters";
 import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
 import { DEFAULT_ROW_CAP, sharedScans } from "@/lib/query/run";
-import { type BuiltRollup, routeSelection } from "@/lib/rollups/route";
+import { type BuiltRollup, routeSelection } from "@/lib/query/rollup-routing";
 
 export function loadSampleDashboard(): { yaml: string; dashboard: ParsedDashboard } {
   const yaml = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
@@ -28,7 +28,7 @@ export function compileWarehouseStatements(dashboard: ParsedDashboard, filterVal
 
 /**
  * The statements the engine runs for the same widgets now: one per shared scan (lib/query/shared-scan.ts), one per
- * widget outside them; with `rollups`, each widget read from the rollup that answers it (lib/rollups/route.ts).
+ * widget outside them; with `rollups`, each widget read from the rollup that answers it (lib/query/rollup-routing.ts).
  */
 export function compileSharedWarehouseStatements(
   dashboard: ParsedDashboard,

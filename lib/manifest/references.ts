@@ -1,7 +1,7 @@
 import { SAMPLE_ORDER_COLUMNS, demoAggregate, demoColumn } from "@/lib/query/demo";
 import { planFormulaMetrics } from "@/lib/query/formula/plan";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
-import { rollupProblems } from "@/lib/rollups/definition";
+import { rollupProblems } from "@/lib/query/rollup-definition";
 import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
 
 /**
