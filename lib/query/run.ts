@@ -1,6 +1,5 @@
 import "server-only";
-import type { ParsedDashboard } from "@/lib/manifest/parse";
-import type { Dataset } from "@/lib/manifest/schema";
+import type { Dataset, ParsedDashboard } from "@/lib/manifest/schema";
 import type { TenantScope } from "@/lib/db/tenant";
 import { type DatasetSelection, type FieldPredicate, USER_SOURCE_ALIAS, compileSelection, compileUserQuery, selectDataset } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";

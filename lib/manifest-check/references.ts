@@ -15,9 +15,9 @@ export interface SqlPolicy {
   expression(text: string): void;
   source(text: string): void;
 }
-import type { ManifestError } from "./errors";
-import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "./schema";
-import type { ManifestPath, ManifestSource } from "./source";
+import type { ManifestError } from "@/lib/manifest/errors";
+import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "@/lib/manifest/schema";
+import type { ManifestPath, ManifestSource } from "@/lib/manifest/source";
 
 /** A widget manifest and where it sits: its own document, or an entry of `spec.widgets`. */
 export interface PlacedWidget {
