@@ -167,3 +167,60 @@ describe("document rooms", () => {
     for (const line of downward) expect(documentArrowsUp(indexing, line), line).toEqual([]);
   });
 });
+
+/*
+ * The dashboard engine is four rooms, arrows one way (docs/dashboards-engine.md): lib/manifest (the language: the
+ * schema, the YAML source with positions, errors, guards, value formats) under lib/query (compiling, filters, dates,
+ * demo data, the KPI catalog, formulas, SQL text, execution, rollup definitions and routing), under lib/rollups
+ * (building, refresh jobs, the registry) and lib/manifest-check (parse and the checks against the catalog), which
+ * import nothing of each other. lib/dashboards and everything else sit above them.
+ */
+const ENGINE_ROOMS: Record<string, string[]> = {
+  manifest: [],
+  query: ["manifest"],
+  rollups: ["query", "manifest"],
+  "manifest-check": ["query", "manifest"],
+};
+const ENGINE_ABOVE = ["dashboards"];
+
+/** The engine room of a file (or an extensionless import target), or null outside them. */
+function engineRoom(file: string): string | null {
+  const relative = path.relative(LIB, file);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) return null;
+  const [first, ...rest] = relative.split(path.sep);
+  if (rest.length === 0) return null;
+  return first in ENGINE_ROOMS || ENGINE_ABOVE.includes(first) ? first : null;
+}
+
+/** Each import of `file` from an engine room into a room beside or above it, as "file -> target". */
+function engineArrowsUp(file: string, text?: string): string[] {
+  const from = engineRoom(file);
+  if (!from || !(from in ENGINE_ROOMS)) return [];
+  return importsOf(file, text)
+    .filter((target) => {
+      const to = engineRoom(target);
+      return to !== null && to !== from && !ENGINE_ROOMS[from].includes(to);
+    })
+    .map((target) => `${path.relative(process.cwd(), file)} -> ${path.relative(process.cwd(), target)}`);
+}
+
+describe("dashboard engine rooms", () => {
+  it("manifest → query → rollups, manifest-check: no room imports one beside or above it", () => {
+    const files = Object.keys(ENGINE_ROOMS).flatMap((room) => sources(path.join(LIB, room)));
+    expect(files.length).toBeGreaterThan(30);
+    expect(files.flatMap((file) => engineArrowsUp(file))).toEqual([]);
+  });
+
+  it("sees an arrow running up or sideways in every spelling (the check can fail)", () => {
+    const manifest = path.join(LIB, "manifest", "probe.ts");
+    const upward = ['import { KPI_CATALOG } from "@/lib/query/kpi-catalog";', 'export { x } from "../manifest-check/parse";', 'await import("@/lib/rollups/registry");', 'import "@/lib/dashboards/manifest";'];
+    for (const line of upward) expect(engineArrowsUp(manifest, line), line).toHaveLength(1);
+    const query = path.join(LIB, "query", "probe.ts");
+    expect(engineArrowsUp(query, 'import type { ParsedDashboard } from "@/lib/manifest-check/parse";')).toHaveLength(1);
+    expect(engineArrowsUp(query, 'import { freshRollups } from "@/lib/rollups/registry";')).toHaveLength(1);
+    expect(engineArrowsUp(path.join(LIB, "rollups", "probe.ts"), 'import { parseDashboardYaml } from "@/lib/manifest-check/parse";')).toHaveLength(1);
+    expect(engineArrowsUp(path.join(LIB, "manifest-check", "probe.ts"), 'import { declareRollups } from "@/lib/rollups/registry";')).toHaveLength(1);
+    const downward = ['import type { Dataset } from "@/lib/manifest/schema";', 'import { SqlParams } from "./filters";', 'import { QueryError } from "@/lib/query/errors";', 'import { log } from "@/lib/log";'];
+    for (const line of downward) expect(engineArrowsUp(query, line), line).toEqual([]);
+  });
+});

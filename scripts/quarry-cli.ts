@@ -12,7 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { formatManifestError, formatPath } from "@/lib/manifest/errors";
-import { parseDashboardYaml, parseWidgetYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml, parseWidgetYaml } from "@/lib/manifest-check/parse";
 import type { DiffEntry, ManifestDiff } from "@/lib/dashboards/versions-contract";
 import type { ApplyResult, Plan, PlanItem } from "@/lib/dashboards/plan-contract";
 

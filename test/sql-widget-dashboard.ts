@@ -1,5 +1,6 @@
-import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
-import type { SqlPolicy } from "@/lib/manifest/references";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
+import type { SqlPolicy } from "@/lib/manifest-check/references";
 
 /**
  * A dashboard of one `sql` table widget, id `w`, running `query`: user SQL through the real engine

@@ -2,13 +2,13 @@
 // engine runs, for benches to time as bare SQL beside it.
 import fs from "node:fs";
 import path from "node:path";
-import type { ParsedDashboard } from "@/lib/manifest/parse";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { compileSelection, selectDataset } from "@/lib/query/compile";
 import { toPredicate, widgetConditions } from "@/lib/query/filters";
 import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
+import { type BuiltRollup, routeSelection } from "@/lib/query/rollup-routing";
 import { DEFAULT_ROW_CAP, sharedScans } from "@/lib/query/run";
-import { type BuiltRollup, routeSelection } from "@/lib/rollups/route";
 
 export function loadSampleDashboard(): { yaml: string; dashboard: ParsedDashboard } {
   const yaml = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
@@ -28,7 +28,7 @@ export function compileWarehouseStatements(dashboard: ParsedDashboard, filterVal
 
 /**
  * The statements the engine runs for the same widgets now: one per shared scan (lib/query/shared-scan.ts), one per
- * widget outside them; with `rollups`, each widget read from the rollup that answers it (lib/rollups/route.ts).
+ * widget outside them; with `rollups`, each widget read from the rollup that answers it (lib/query/rollup-routing.ts).
  */
 export function compileSharedWarehouseStatements(
   dashboard: ParsedDashboard,

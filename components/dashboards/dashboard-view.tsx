@@ -3,7 +3,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from "react";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import type { ClickContext } from "@/lib/manifest/interactions";
+import type { ClickContext } from "@/lib/manifest-check/interactions";
 import type { ChartData } from "@/lib/dashboards/chart-option";
 import { type ChartClick, type ClickChip, chipsAfterClick, clickedRows, planClick, searchAfter, searchUndoing, stillApplied } from "@/lib/dashboards/chart-clicks";
 import { ClickChips, ClickNote } from "./click-chips";

@@ -1,8 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ownClickContext } from "@/lib/manifest/interactions";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { ownClickContext } from "@/lib/manifest-check/interactions";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { chipsAfterClick, clickedRows, planClick, pointFields, searchAfter, searchUndoing, stillApplied, type ClickChip, type ClickSituation } from "./chart-clicks";
 

@@ -1,4 +1,4 @@
-import { type ClickContext, clickFilterValue } from "@/lib/manifest/interactions";
+import { type ClickContext, clickFilterValue } from "@/lib/manifest-check/interactions";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { type ChartData, type Mappings, chartType, orderedCategories } from "./chart-option";
 import { toNumber } from "./format";

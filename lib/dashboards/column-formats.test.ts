@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { starterManifest } from "@/components/dashboards/starter-manifest";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { resolveFormat } from "@/lib/manifest/value-format";
 import { widgetColumnFormats } from "./column-formats";
 import { formatKpiValue, formatValue } from "./format";

@@ -11,7 +11,7 @@ import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateD
 import { parseManifest } from "./manifest";
 import { checkDrillTargets } from "./interactions";
 import { forgetDashboardResults } from "./result-cache";
-import { dashboardRollups } from "@/lib/rollups/definition";
+import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { declareRollups } from "@/lib/rollups/registry";
 import { assertMayPublish, isEditor } from "./policy";

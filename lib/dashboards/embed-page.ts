@@ -1,7 +1,7 @@
 import "server-only";
 import { toJsonValue } from "@/lib/json";
 import { DomainError } from "@/lib/errors";
-import type { ClickContext } from "@/lib/manifest/interactions";
+import type { ClickContext } from "@/lib/manifest-check/interactions";
 import { clickContext, openNone } from "./interactions";
 import { verifyEmbedToken } from "./embeds";
 import type { EmbedSession } from "./embed-session";

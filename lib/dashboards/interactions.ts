@@ -2,13 +2,14 @@ import "server-only";
 import type { TenantTx } from "@/lib/db/tenant";
 import { unprocessable } from "@/lib/errors";
 import { manifestValidationItems } from "@/lib/manifest/errors";
-import { type ClickContext, type DrillTargetManifest, drillSlugs, filterTargets, ownClickContext } from "@/lib/manifest/interactions";
-import { parseDashboardYaml, type ParsedDashboard } from "@/lib/manifest/parse";
+import { type ClickContext, type DrillTargetManifest, drillSlugs, filterTargets, ownClickContext } from "@/lib/manifest-check/interactions";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { SQL_ALLOW_LIST, parseManifestCached } from "./manifest";
 
 /**
  * Chart clicks on the server (issue 27): at save, a drill-through's target dashboard must exist
- * and take the clicked values (lib/manifest/interactions.ts checks them once the targets are
+ * and take the clicked values (lib/manifest-check/interactions.ts checks them once the targets are
  * known); on a page, the viewer gets what it needs to act on a click (ClickContext), including
  * which targets it may open.
  */

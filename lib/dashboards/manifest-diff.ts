@@ -1,5 +1,5 @@
 import { parseAllDocuments } from "yaml";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { DiffEntry, FieldChange, ManifestDiff } from "./versions-contract";
 
 /**

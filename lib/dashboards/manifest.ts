@@ -2,9 +2,10 @@ import crypto from "node:crypto";
 import { type ValidationItem } from "@/lib/errors";
 import { checkSqlQuery } from "@/lib/query/sql-text";
 import { manifestValidationItems } from "@/lib/manifest/errors";
-import { parseDashboardYaml, type ParsedDashboard } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { placedWidgetIds } from "./wiring";
-import type { SqlPolicy } from "@/lib/manifest/references";
+import type { SqlPolicy } from "@/lib/manifest-check/references";
 import { checkExpression, checkSource, checkStatement } from "@/lib/query/sql-allow-list";
 
 /** The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed first. */

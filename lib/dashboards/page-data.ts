@@ -2,7 +2,7 @@ import "server-only";
 import { toJsonValue } from "@/lib/json";
 import type { Principal } from "@/lib/access/roles";
 import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";
-import type { ClickContext } from "@/lib/manifest/interactions";
+import type { ClickContext } from "@/lib/manifest-check/interactions";
 import type { DashboardRecord, WidgetResults } from "./contract";
 import { clickContext } from "./interactions";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";

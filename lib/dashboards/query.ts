@@ -8,7 +8,7 @@ import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
 import { runWidgetQuery, sharedScans, type WidgetQueryResult } from "@/lib/query/run";
-import { dashboardRollups } from "@/lib/rollups/definition";
+import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { freshRollups } from "@/lib/rollups/registry";
 import type { QueryBody, WidgetResult } from "./contract";

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { WidgetQueryResult } from "@/lib/query/run";
 import { type AnswerRequest, forgetDashboardResults, getCachedResult, putCachedResult, widgetResultKey } from "./result-cache";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { echartsOptionProblems, formatterProblem, withoutUnsafeParts } from "./echarts-option-allow-list";
-import { parseDashboardYaml } from "./parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 
 const messages = (option: Record<string, unknown>) => echartsOptionProblems(option).map((p) => `${p.path.join(".")}: ${p.message}`);
 

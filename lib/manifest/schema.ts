@@ -361,3 +361,16 @@ export const DashboardManifest = z.strictObject({
   }),
 });
 export type DashboardManifest = z.infer<typeof DashboardManifest>;
+
+/**
+ * A validated dashboard: its manifest, and every widget manifest and dataset by id. What
+ * parseDashboardYaml (lib/manifest-check/parse.ts) gives once every check has passed, and what the
+ * query engine reads, so it is declared here, below both.
+ */
+export interface ParsedDashboard {
+  manifest: DashboardManifest;
+  /** In manifest order: `spec.widgets` entries first, then the widget documents. */
+  widgets: WidgetManifest[];
+  widgetsById: ReadonlyMap<string, WidgetManifest>;
+  datasets: ReadonlyMap<string, Dataset>;
+}

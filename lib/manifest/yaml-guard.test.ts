@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseDashboardYaml } from "./parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { MAX_YAML_DEPTH, yamlDepthProblem } from "./yaml-guard";
 
 const deepFlow = `version: "1.0"\nkind: dashboard\nmetadata: { id: d, name: D }\nspec:\n  x: ${"[".repeat(1000)}${"]".repeat(1000)}\n`;

@@ -1,6 +1,5 @@
 import "server-only";
-import type { ParsedDashboard } from "@/lib/manifest/parse";
-import type { Dataset } from "@/lib/manifest/schema";
+import type { Dataset, ParsedDashboard } from "@/lib/manifest/schema";
 import type { TenantScope } from "@/lib/db/tenant";
 import { type DatasetSelection, type FieldPredicate, USER_SOURCE_ALIAS, compileSelection, compileUserQuery, selectDataset } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
@@ -9,8 +8,8 @@ import { BatchTransactionSpent, type StatementRunner, runReadOnly } from "./exec
 import { type FilterCondition, FilterValueError, filterRows, toPredicate, widgetConditions } from "./filters";
 import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
 import { KPI_CATALOG } from "./kpi-catalog";
+import { type BuiltRollup, routeSelection } from "./rollup-routing";
 import { SharedScans } from "./shared-scan";
-import { type BuiltRollup, routeSelection } from "@/lib/rollups/route";
 
 export const DEFAULT_ROW_CAP = 5_000;
 
@@ -115,7 +114,7 @@ export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "
 
 /**
  * What a widget selects from a SQL dataset, read from the smallest of `rollups` that answers it
- * exactly (lib/rollups/route.ts) or else from the tables; null when it needs no statement (empty by a
+ * exactly (lib/query/rollup-routing.ts) or else from the tables; null when it needs no statement (empty by a
  * required condition, or a demo dataset).
  */
 function datasetSelection(

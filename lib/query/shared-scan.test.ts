@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TenantScope } from "@/lib/db/tenant";
-import type { ParsedDashboard } from "@/lib/manifest/parse";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { filterYaml, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { type WidgetQueryResult, runWidgetQuery, sharedScans } from "./run";
 

@@ -14,7 +14,7 @@ import * as publicExport from "@/app/api/v1/public/export/route";
 import { seedSampleDashboard } from "@/lib/dashboards/dashboards";
 import { kpiFigure } from "@/lib/dashboards/widget-figures";
 import { viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { call, tokenFor } from "@/test/helpers";
 import { reportQueue } from "./limits";
 

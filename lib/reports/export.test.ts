@@ -11,7 +11,7 @@ import type { Principal } from "@/lib/access/roles";
 import { seedSampleDashboard } from "@/lib/dashboards/dashboards";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { call, tokenFor } from "@/test/helpers";
 import { greyVariance, pngGreys } from "@/test/support/png";
 import { layoutReport } from "./layout";

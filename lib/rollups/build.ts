@@ -5,9 +5,9 @@ import { type TenantTx, withTenant } from "@/lib/db/tenant";
 import { SqlParams } from "@/lib/query/filters";
 import { asJsonRows } from "@/lib/query/compile";
 import { runReadOnly } from "@/lib/query/execute";
-import type { RollupDefinition } from "./definition";
+import type { RollupDefinition } from "@/lib/query/rollup-definition";
+import { READ_BACK, type RollupTypes, dimensionKey, measureKey } from "@/lib/query/rollup-routing";
 import { CURRENT_VERSION_SQL, declaredRollups } from "./registry";
-import { READ_BACK, type RollupTypes, dimensionKey, measureKey } from "./route";
 
 /**
  * Building and refreshing rollups (docs/rollups.md). A build reads the source aggregated by

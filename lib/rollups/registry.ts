@@ -1,8 +1,8 @@
 import "server-only";
 import crypto from "node:crypto";
 import { type TenantScope, type TenantTx, withTenant } from "@/lib/db/tenant";
-import { type RollupDefinition, rollupContent } from "./definition";
-import type { BuiltRollup, RollupTypes } from "./route";
+import { type RollupDefinition, rollupContent } from "@/lib/query/rollup-definition";
+import type { BuiltRollup, RollupTypes } from "@/lib/query/rollup-routing";
 
 /**
  * The rollups of an organization (table `rollups`, migration 0036): which are declared, built, and

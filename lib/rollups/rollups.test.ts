@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { runReadOnly } from "@/lib/query/execute";
+import { dashboardRollups } from "@/lib/query/rollup-definition";
+import type { BuiltRollup } from "@/lib/query/rollup-routing";
 import { sharedScans } from "@/lib/query/run";
 import { type WidgetOutcome, filterYaml, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { refreshOrganizationRollups } from "./build";
-import { dashboardRollups } from "./definition";
 import { declareRollups, freshRollups } from "./registry";
-import type { BuiltRollup } from "./route";
 
 /**
  * Exactness of rollups (issue 31 §2): every data widget of the sample dashboard, plus filters with

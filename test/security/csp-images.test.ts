@@ -4,7 +4,7 @@ import * as list from "@/app/api/v1/custom-dashboards/route";
 import * as embed from "@/app/api/v1/custom-dashboards/[id]/embed/route";
 import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
 import * as settings from "@/app/api/v1/organization/settings/route";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { normalizeImageOrigin } from "@/lib/security/image-origins";
 import { call, sessionCookieFor, tokenFor } from "@/test/helpers";
 import { proxy } from "@/proxy";

@@ -8,7 +8,7 @@ import * as publicQuery from "@/app/api/v1/public/query/route";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { loadEmbed, loadPublic } from "@/lib/dashboards/embed-page";
 import { loadDashboard } from "@/lib/dashboards/page-data";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { call, tokenFor } from "@/test/helpers";
 
 // Issue 26 §7: `platform.public: true` overrode `platform.roles`, and a widget placed in no tab was

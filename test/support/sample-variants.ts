@@ -3,7 +3,8 @@
 // and rollups (lib/rollups/rollups.test.ts) compare on seeded random filter sets.
 import fs from "node:fs";
 import path from "node:path";
-import { type ParsedDashboard, parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { QueryError } from "@/lib/query/errors";
 import { type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
 import { type WidgetQueryInput, type WidgetQueryResult, runWidgetQuery } from "@/lib/query/run";

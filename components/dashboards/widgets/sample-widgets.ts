@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 
 /** The seeded sample dashboard's widgets (docs/manifests/sample-dashboard.yaml), for tests of the helpers against real manifests. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatManifestError, formatPath } from "./errors";
+import { formatManifestError, formatPath } from "@/lib/manifest/errors";
 import { parseDashboardYaml, parseWidgetYaml } from "./parse";
 
 const dashboard = (spec: string) => `version: "1.0"

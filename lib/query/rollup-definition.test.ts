@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDashboardYaml } from "@/lib/manifest/parse";
-import { additiveAggregate, dashboardRollups } from "./definition";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import { additiveAggregate, dashboardRollups } from "./rollup-definition";
 
 const manifest = (rollups: string, from = "orders JOIN locations ON locations.id = orders.location_id") => `version: "1.0"
 kind: dashboard

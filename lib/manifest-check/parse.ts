@@ -1,19 +1,10 @@
 import type { z } from "zod";
-import type { ManifestError } from "./errors";
+import type { ManifestError } from "@/lib/manifest/errors";
+import { DashboardManifest, type ParsedDashboard, WidgetManifest } from "@/lib/manifest/schema";
+import { type ManifestPath, ManifestSource } from "@/lib/manifest/source";
 import { checkFilterDefaults } from "./filter-defaults";
 import { type DrillTargetManifest, checkInteractions } from "./interactions";
 import { type PlacedWidget, type SqlPolicy, checkReferences } from "./references";
-import { DashboardManifest, type Dataset, WidgetManifest } from "./schema";
-import { type ManifestPath, ManifestSource } from "./source";
-
-/** A validated dashboard: its manifest, and every widget manifest and dataset by id. */
-export interface ParsedDashboard {
-  manifest: DashboardManifest;
-  /** In manifest order: `spec.widgets` entries first, then the widget documents. */
-  widgets: WidgetManifest[];
-  widgetsById: ReadonlyMap<string, WidgetManifest>;
-  datasets: ReadonlyMap<string, Dataset>;
-}
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: ManifestError[] };
 

@@ -1,7 +1,7 @@
 import { SAMPLE_ORDER_COLUMNS, demoAggregate, demoColumn } from "@/lib/query/demo";
 import { planFormulaMetrics } from "@/lib/query/formula/plan";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
-import { rollupProblems } from "@/lib/rollups/definition";
+import { rollupProblems } from "@/lib/query/rollup-definition";
 import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
 
 /**
@@ -15,9 +15,9 @@ export interface SqlPolicy {
   expression(text: string): void;
   source(text: string): void;
 }
-import type { ManifestError } from "./errors";
-import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "./schema";
-import type { ManifestPath, ManifestSource } from "./source";
+import type { ManifestError } from "@/lib/manifest/errors";
+import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "@/lib/manifest/schema";
+import type { ManifestPath, ManifestSource } from "@/lib/manifest/source";
 
 /** A widget manifest and where it sits: its own document, or an entry of `spec.widgets`. */
 export interface PlacedWidget {

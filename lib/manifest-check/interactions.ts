@@ -1,8 +1,8 @@
 import { SAMPLE_ORDER_COLUMNS } from "@/lib/query/demo";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
+import type { DashboardManifest, Dataset, FilterOperator, WidgetManifest } from "@/lib/manifest/schema";
+import type { ManifestPath } from "@/lib/manifest/source";
 import type { PlacedWidget } from "./references";
-import type { DashboardManifest, Dataset, FilterOperator, WidgetManifest } from "./schema";
-import type { ManifestPath } from "./source";
 
 /**
  * Chart clicks (`spec.on_click`, issue 27): what a clicked point's fields are (their types), what

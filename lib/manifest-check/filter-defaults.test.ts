@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatManifestError } from "./errors";
+import { formatManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "./parse";
 
 /** A dashboard with one date filter (its display line given) driving a KPI, and a select filter. */

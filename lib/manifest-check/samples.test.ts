@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { formatManifestError, manifestValidationItems } from "./errors";
+import { formatManifestError, manifestValidationItems } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "./parse";
 
 const dir = path.join(import.meta.dirname, "..", "..", "docs", "manifests");

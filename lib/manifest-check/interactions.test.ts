@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { formatManifestError } from "@/lib/manifest/errors";
 import { clickFilterValue, dateExpressionFor, expressionType, filterTargets, type DrillTargetManifest } from "./interactions";
 import { parseDashboardYaml } from "./parse";
-import { formatManifestError } from "./errors";
 
 const MANIFEST = `version: "1.0"
 kind: dashboard
@@ -97,7 +97,7 @@ describe("on_click in manifests", () => {
   });
 
   it("the JSON Schema knows on_click", async () => {
-    const { widgetJsonSchema } = await import("./json-schema");
+    const { widgetJsonSchema } = await import("@/lib/manifest/json-schema");
     expect(JSON.stringify(widgetJsonSchema())).toContain("set_filters");
   });
 

@@ -1,7 +1,7 @@
 import { FilterValueError, toPredicate } from "@/lib/query/filters";
-import type { FilterOperator } from "./schema";
+import type { FilterOperator } from "@/lib/manifest/schema";
+import type { ManifestPath } from "@/lib/manifest/source";
 import type { PlacedWidget } from "./references";
-import type { ManifestPath } from "./source";
 
 /** Controls whose value is a date expression (lib/query/dates.ts). */
 const DATE_CONTROLS: ReadonlySet<string> = new Set(["date", "date_range", "calendar"]);

@@ -1,6 +1,6 @@
-import type { DatasetSelection } from "@/lib/query/compile";
-import type { Predicate } from "@/lib/query/filters";
-import { type RollupDefinition, normalizeExpression } from "./definition";
+import type { DatasetSelection } from "./compile";
+import type { Predicate } from "./filters";
+import { type RollupDefinition, normalizeExpression } from "./rollup-definition";
 
 /**
  * Routing (issue 31 §2): a widget's selection is answered from the smallest built, fresh rollup that
@@ -10,6 +10,9 @@ import { type RollupDefinition, normalizeExpression } from "./definition";
  * its additive measures (formula metrics are recomputed from those after the query, as always). The
  * rewritten selection reads `rollup_rows` under the same row-level security and is compiled, shared
  * and limited like any other, so the rows come back in the same order under the same ids.
+ *
+ * Routing is query planning, so it lives here with the definitions it matches (rollup-definition.ts);
+ * lib/rollups, above lib/query, builds, refreshes and registers the rollups it reads.
  */
 
 /** A rollup as the registry holds it once built (lib/rollups/registry.ts). */
