@@ -102,7 +102,7 @@ describe("notification rooms", () => {
     for (const line of upward) expect(notificationArrowsUp(pipeline, line), line).toHaveLength(1);
     const transports = path.join(NOTIFICATIONS, "transports", "probe.ts");
     expect(notificationArrowsUp(transports, 'import { resolveChannel } from "@/lib/notifications/settings/channels";')).toHaveLength(1);
-    const downward = ['import { resolveChannel } from "@/lib/notifications/settings/channels";', 'import { sendExternal } from "../transports/send";', 'import { QUEUES } from "./queue";', 'import { ChannelKind } from "@/lib/notifications/channel-kinds";', 'import { log } from "@/lib/log";'];
+    const downward = ['import { resolveChannel } from "@/lib/notifications/settings/channels";', 'import { sendExternal } from "../transports/send";', 'import { QUEUES } from "@/lib/job-queue";', 'import { ChannelKind } from "@/lib/notifications/channel-kinds";', 'import { log } from "@/lib/log";'];
     for (const line of downward) expect(notificationArrowsUp(pipeline, line), line).toEqual([]);
   });
 });
@@ -222,5 +222,101 @@ describe("dashboard engine rooms", () => {
     expect(engineArrowsUp(path.join(LIB, "manifest-check", "probe.ts"), 'import { declareRollups } from "@/lib/rollups/registry";')).toHaveLength(1);
     const downward = ['import type { Dataset } from "@/lib/manifest/schema";', 'import { SqlParams } from "./filters";', 'import { QueryError } from "@/lib/query/errors";', 'import { log } from "@/lib/log";'];
     for (const line of downward) expect(engineArrowsUp(query, line), line).toEqual([]);
+  });
+});
+
+/*
+ * The folders of the code, each one room (a folder of lib/, a single file at lib/'s root, or app/, components/,
+ * scripts/, bench/, a root file), import one another one way only: no two rooms import each other, directly or
+ * round a longer circle (`import type` included). What two rooms both need moves down into a room below both;
+ * what composes two rooms (the worker: lib/worker.ts) sits above both.
+ */
+const ROOT = process.cwd();
+const CODE_FOLDERS = ["app", "lib", "components", "scripts", "bench"];
+
+function codeFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === "generated" || entry.name === "node_modules" ? [] : codeFiles(full);
+    return /\.(tsx?|mjs)$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name) ? [full] : [];
+  });
+}
+
+/** The room of a file or an extensionless import target: lib/<folder>, lib/<file>, or the top-level folder or file. */
+function roomOf(file: string): string {
+  const [top, second, ...rest] = path.relative(ROOT, file).split(path.sep);
+  if (top === "lib" && second !== undefined) return rest.length > 0 ? `lib/${second}` : `lib/${second.replace(/\.(tsx?|mjs)$/, "")}`;
+  return second === undefined ? top.replace(/\.(tsx?|mjs)$/, "") : top;
+}
+
+/** Rooms that reach one another round a circle (Tarjan's strongly connected components of more than one room). */
+function circles(arrows: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (room: string) => {
+    index.set(room, index.size);
+    low.set(room, index.get(room)!);
+    stack.push(room);
+    for (const next of arrows.get(room) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(room, Math.min(low.get(room)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(room, Math.min(low.get(room)!, index.get(next)!));
+    }
+    if (low.get(room) !== index.get(room)) return;
+    const component: string[] = [];
+    for (let member = stack.pop()!; ; member = stack.pop()!) {
+      component.push(member);
+      if (member === room) break;
+    }
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const room of arrows.keys()) if (!index.has(room)) visit(room);
+  return found;
+}
+
+/** room → the rooms its files import, with the imports that make each arrow ("file -> target"). */
+function roomArrows(files: string[], read: (file: string) => string = (file) => fs.readFileSync(file, "utf8")) {
+  const arrows = new Map<string, Set<string>>();
+  const why = new Map<string, string[]>();
+  for (const file of files) {
+    const from = roomOf(file);
+    for (const target of importsOf(file, read(file))) {
+      const relative = path.relative(ROOT, target);
+      if (relative.startsWith("..")) continue;
+      const to = roomOf(target);
+      if (to === from) continue;
+      arrows.set(from, (arrows.get(from) ?? new Set()).add(to));
+      why.set(`${from} -> ${to}`, [...(why.get(`${from} -> ${to}`) ?? []), `${path.relative(ROOT, file)} -> ${relative}`]);
+    }
+  }
+  return { arrows, why };
+}
+
+describe("folder rooms", () => {
+  it("no two folders import each other, directly or round a circle", () => {
+    const files = CODE_FOLDERS.flatMap((folder) => codeFiles(path.join(ROOT, folder)));
+    expect(files.length).toBeGreaterThan(300);
+    const { arrows, why } = roomArrows(files);
+    const found = circles(arrows).map((component) => ({
+      rooms: component,
+      arrows: [...why.entries()].filter(([arrow]) => component.includes(arrow.split(" -> ")[0]) && component.includes(arrow.split(" -> ")[1])),
+    }));
+    expect(found).toEqual([]);
+  });
+
+  it("finds a circle of two rooms and a longer one (the check can fail)", () => {
+    const probe = new Map<string, string>([
+      [path.join(ROOT, "lib", "alpha", "a.ts"), 'import { b } from "@/lib/beta/b";'],
+      [path.join(ROOT, "lib", "beta", "b.ts"), 'import type { a } from "../alpha/a";'],
+      [path.join(ROOT, "lib", "gamma.ts"), 'import { d } from "@/lib/delta/d";'],
+      [path.join(ROOT, "lib", "delta", "d.ts"), 'import { e } from "@/lib/epsilon/e";'],
+      [path.join(ROOT, "lib", "epsilon", "e.ts"), 'export { g } from "@/lib/gamma";'],
+      [path.join(ROOT, "lib", "zeta", "z.ts"), 'import { a } from "@/lib/alpha/a";'],
+    ]);
+    const { arrows } = roomArrows([...probe.keys()], (file) => probe.get(file)!);
+    expect(circles(arrows).map((c) => c.join(" ")).sort()).toEqual(["lib/alpha lib/beta", "lib/delta lib/epsilon lib/gamma"]);
   });
 });
