@@ -21,9 +21,15 @@ const COMMANDS = {
   // Playwright's JSON report path is set in playwright.config.ts; it empties test-results/ when it starts.
   playwright: [["node_modules/@playwright/test/cli.js", "test"], {}, "test-results/e2e-report.json"],
 };
-for (const step of steps) if (!COMMANDS[step]) throw new Error(`unknown step "${step}" (one of ${Object.keys(COMMANDS).join(", ")})`);
+for (const step of steps) if (!COMMANDS[step]) refuse(`unknown step "${step}" (one of ${Object.keys(COMMANDS).join(", ")})`);
 if (steps.includes("vitest-postgres") && !process.env.QUARRY_TEST_DATABASE_URL) {
-  throw new Error("vitest-postgres needs QUARRY_TEST_DATABASE_URL (../shared/tools/pg-test-server start prints one)");
+  refuse("vitest-postgres needs QUARRY_TEST_DATABASE_URL (../shared/tools/pg-test-server start prints one)");
+}
+
+/** A usage mistake: one line saying what to do, no stack trace. */
+function refuse(message) {
+  console.error(`npm run soak: ${message}`);
+  process.exit(2);
 }
 
 /** "step › file › title" → the rounds it failed or needed a retry in. */

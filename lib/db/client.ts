@@ -50,7 +50,7 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** The process-wide database, opened (and in embedded mode migrated and seeded) on first use; a failed start is retried by the next caller. */
+/** The process-wide database, opened (and in embedded mode migrated) on first use; a failed start is retried by the next caller. */
 const databaseSingleton = processSingleton("database", openDatabase);
 
 export const getDb = (): Promise<Database> => databaseSingleton.get();

@@ -16,12 +16,19 @@ import { requeueDeadLetter } from "@/lib/notifications/admin/dead-letters";
 import { type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { closeQueue, getQueue, QUEUES, DELIVER_EXPIRE_SECONDS } from "@/lib/job-queue";
 import { startReceiver, startSmtp } from "@/test/support/notification-servers";
+import { warehouseWindow } from "@/lib/demo/seed";
 import { drainQueues } from "@/lib/worker";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false, max_attempts: 6, backoff_base_seconds: 30 });
 
 const acme: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme", role: "admin", locationIds: null, via: "bearer" };
-const START = new Date("2025-06-10T09:00:00Z");
+// 09:00 UTC on the 10th of the demo warehouse's seventh month, whichever day it was seeded (it starts 23 months back):
+// a first-year month, whose targets are its own total plus 5%, so on the 10th every location is behind its target.
+const WAREHOUSE_START = warehouseWindow(new Date(), "America/New_York").from;
+const START = new Date(Date.UTC(Number(WAREHOUSE_START.slice(0, 4)), Number(WAREHOUSE_START.slice(5, 7)) - 1 + 6, 10, 9));
+const at = (minutesAfterStart: number) => new Date(START.getTime() + minutesAfterStart * 60_000).toISOString();
+/** The day before START (the organization's zone is behind UTC at 09:00 UTC: the same date there). */
+const DAY_BEFORE = at(-24 * 60).slice(0, 10);
 const SECRET = "whsec-0123456789abcdef";
 
 let smtp: Awaited<ReturnType<typeof startSmtp>>;
@@ -101,7 +108,7 @@ describe("scheduling", () => {
     clock.set(new Date(START.getTime() + 75 * 60_000 + 5_000));
     expect((await tick(rt)).queued).toBe(1);
     const runs = await withTenant(acme, (tx) => tx.notificationRuleRun.findMany({ where: { ruleId: rule.id }, orderBy: { scheduledFor: "asc" } }));
-    expect(runs.map((r) => r.scheduledFor.toISOString())).toEqual(["2025-06-10T09:15:00.000Z", "2025-06-10T10:15:00.000Z"]);
+    expect(runs.map((r) => r.scheduledFor.toISOString())).toEqual([at(15), at(75)]);
     await updateRule(acme, rule.id, { enabled: false }, clock.now());
     await drainQueues(rt);
   });
@@ -277,12 +284,13 @@ describe("delivery", () => {
     const [fired] = await runsOf(1e9);
     expect(fired.status).toBe("fired");
     const result = fired.result as { day: string; locations: { location_id: string; revenue: number }[] };
-    expect(result.day).toBe("2025-06-09");
+    expect(result.day).toBe(DAY_BEFORE);
     expect(result.locations.map((l) => l.location_id)).toEqual(["loc_acme_aus", "loc_acme_bos", "loc_acme_chi", "loc_acme_nyc", "loc_acme_sfo"]);
     // Figures come from the `revenue` KPI through the dashboard compiler; they match a plain sum of the day's orders.
     const { system } = await getDb();
     const direct = await system.query<{ location_id: string; revenue: number }>(
-      "SELECT location_id, sum(amount)::float8 AS revenue FROM orders WHERE org_id = 'org_acme' AND order_date = '2025-06-09' GROUP BY 1 ORDER BY 1",
+      "SELECT location_id, sum(amount)::float8 AS revenue FROM orders WHERE org_id = 'org_acme' AND order_date = $1 GROUP BY 1 ORDER BY 1",
+      [DAY_BEFORE],
     );
     expect(direct.length).toBe(5);
     expect(result.locations.map((l) => [l.location_id, Math.round(l.revenue * 100)])).toEqual(direct.map((d) => [d.location_id, Math.round(d.revenue * 100)]));
