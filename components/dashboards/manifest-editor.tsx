@@ -10,6 +10,7 @@ import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/m
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { ownClickContext } from "@/lib/manifest-check/interactions";
 import { DashboardView } from "./dashboard-view";
+import { RollupStatus } from "./rollup-status";
 import { publishDashboard, updateDashboard } from "@/lib/dashboards/contract";
 import { ApiClientError, callApi } from "@/components/api-client";
 import type { ValidationItem } from "@/lib/errors";
@@ -80,6 +81,8 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   const [text, setText] = useState(initialYaml);
   const [saved, setSaved] = useState(initialYaml);
   const [revision, setRevision] = useState(0);
+  // Bumped by every save and publish: the rollups' states and the widgets they answer are read again.
+  const [rollupsRevision, setRollupsRevision] = useState(0);
   const [busy, setBusy] = useState<"save" | "publish" | null>(null);
   const [message, setMessage] = useState<{ tone: "error" | "success"; text: string } | null>(null);
   const deferred = useDeferredValue(text);
@@ -148,6 +151,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
     setSavedInvalid(false);
     setSaved(text);
     setRevision((r) => r + 1);
+    setRollupsRevision((r) => r + 1);
     return true;
   }
 
@@ -168,6 +172,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
       if (dirty && !(await save())) return;
       const published = await callApi(publishDashboard, { params: { id: dashboardId } });
       setMessage({ tone: "success", text: `Published version ${published.published_version}` });
+      setRollupsRevision((r) => r + 1);
       router.refresh();
     } catch (error) {
       setMessage({ tone: "error", text: `Not published: ${(error as Error).message}` });
@@ -239,6 +244,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
             ))}
           </ul>
         )}
+        <RollupStatus dashboardId={dashboardId} revision={rollupsRevision} />
       </section>
       <section className={styles.previewPane} aria-label="Live preview">
         {savedInvalid || lastValid === null ? (

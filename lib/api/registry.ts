@@ -41,6 +41,7 @@ export const ENDPOINTS: Endpoint[] = [
   reportsExport.exportDashboard, // GET /api/v1/custom-dashboards/{id}/export
   dashboards.publishDashboard, // POST /api/v1/custom-dashboards/{id}/publish
   dashboards.queryDashboard, // POST /api/v1/custom-dashboards/{id}/query
+  dashboards.getDashboardRollups, // GET /api/v1/custom-dashboards/{id}/rollups
   dashboardsVersions.listVersions, // GET /api/v1/custom-dashboards/{id}/versions
   dashboardsVersions.getVersion, // GET /api/v1/custom-dashboards/{id}/versions/{version}
   dashboardsVersions.diffVersions, // GET /api/v1/custom-dashboards/{id}/versions/{version}/diff

@@ -48,6 +48,12 @@ const Env = z.object({
   QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(1),
   /** How long a request waits for a user-SQL slot before it answers 503 with Retry-After. */
   QUARRY_USER_SQL_QUEUE_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /**
+   * Rows a rollup may hold per organization (docs/rollups.md, "Row cap"): a build reads at most one
+   * more than this from its aggregate, and a rollup whose aggregate is larger is marked failed with the
+   * reason (declare fewer or coarser dimensions) while the tables answer its widgets.
+   */
+  QUARRY_ROLLUP_MAX_ROWS: z.coerce.number().int().min(1).max(50_000_000).default(200_000),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
@@ -118,6 +124,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
     userSql: e.DATABASE_URL
       ? { total: e.QUARRY_USER_SQL_CONCURRENCY, perKey: Math.min(e.QUARRY_USER_SQL_PER_ORG, e.QUARRY_USER_SQL_CONCURRENCY), deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS }
       : { total: e.QUARRY_EMBEDDED_ANALYTICS === "true" ? e.QUARRY_EMBEDDED_ANALYTICS_ENGINES : 1, perKey: 1, deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS },
+    rollups: { maxRows: e.QUARRY_ROLLUP_MAX_ROWS },
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

@@ -310,6 +310,48 @@ export const queryDashboard = defineEndpoint({
   ],
 });
 
+export const DashboardRollup = z
+  .object({
+    name: z.string().describe("the rollup's name in the manifest"),
+    dataset: z.string().describe("the dataset that declares it"),
+    state: z
+      .enum(["ready", "building", "failed", "not_built"])
+      .describe(
+        "ready: built and fresh, it answers the widgets below; building: declared and waiting for the worker (never built, or the warehouse changed since), the tables answer meanwhile; " +
+          "failed: its last build failed (`error` says why), the tables answer; not_built: not declared yet (a draft's rollups are declared when it is published)",
+      ),
+    error: z.string().nullable().describe("why the last build failed, for `failed`"),
+    widgets: z
+      .array(z.object({ id: z.string(), title: z.string() }))
+      .describe("the widgets this rollup answers under the dashboard's default filter values, decided by the routing the query uses (empty unless ready)"),
+  })
+  .meta({ id: "DashboardRollup" });
+export type DashboardRollup = z.output<typeof DashboardRollup>;
+
+export const DashboardRollups = z
+  .object({
+    dashboard_id: z.string(),
+    version: z.literal("draft"),
+    rollups: z.array(DashboardRollup).describe("every rollup the draft declares, in manifest order"),
+    base_widgets: z.array(z.object({ id: z.string(), title: z.string() })).describe("data widgets that read the tables under the default filter values"),
+  })
+  .meta({ id: "DashboardRollups" });
+
+export const getDashboardRollups = defineEndpoint({
+  method: "get",
+  path: "/api/v1/custom-dashboards/{id}/rollups",
+  summary: "The draft's rollups: their build state and which widgets each answers",
+  description:
+    "For the manifest editor (docs/rollups.md): each rollup the saved draft declares, whether it is built (ready, building, failed with the reason, not built) and the widgets it answers " +
+    "under the dashboard's default filter values, by the same routing the query endpoint applies, so the list agrees with each widget's `source` there. " +
+    "A draft that no longer passes validation answers 422 with its problems.",
+  tags: ["Dashboards"],
+  access: EDITORS,
+  params: IdParams,
+  response: DashboardRollups,
+  errors: [404, 422],
+});
+
 export const EmbedQueryBody = z
   .object({
     token: z.string().min(10).max(4000).describe("the embed token"),

@@ -5,6 +5,7 @@ import * as contract from "./contract";
 import * as embeds from "./embeds";
 import * as query from "./query";
 import * as dashboards from "./dashboards";
+import * as dashboardRollups from "./dashboard-rollups";
 
 export const createDashboard = defineOperation(contract.createDashboard, ({ principal, body }) => dashboards.createDashboard(principal, body));
 
@@ -19,6 +20,8 @@ export const updateDashboard = defineOperation(contract.updateDashboard, ({ prin
 export const deleteDashboard = defineOperation(contract.deleteDashboard, ({ principal, params }) => dashboards.deleteDashboard(principal, params.id));
 
 export const publishDashboard = defineOperation(contract.publishDashboard, ({ principal, params, body }) => dashboards.publishDashboard(principal, params.id, { message: body?.message, source: body?.source }));
+
+export const getDashboardRollups = defineOperation(contract.getDashboardRollups, ({ principal, params }) => dashboardRollups.getDashboardRollups(principal, params.id));
 
 export const embedDashboard = defineOperation(contract.embedDashboard, ({ principal, params, body }) => embeds.createEmbed(principal, params.id, body));
 

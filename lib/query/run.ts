@@ -113,6 +113,27 @@ export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "
 }
 
 /**
+ * Where a widget's statement would read from under `input` (its filter values, the rollups given), by the
+ * same selection and routing runWidgetQuery uses, without running anything: the rollup that answers it,
+ * the tables, or null for a widget with no warehouse statement (not a dataset or KPI, a demo dataset,
+ * empty by a required condition) or one whose selection fails (it meets its error when it runs). The
+ * editor's list of which widgets each rollup serves (lib/dashboards/dashboard-rollups.ts) is this, so it
+ * cannot disagree with the queries.
+ */
+export function plannedSource(input: Omit<WidgetQueryInput, "runner" | "statementTimeoutMs" | "shared">): { kind: "rollup"; rollup: BuiltRollup } | { kind: "base" } | null {
+  const kind = input.dashboard.widgetsById.get(input.widgetId)?.spec.data?.kind;
+  if (kind !== "dataset" && kind !== "kpi") return null;
+  try {
+    const planned = datasetSelection(widgetDataset(input), input.dashboard.widgetsById.get(input.widgetId)!.spec.data!.columns, widgetPredicates(input), input.rowCap ?? DEFAULT_ROW_CAP, input.rollups);
+    if (!planned) return null;
+    return planned.rollup ? { kind: "rollup", rollup: planned.rollup } : { kind: "base" };
+  } catch (error) {
+    if (!(error instanceof QueryError)) throw error;
+    return null;
+  }
+}
+
+/**
  * What a widget selects from a SQL dataset, read from the smallest of `rollups` that answers it
  * exactly (lib/query/rollup-routing.ts) or else from the tables; null when it needs no statement (empty by a
  * required condition, or a demo dataset).
@@ -123,7 +144,7 @@ function datasetSelection(
   predicates: readonly (FilterCondition & FieldPredicate)[],
   cap: number,
   rollups: readonly BuiltRollup[] = [],
-): { selection: DatasetSelection; source: AnswerSource } | null {
+): { selection: DatasetSelection; source: AnswerSource; rollup?: BuiltRollup } | null {
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
   const { applicable, empty } = partition(predicates, fields);
@@ -131,7 +152,7 @@ function datasetSelection(
   // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
   const selection = selectDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
   const routed = routeSelection(selection, rollups);
-  return routed ? { selection: routed.selection, source: { kind: "rollup", name: routed.rollup.name } } : { selection, source: { kind: "base" } };
+  return routed ? { selection: routed.selection, source: { kind: "rollup", name: routed.rollup.name }, rollup: routed.rollup } : { selection, source: { kind: "base" } };
 }
 
 /** A dataset with `kpi:` is the catalog KPI plus the dataset's own formula metrics. */

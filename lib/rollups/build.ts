@@ -1,6 +1,7 @@
 import "server-only";
 import crypto from "node:crypto";
 import { findOrganization } from "@/lib/auth/directory";
+import { config } from "@/lib/config";
 import { type TenantTx, withTenant } from "@/lib/db/tenant";
 import { SqlParams } from "@/lib/query/filters";
 import { asJsonRows } from "@/lib/query/compile";
@@ -21,6 +22,13 @@ import { CURRENT_VERSION_SQL, declaredRollups } from "./registry";
  * only buckets whose fingerprint is new, changed or gone are rewritten. Whether the rollup is fresh at
  * all is the warehouse change counter (migration 0036), checked on every query: exact, never "recent
  * enough".
+ *
+ * Bounded, decided: a rollup holds at most `config().rollups.maxRows` rows per organization
+ * (QUARRY_ROLLUP_MAX_ROWS). The aggregate carries LIMIT cap + 1, so a build never has more than that
+ * in memory, however many groups the declared dimensions make; one row past the cap marks the rollup
+ * failed with the reason and the tables answer its widgets. Not an INSERT ... SELECT in the database:
+ * the manifest's SQL runs only as the reader, in a read-only transaction, and the rows are
+ * fingerprinted per bucket before they are written, so they pass through here, at most cap + 1.
  */
 
 const STATEMENT_TIMEOUT_MS = 120_000;
@@ -67,15 +75,23 @@ async function probeTypes(orgId: string, definition: RollupDefinition, timeZone:
   };
 }
 
-/** The aggregate statement: one row per location, bucket and dimensions, as text so nothing passes through a JavaScript number. */
-export function aggregateStatement(definition: RollupDefinition): { text: string; values: unknown[] } {
+/** Why a rollup whose aggregate has more rows than the cap is not built (its state's error). */
+export function overCapReason(maxRows: number): string {
+  return `the aggregate has more than ${maxRows} rows: declare fewer or coarser dimensions`;
+}
+
+/**
+ * The aggregate statement: one row per location, bucket and dimensions, as text so nothing passes
+ * through a JavaScript number; at most `maxRows + 1` of them (one more than the cap tells it is over).
+ */
+export function aggregateStatement(definition: RollupDefinition, maxRows: number): { text: string; values: unknown[] } {
   const params = new SqlParams();
   const bucket = `date_trunc(${params.add(definition.time.grain, "text")}, ${definition.time.column})::date`;
   const location = definition.location ?? "NULL::text";
   const key = `jsonb_build_object(${definition.dimensions.map((c, i) => `'${dimensionKey(i)}', ${c}`).join(", ")})::text`;
   const measures = `jsonb_build_object(${definition.measures.map((m, j) => `'${measureKey(j)}', ${m.expression}`).join(", ")})::text`;
   const groupBy = [location === "NULL::text" ? null : location, bucket, ...definition.dimensions].filter((g) => g !== null);
-  const inner = `SELECT ${location} AS l, ${bucket}::text AS b, ${key} AS k, ${measures} AS m\nFROM ${definition.source}\nGROUP BY ${groupBy.join(", ")}`;
+  const inner = `SELECT ${location} AS l, ${bucket}::text AS b, ${key} AS k, ${measures} AS m\nFROM ${definition.source}\nGROUP BY ${groupBy.join(", ")}\nLIMIT ${params.add(maxRows + 1, "int")}`;
   return { text: asJsonRows(inner), values: params.values };
 }
 
@@ -113,6 +129,7 @@ interface Read {
  */
 export async function refreshOrganizationRollups(orgId: string): Promise<RefreshOutcome[]> {
   const timeZone = (await findOrganization(orgId))?.timeZone ?? "UTC";
+  const { maxRows } = config().rollups;
   const declared = await declaredRollups({ orgId });
   // Read before the aggregates: rows written meanwhile make the counter move past it, so a rollup is stale, never wrong.
   const [{ version, fresh }] = await withTenant({ orgId }, (tx) =>
@@ -135,8 +152,9 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
     try {
       // The aggregate first: runReadOnly checks it on the allow-list, so the type probe (which the
       // allow-list cannot take) only ever runs expressions that passed it.
-      const statement = aggregateStatement(definition);
+      const statement = aggregateStatement(definition, maxRows);
       const rows = (await runReadOnly({ orgId }, statement.text, statement.values, { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as unknown as AggregateRow[];
+      if (rows.length > maxRows) throw new Error(overCapReason(maxRows));
       const types = await probeTypes(orgId, definition, timeZone);
       reads.push({ id, definition, types, rows, ms: performance.now() - started });
     } catch (error) {

@@ -32,6 +32,7 @@ interface RegistryRow {
   name: string;
   definition: RollupDefinition;
   state: string;
+  error: string | null;
   column_types: RollupTypes | null;
   time_zone: string | null;
   built_version: string | null;
@@ -49,25 +50,58 @@ export const CURRENT_VERSION_SQL = "(SELECT coalesce(max(version), 0) FROM wareh
  * to refresh them. Definitions never declared are neither.
  */
 export async function freshRollups(orgId: string, definitions: readonly RollupDefinition[], timeZone: string): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
-  if (definitions.length === 0) return { fresh: [], stale: [] };
+  const fresh: BuiltRollup[] = [];
+  const stale: string[] = [];
+  for (const row of await registryRows(orgId, definitions)) {
+    const built = asFresh(row, timeZone);
+    if (built) fresh.push(built);
+    else if (row.state !== "failed" || row.built_version !== row.current_version) stale.push(row.id);
+  }
+  return { fresh, stale };
+}
+
+async function registryRows(orgId: string, definitions: readonly RollupDefinition[]): Promise<RegistryRow[]> {
+  if (definitions.length === 0) return [];
   const ids = [...new Set(definitions.map(rollupId))];
-  const rows = await withTenant({ orgId }, (tx) =>
+  return withTenant({ orgId }, (tx) =>
     tx.$queryRawUnsafe<RegistryRow[]>(
-      `SELECT id, name, definition, state, column_types, time_zone, built_version::text, row_count, ${CURRENT_VERSION_SQL}::text AS current_version
+      `SELECT id, name, definition, state, error, column_types, time_zone, built_version::text, row_count, ${CURRENT_VERSION_SQL}::text AS current_version
          FROM rollups WHERE id = ANY ($1::text[])`,
       ids,
     ),
   );
-  const fresh: BuiltRollup[] = [];
-  const stale: string[] = [];
-  for (const row of rows) {
-    if (row.state === "ready" && row.built_version === row.current_version && row.time_zone === timeZone && row.column_types) {
-      fresh.push({ id: row.id, name: row.name, definition: row.definition, types: row.column_types, rowCount: row.row_count ?? 0 });
-    } else if (row.state !== "failed" || row.built_version !== row.current_version) {
-      stale.push(row.id);
-    }
+}
+
+/** The rollup as routing reads it when it is built at the warehouse's current version in `timeZone`; otherwise null (the tables answer). */
+function asFresh(row: RegistryRow, timeZone: string): BuiltRollup | null {
+  if (row.state === "ready" && row.built_version === row.current_version && row.time_zone === timeZone && row.column_types) {
+    return { id: row.id, name: row.name, definition: row.definition, types: row.column_types, rowCount: row.row_count ?? 0 };
   }
-  return { fresh, stale };
+  return null;
+}
+
+/**
+ * Where a rollup stands for the widgets that could read it: `ready` (built and fresh: it answers),
+ * `building` (declared and waiting for the worker: never built, or built before the warehouse last
+ * changed or in another time zone; the next query asks for it), `failed` (its last build failed, with
+ * the reason), `not_built` (not declared: a draft's rollups are declared when it is published).
+ */
+export type RollupState = { state: "ready"; rollup: BuiltRollup } | { state: "building" } | { state: "failed"; error: string } | { state: "not_built" };
+
+/** The state of each of `definitions` (by rollupId) in `timeZone`: what freshRollups decides, with the reasons it does not tell. */
+export async function rollupStates(orgId: string, definitions: readonly RollupDefinition[], timeZone: string): Promise<Map<string, RollupState>> {
+  const rows = new Map((await registryRows(orgId, definitions)).map((row) => [row.id, row]));
+  const states = new Map<string, RollupState>();
+  for (const definition of definitions) {
+    const id = rollupId(definition);
+    const row = rows.get(id);
+    const built = row ? asFresh(row, timeZone) : null;
+    states.set(
+      id,
+      !row ? { state: "not_built" } : built ? { state: "ready", rollup: built } : row.state === "failed" ? { state: "failed", error: row.error ?? "the build failed" } : { state: "building" },
+    );
+  }
+  return states;
 }
 
 /** Every rollup declared for an organization (the worker refreshes them all). */

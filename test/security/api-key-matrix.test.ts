@@ -32,6 +32,7 @@ const SCOPES_OF: Record<string, readonly string[]> = {
   "DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}": ["embeds:write"],
   "POST /api/v1/custom-dashboards/{id}/publish": ["dashboards:publish"],
   "POST /api/v1/custom-dashboards/{id}/query": ["dashboards:read"],
+  "GET /api/v1/custom-dashboards/{id}/rollups": ["dashboards:read"],
   "GET /api/v1/custom-dashboards/{id}/versions": ["dashboards:read"],
   "GET /api/v1/custom-dashboards/{id}/versions/{version}": ["dashboards:read"],
   "GET /api/v1/custom-dashboards/{id}/versions/{version}/diff": ["dashboards:read"],

@@ -45,6 +45,7 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "GET /api/v1/public/export": "a PDF or PNG of POST /api/v1/public/query's answer (lib/reports/render.ts queries through it), under the publisher's scope as that query",
   "GET /api/v1/custom-dashboards/{id}/embeds": "grant metadata (locked filter values as configured, origins, expiry), no warehouse rows",
   "DELETE /api/v1/custom-dashboards/{id}/embeds/{embed_id}": "answers 204",
+  "GET /api/v1/custom-dashboards/{id}/rollups": "the draft's rollup names, build states and the ids and titles of the widgets each answers, no warehouse rows",
   "GET /api/v1/custom-dashboards/{id}/versions": "version metadata (number, publisher, message, source), no warehouse rows",
   "GET /api/v1/custom-dashboards/{id}/versions/{version}": "a stored manifest, no warehouse rows",
   "GET /api/v1/custom-dashboards/{id}/versions/{version}/diff": "the difference of two stored manifests, no warehouse rows",

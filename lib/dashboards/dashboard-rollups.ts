@@ -1,0 +1,50 @@
+import "server-only";
+import type { Principal } from "@/lib/access/roles";
+import { Invalid } from "@/lib/errors";
+import { dashboardRollups } from "@/lib/query/rollup-definition";
+import type { BuiltRollup } from "@/lib/query/rollup-routing";
+import { plannedSource } from "@/lib/query/run";
+import { rollupId, rollupStates } from "@/lib/rollups/registry";
+import type { DashboardRollup } from "./contract";
+import { grantForPrincipal } from "./policy";
+import { grantedTimeZone } from "./query";
+import { isDataWidget } from "./wiring";
+
+/**
+ * What the manifest editor shows of a draft's rollups (issue 31 §2, docs/rollups.md): each one's build
+ * state and the widgets it answers under the default filter values. Which rollup answers a widget is
+ * decided by the query engine's own planning (plannedSource: the selection and routing runWidgetQuery
+ * uses) over the rollups that are built and fresh, exactly as a query of the draft would, so this list
+ * cannot say a rollup serves a widget the query then reads from the tables, or the other way round.
+ */
+export async function getDashboardRollups(principal: Principal, idOrSlug: string) {
+  const granted = await grantForPrincipal(principal, idOrSlug, "draft");
+  if (!granted.parsed.ok) throw new Invalid(granted.parsed.errors);
+  const manifest = granted.parsed.value;
+  const timeZone = await grantedTimeZone(granted);
+  const declared = [...manifest.datasets.values()].flatMap((dataset) => dashboardRollups([dataset]).map((definition) => ({ dataset: dataset.id, definition, id: rollupId(definition) })));
+  const states = await rollupStates(granted.scope.orgId, declared.map((d) => d.definition), timeZone);
+  const fresh = [...states.values()].flatMap((s): BuiltRollup[] => (s.state === "ready" ? [s.rollup] : []));
+
+  const now = new Date();
+  const served = new Map<string, { id: string; title: string }[]>();
+  const base: { id: string; title: string }[] = [];
+  for (const widget of manifest.widgets.filter(isDataWidget)) {
+    const planned = plannedSource({ scope: granted.scope, dashboard: manifest, widgetId: widget.metadata.id, filterValues: {}, now, timeZone, rollups: fresh });
+    const entry = { id: widget.metadata.id, title: widget.metadata.name };
+    if (planned?.kind === "rollup") served.set(planned.rollup.id, [...(served.get(planned.rollup.id) ?? []), entry]);
+    else if (planned?.kind === "base") base.push(entry);
+  }
+
+  const rollups = declared.map(({ dataset, definition, id }): DashboardRollup => {
+    const state = states.get(id)!;
+    return {
+      name: definition.name,
+      dataset,
+      state: state.state,
+      error: state.state === "failed" ? state.error : null,
+      widgets: served.get(id) ?? [],
+    };
+  });
+  return { dashboard_id: granted.dashboardId, version: "draft" as const, rollups, base_widgets: base };
+}
