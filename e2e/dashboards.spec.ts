@@ -264,6 +264,11 @@ test("the editor shows line-numbered errors as you type and a live preview", asy
   await page.goto(`${SAMPLE}/edit`);
   await expect(page.getByTestId("manifest-valid")).toBeVisible();
   await allSettled(page);
+  // Under the manifest, each rollup the sample declares, with its build state (issue 31 §2).
+  const rollups = page.getByTestId("rollup-status");
+  for (const name of ["sales_by_location_day", "sales_by_channel_category_day", "orders_by_day"]) {
+    await expect(rollups.getByTestId(`rollup-${name}`)).toContainText(/ready|building|failed|not built/);
+  }
   const content = page.locator(".cm-content");
   await content.click();
   await page.keyboard.press("Control+Home");
