@@ -8,7 +8,8 @@ import { sameOrigin } from "./same-origin";
  * it restored, and the draft then means the same as that version.
  */
 
-const SLUG = "history-e2e";
+// Its own slug each run: a second run on the same data folder (a local rerun, a soak round) would find the first one's.
+const SLUG = `history-e2e-${Date.now().toString(36)}`;
 
 function watchErrors(page: Page): string[] {
   const errors: string[] = [];

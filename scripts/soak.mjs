@@ -39,6 +39,8 @@ for (let round = 1; round <= rounds; round++) {
   for (const step of steps) {
     const [stepArgs, env, reportFile] = COMMANDS[step];
     fs.rmSync(reportFile, { force: true });
+    // Each Playwright round starts on a fresh data folder, as in CI (scripts/test-all.mjs).
+    if (step === "playwright") fs.rmSync(".data/e2e", { recursive: true, force: true });
     const load = os.loadavg()[0].toFixed(1);
     const started = Date.now();
     const { status } = spawnSync(node, stepArgs, { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, ...env } });
