@@ -20,9 +20,10 @@ describe("fault: a PDF that keeps the extractor busy", () => {
     expect(report.outcome).toBe("Reading the PDF took longer than 1 s and was stopped");
     expect(report.faultMs).toBeLessThan(1_000 + 5_000);
     expect(report.probeStatuses.every((s) => s === 200)).toBe(true);
-    // Answers kept coming while the bomb ran: a blocked event loop would let one probe through, and
-    // on a loaded machine (soak at load 27) a probe can take 200 ms, so a second's fault holds a few.
-    expect(report.probeMs.length).toBeGreaterThanOrEqual(3);
+    // Answers kept coming while the bomb ran: a blocked event loop lets one probe through (the bomb's
+    // second passes before it is answered). More than one is all a loaded machine promises: at load 15 a
+    // probe took 500 ms, and a one-second fault held two (soak round 2).
+    expect(report.probeMs.length).toBeGreaterThanOrEqual(2);
     expect(Math.max(...report.probeMs)).toBeLessThan(QUICK_MS);
     // The extractor is not left poisoned; a time limit of its own, so a loaded machine cannot cut this one too.
     const next = await extractPdf(await pdfWithPages(1, () => "Quarterly revenue grew."), undefined, { ...limits, timeoutMs: 15_000 }, engine);
