@@ -38,20 +38,21 @@ describe("sign-in hardening", () => {
   });
 
   it("answers unknown and known emails in comparable time (median of 5, loose bound)", async () => {
-    const median = async (email: string) => {
-      const times: number[] = [];
-      for (let i = 0; i < SIGN_IN_LIMITS.account.failures; i++) {
+    // Known and unknown attempts alternate, so a load that comes and goes (a shared 2-core runner) slows both alike.
+    const times = { known: [] as number[], unknown: [] as number[] };
+    for (let i = 0; i < SIGN_IN_LIMITS.account.failures; i++) {
+      for (const [kind, email] of [["known", "gm@globex.test"], ["unknown", "ghost@globex.test"]] as const) {
         const started = performance.now();
         await authorize({ email, password: "not-it" }, fromAddress(`198.51.100.${50 + i}`));
-        times.push(performance.now() - started);
+        times[kind].push(performance.now() - started);
       }
-      return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
-    };
-    const known = await median("gm@globex.test");
-    const unknown = await median("ghost@globex.test");
-    // Before the dummy hash: 11 ms vs 80 ms (7x). Now both hash once; the bound is loose for a shared machine.
-    expect(unknown / known).toBeGreaterThan(0.4);
-    expect(unknown / known).toBeLessThan(2.5);
+    }
+    const median = (list: number[]) => list.sort((a, b) => a - b)[Math.floor(list.length / 2)];
+    const ratio = median(times.unknown) / median(times.known);
+    // Before the dummy hash: 11 ms vs 80 ms (0.14). Now both hash once; 0.36 was seen at load 9 when the two
+    // were measured one after the other, so the bounds stay loose and still catch a missing hash.
+    expect(ratio).toBeGreaterThan(0.25);
+    expect(ratio).toBeLessThan(4);
   });
 
   it("signs in with the right password and refuses a wrong one", async () => {
