@@ -21,12 +21,11 @@ describe("the index worker", () => {
       rawBody: new Uint8Array(Buffer.from("Forklift batteries are charged overnight in bay seven. ".repeat(200))),
       headers: { "content-type": "text/plain" },
     });
+    // Queued in the upload's own answer; the first poll may already find it running or done (soak round 3 did).
     expect(uploaded.json.index_job).toMatchObject({ state: "queued" });
-    const seen = new Set<string>();
     const deadline = Date.now() + 60_000;
     for (;;) {
       const status = (await call(indexRoute.GET, "GET", `/api/v1/documents/${id}/index`, { token, params: { id } })).json;
-      seen.add(status.state);
       if (status.state === "done") {
         expect(status).toMatchObject({ status: "indexed", attempts: 1 });
         expect(status.chunk_count).toBeGreaterThan(0);
@@ -36,6 +35,5 @@ describe("the index worker", () => {
       if (Date.now() > deadline) throw new Error(`not indexed in time: ${JSON.stringify(status)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(seen.has("queued")).toBe(true);
   }, 90_000);
 });
