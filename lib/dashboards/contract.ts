@@ -320,7 +320,7 @@ export const DashboardRollup = z
         "ready: built and fresh, it answers the widgets below; building: declared and waiting for the worker (never built, or the warehouse changed since), the tables answer meanwhile; " +
           "failed: its last build failed (`error` says why), the tables answer; not_built: not declared yet (a draft's rollups are declared when it is published)",
       ),
-    error: z.string().nullable().describe("why the last build failed, for `failed`"),
+    error: z.string().nullable().describe("why the last build failed, for `failed`; to an editor limited to some locations, only that it failed (a build reads every location, so its error could quote another location's rows)"),
     widgets: z
       .array(z.object({ id: z.string(), title: z.string() }))
       .describe("the widgets this rollup answers under the dashboard's default filter values, decided by the routing the query uses (empty unless ready)"),

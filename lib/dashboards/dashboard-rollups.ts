@@ -11,6 +11,13 @@ import { grantedTimeZone } from "./query";
 import { isDataWidget } from "./wiring";
 
 /**
+ * A build reads every location of the organization, so its database error can quote a value from any of
+ * them (an editor can write a measure whose cast fails on another location's row): an editor limited to
+ * some locations is told that it failed, not the database's words.
+ */
+export const SCOPED_FAILURE = "its last build failed; editors who see every location are shown the database's reason";
+
+/**
  * What the manifest editor shows of a draft's rollups (issue 31 §2, docs/rollups.md): each one's build
  * state and the widgets it answers under the default filter values. Which rollup answers a widget is
  * decided by the query engine's own planning (plannedSource: the selection and routing runWidgetQuery
@@ -42,7 +49,7 @@ export async function getDashboardRollups(principal: Principal, idOrSlug: string
       name: definition.name,
       dataset,
       state: state.state,
-      error: state.state === "failed" ? state.error : null,
+      error: state.state === "failed" ? (principal.locationIds === null ? state.error : SCOPED_FAILURE) : null,
       widgets: served.get(id) ?? [],
     };
   });

@@ -6,6 +6,7 @@ import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as rollups from "@/app/api/v1/custom-dashboards/[id]/rollups/route";
 import type { DashboardRollup } from "@/lib/dashboards/contract";
+import { SCOPED_FAILURE } from "@/lib/dashboards/dashboard-rollups";
 import { withTenant } from "@/lib/db/tenant";
 import { drainRollupQueue } from "@/lib/rollups/jobs";
 import { call, tokenFor } from "@/test/helpers";
@@ -91,11 +92,14 @@ describe("GET /api/v1/custom-dashboards/{id}/rollups", () => {
     expect(served(body)).toEqual(await sources());
   });
 
-  it("is for editors: an analyst is refused (403), another organization sees nothing (404)", async () => {
+  it("is for editors: an analyst is refused (403), a manager of one location is not told a build's database error, another organization sees nothing (404)", async () => {
     const analyst = await tokenFor("acme", "analyst");
     expect((await call(rollups.GET, "GET", { token: analyst, params: { id: dashboardId } })).status).toBe(403);
     const gm = await tokenFor("acme", "general_manager", { locationIds: ["loc_acme_nyc"] });
-    expect((await status(gm)).rollups.map((r) => r.name)).toEqual(NAMES);
+    const scoped = await status(gm);
+    expect(scoped.rollups.map((r) => r.name)).toEqual(NAMES);
+    // The failed build of the test before: a build reads every location, so its reason is not for a manager of one.
+    expect(scoped.rollups.find((r) => r.name === "orders_by_day")).toMatchObject({ state: "failed", error: SCOPED_FAILURE });
     const globex = await tokenFor("globex", "admin");
     const other = await call(rollups.GET, "GET", { token: globex, params: { id: dashboardId } });
     expect(other.status).toBe(404);
