@@ -33,8 +33,15 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
       notBefore = d.nextAttemptAt;
       return null;
     }
-    const lapsed = d.status === "sending" && now.getTime() - d.updatedAt.getTime() >= deliveryLeaseSeconds() * 1000;
-    if (d.status !== "pending" && d.status !== "retrying" && !lapsed) return null;
+    // Another worker's claim that has not lapsed yet: the queue judges a job's expiry from when it was handed out,
+    // a little before the claim was written, so a dead worker's job can come back just before its claim lapses.
+    // Put it back until then; dropping it would strand the delivery in `sending`.
+    const lapsesAt = new Date(d.updatedAt.getTime() + deliveryLeaseSeconds() * 1000);
+    if (d.status === "sending" && lapsesAt > now) {
+      notBefore = lapsesAt;
+      return null;
+    }
+    if (d.status !== "pending" && d.status !== "retrying" && d.status !== "sending") return null;
     const taken = await tx.notificationDelivery.updateMany({ where: { id: d.id, status: d.status, updatedAt: d.updatedAt }, data: { status: "sending", updatedAt: now } });
     if (taken.count === 0) return null;
     const kind = ChannelKind.parse(d.channel);

@@ -267,6 +267,36 @@ describe("delivery", () => {
     expect(receiver.received.filter((r) => r.path === "/hook").length - before).toBe(1);
   });
 
+  it("puts back a dead worker's job handed out just before its claim lapses, then sends it once", async () => {
+    clock.set(START);
+    const rule = await newRule(["webhook"]);
+    await triggerRule(acme, rule.id, rt);
+    const [evaluate] = await rt.queue.fetch<{ orgId: string; runId: string }>(QUEUES.evaluate);
+    await evaluateRun(rt, evaluate.data);
+    await rt.queue.complete(QUEUES.evaluate, evaluate.id);
+
+    // The job expired (its clock starts when it is handed out), but the claim written a moment later has not lapsed.
+    const [job] = await rt.queue.fetch(QUEUES.deliver);
+    await withTenant(acme, (tx) => tx.notificationDelivery.updateMany({ where: { ruleId: rule.id }, data: { status: "sending", updatedAt: clock.now() } }));
+    const { system } = await getDb();
+    await system.query("UPDATE pgboss.job SET started_on = started_on - interval '1 hour' WHERE id = $1", [job.id]);
+    await (rt.queue as unknown as { expire(): Promise<void> }).expire();
+    clock.advance(DELIVER_EXPIRE_SECONDS * 1000 - 500);
+    const before = receiver.received.filter((r) => r.path === "/hook").length;
+    await drainQueues(rt);
+    const [claimed] = await deliveriesOf(rule.id);
+    expect(claimed).toMatchObject({ status: "sending", attempts: 0 });
+    expect(receiver.received.filter((r) => r.path === "/hook").length - before).toBe(0);
+    const waiting = await system.query<{ start_after: Date }>("SELECT start_after FROM pgboss.job WHERE name = $1 AND data->>'deliveryId' = $2 AND state = 'created'", [QUEUES.deliver, claimed.id]);
+    expect(waiting.map((r) => r.start_after.getTime())).toEqual([claimed.updatedAt.getTime() + DELIVER_EXPIRE_SECONDS * 1000]);
+
+    clock.advance(500);
+    await drainQueues(rt);
+    const [d] = await deliveriesOf(rule.id);
+    expect(d).toMatchObject({ status: "delivered", attempts: 1 });
+    expect(receiver.received.filter((r) => r.path === "/hook").length - before).toBe(1);
+  });
+
   it("fires sales.revenue_below_floor for locations under the floor on the last full day, and stays quiet under a zero floor", async () => {
     clock.set(START);
     const runsOf = (floor: number) =>
