@@ -6,6 +6,7 @@ import { extractionLimits } from "@/lib/config/extraction";
 import { notificationsConfig } from "@/lib/config/notifications";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { seedDemoDashboards } from "@/lib/dashboards/demo";
+import { recordUnrecordedVersionRollups } from "@/lib/dashboards/version-rollups";
 import { getDb } from "@/lib/db/client";
 import { markStarted } from "@/lib/db/health";
 import { migrate } from "@/lib/db/migrate";
@@ -46,6 +47,8 @@ export async function boot(): Promise<void> {
       const applied = await migrate(session);
       if (applied.length > 0) log.info("migrations applied", { applied });
     }
+    const recorded = await recordUnrecordedVersionRollups();
+    if (recorded > 0) log.info("rollups of earlier dashboard versions recorded", { versions: recorded });
     if (cfg.seedDemo) {
       if (await seedDemo(session)) log.info("demo data loaded");
       const seeded = await seedDemoDashboards();

@@ -14,6 +14,7 @@ import { forgetDashboardResults } from "./result-cache";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { declareRollups } from "@/lib/rollups/registry";
+import { recordVersionRollups } from "./version-rollups";
 import { assertMayPublish, isEditor } from "./policy";
 import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./dashboard-record";
 
@@ -104,6 +105,8 @@ export async function deleteDashboard(principal: Principal, idOrSlug: string): P
     await tx.dashboard.delete({ where: { id: row.id } });
     forgetDashboardResults(principal.orgId, row.id);
   });
+  // The worker removes the rollups only this dashboard used.
+  void sendRollupRefresh(principal.orgId, { startAfterSeconds: 2, always: true });
 }
 
 /** What a new version records about itself beside its manifest (migration 0035). */
@@ -122,13 +125,11 @@ export async function publishDashboard(principal: Principal, idOrSlug: string, m
 /** Publishes a row's draft inside the caller's transaction (publish, restore, apply): the draft must validate. */
 export async function publishDraft(tx: TenantTx, principal: Principal, row: DashboardRow, meta: PublishMeta = {}): Promise<DashboardRow> {
   const manifest = validOr422(row.draftYaml);
-  // Its rollups are declared with the version; the worker builds them (the tables answer until then).
-  const rollups = dashboardRollups(manifest.datasets.values());
-  if (rollups.length > 0) {
-    await declareRollups(tx, principal.orgId, rollups);
-    // Sent a moment later, so the job finds this transaction committed.
-    void sendRollupRefresh(principal.orgId, { startAfterSeconds: 2, always: true });
-  }
+  // Its rollups are declared with the version, which records them; the worker builds them (the tables answer
+  // until then) and removes those no published version declares any more. Sent a moment later, so the job finds
+  // this transaction committed.
+  const rollupIds = await declareRollups(tx, principal.orgId, dashboardRollups(manifest.datasets.values()));
+  void sendRollupRefresh(principal.orgId, { startAfterSeconds: 2, always: true });
   const latest = await tx.dashboardVersion.aggregate({ where: { dashboardId: row.id }, _max: { version: true } });
   const version = (latest._max.version ?? 0) + 1;
   await tx.dashboardVersion.create({
@@ -146,6 +147,7 @@ export async function publishDraft(tx: TenantTx, principal: Principal, row: Dash
       restoredFrom: meta.restoredFrom ?? null,
     },
   });
+  await recordVersionRollups(tx, row.id, version, rollupIds);
   const updated = await tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: principal.userId, updatedAt: new Date() } });
   forgetDashboardResults(principal.orgId, row.id);
   return updated;

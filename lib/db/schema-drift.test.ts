@@ -50,6 +50,8 @@ const STORED_AS: Record<string, readonly string[]> = {
   Bytes: ["bytea"],
   'Unsupported("vector")': ["vector"],
   'Unsupported("tsvector")': ["tsvector"],
+  // An array the client never reads or writes (written with SQL once, NULL until then: dashboard_versions.rollup_ids).
+  'Unsupported("text[]")': ["_text"],
 };
 const ARRAY_ELEMENT: Record<string, string> = { String: "_text", Int: "_int4", BigInt: "_int8" };
 
@@ -86,7 +88,7 @@ function drift(models: Map<string, Map<string, Field>>, columns: Column[]): stri
       }
       const typeOk = field.list
         ? column.dataType === "ARRAY" && column.udtName === ARRAY_ELEMENT[field.type]
-        : (STORED_AS[field.type] ?? []).some((t) => t === column.dataType || (column.dataType === "USER-DEFINED" && t === column.udtName));
+        : (STORED_AS[field.type] ?? []).some((t) => t === column.dataType || ((column.dataType === "USER-DEFINED" || column.dataType === "ARRAY") && t === column.udtName));
       if (!typeOk) problems.push(`${table}.${field.column} is ${field.type}${field.list ? "[]" : ""} in schema.prisma but ${column.dataType} (${column.udtName}) in the migrations`);
       // Prisma cannot mark a list optional on PostgreSQL (`String[]?` is refused), so a list's nullability is
       // the migration's alone: api_keys.location_ids is NULL for "every location" (migration 0032).

@@ -8,7 +8,7 @@ import { asJsonRows } from "@/lib/query/compile";
 import { runReadOnly } from "@/lib/query/execute";
 import type { RollupDefinition } from "@/lib/query/rollup-definition";
 import { READ_BACK, type RollupTypes, dimensionKey, measureKey } from "@/lib/query/rollup-routing";
-import { CURRENT_VERSION_SQL, declaredRollups } from "./registry";
+import { CURRENT_VERSION_SQL, declaredRollups, pruneRollups } from "./registry";
 
 /**
  * Building and refreshing rollups (docs/rollups.md). A build reads the source aggregated by
@@ -37,7 +37,8 @@ const INSERT_CHUNK = 5_000;
 export interface RefreshOutcome {
   id: string;
   name: string;
-  state: "ready" | "failed" | "skipped";
+  /** `removed`: no dashboard uses it any more (pruneRollups); it is gone with its rows. */
+  state: "ready" | "failed" | "skipped" | "removed";
   /** Buckets rewritten (new, changed or gone) and buckets in all. */
   bucketsWritten: number;
   buckets: number;
@@ -122,14 +123,17 @@ interface Read {
 }
 
 /**
- * Refreshes every rollup declared for the organization (the worker's job), skipping those still fresh:
- * each stale one's aggregate is read (as the reader), then all are written in one transaction. One
+ * Refreshes every rollup declared for the organization (the worker's job): those no dashboard uses any
+ * more are removed, those still fresh skipped, and each stale one's aggregate is read (as the reader),
+ * then all are written in one transaction. One
  * write matters on the embedded engine: each transaction writing rollup_rows makes the analytics
  * engines reload their copy of the data before the next widget statement.
  */
 export async function refreshOrganizationRollups(orgId: string): Promise<RefreshOutcome[]> {
   const timeZone = (await findOrganization(orgId))?.timeZone ?? "UTC";
   const { maxRows } = config().rollups;
+  // Rollups no dashboard uses any more are removed first, not refreshed.
+  const removed = await pruneRollups(orgId);
   const declared = await declaredRollups({ orgId });
   // Read before the aggregates: rows written meanwhile make the counter move past it, so a rollup is stale, never wrong.
   const [{ version, fresh }] = await withTenant({ orgId }, (tx) =>
@@ -166,7 +170,14 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
       { orgId },
       async (tx) => {
         for (const f of failures) {
-          await tx.$executeRaw`UPDATE rollups SET state = 'failed', error = ${f.message}, built_version = ${version}::bigint WHERE id = ${f.id}`;
+          // Nothing reads a failed rollup, so its rows go (the next build that succeeds writes every bucket); not over a newer build's.
+          await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${f.id}))::text`;
+          const marked = await tx.$executeRaw`UPDATE rollups SET state = 'failed', error = ${f.message}, built_version = ${version}::bigint, row_count = NULL
+                                              WHERE id = ${f.id} AND (built_version IS NULL OR built_version <= ${version}::bigint)`;
+          if (marked > 0) {
+            await tx.$executeRaw`DELETE FROM rollup_rows WHERE rollup_id = ${f.id}`;
+            await tx.$executeRaw`DELETE FROM rollup_days WHERE rollup_id = ${f.id}`;
+          }
           outcomes.set(f.id, { id: f.id, name: f.name, state: "failed", bucketsWritten: 0, buckets: 0, rows: 0, ms: f.ms, error: f.message });
         }
         for (const read of reads) {
@@ -179,7 +190,7 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
       { timeoutMs: STATEMENT_TIMEOUT_MS },
     );
   }
-  return declared.map(({ id }) => outcomes.get(id)!);
+  return [...removed.map((r) => ({ ...r, state: "removed" as const, bucketsWritten: 0, buckets: 0, rows: 0, ms: 0 })), ...declared.map(({ id }) => outcomes.get(id)!)];
 }
 
 /** Writes one rollup's read: only buckets whose aggregate changed are rewritten; null when a newer refresh wrote it already. */

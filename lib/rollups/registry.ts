@@ -14,12 +14,20 @@ export function rollupId(definition: RollupDefinition): string {
   return `rlp_${crypto.createHash("sha256").update(rollupContent(definition)).digest("hex").slice(0, 24)}`;
 }
 
+/** Declaring and pruning an organization's rollups take turns (a transaction-scoped advisory lock). */
+async function lockDeclarations(tx: TenantTx, orgId: string): Promise<void> {
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups.declare'), hashtext(${orgId}))::text`;
+}
+
 /**
  * Declares rollups for an organization, in the caller's tenant transaction (a published version's,
- * with the version): new ones are pending until the worker builds them.
+ * with the version, which records the ids returned): new ones are pending until the worker builds
+ * them. Holds the organization's declaration lock until that transaction ends, so a prune running
+ * meanwhile waits and then sees the version that declares them.
  */
 export async function declareRollups(tx: TenantTx, orgId: string, definitions: readonly RollupDefinition[]): Promise<string[]> {
   const ids = definitions.map(rollupId);
+  if (ids.length > 0) await lockDeclarations(tx, orgId);
   for (const [i, definition] of definitions.entries()) {
     await tx.$executeRaw`INSERT INTO rollups (org_id, id, name, definition) VALUES (${orgId}, ${ids[i]}, ${definition.name}, ${JSON.stringify(definition)}::jsonb)
                          ON CONFLICT (org_id, id) DO NOTHING`;
@@ -107,4 +115,28 @@ export async function rollupStates(orgId: string, definitions: readonly RollupDe
 /** Every rollup declared for an organization (the worker refreshes them all). */
 export async function declaredRollups(scope: TenantScope): Promise<{ id: string; definition: RollupDefinition }[]> {
   return withTenant(scope, (tx) => tx.$queryRaw<{ id: string; definition: RollupDefinition }[]>`SELECT id, definition FROM rollups ORDER BY id`);
+}
+
+/**
+ * Removes the organization's rollups that no dashboard still uses, with their days and rows (the
+ * foreign keys cascade): used are those a dashboard's published version declares, or a version a
+ * live embed pins. Nothing is removed while a used version's rollups are unrecorded (published
+ * before migration 0038 and not yet recorded at boot). Returns what was removed.
+ */
+export async function pruneRollups(orgId: string): Promise<{ id: string; name: string }[]> {
+  return withTenant({ orgId }, async (tx) => {
+    await lockDeclarations(tx, orgId);
+    // This statement's snapshot is taken after the lock: a version published meanwhile has committed.
+    return tx.$queryRaw<{ id: string; name: string }[]>`
+      WITH used AS (
+        SELECT v.rollup_ids FROM dashboards d JOIN dashboard_versions v ON v.dashboard_id = d.id AND v.version = d.published_version
+        UNION ALL
+        SELECT v.rollup_ids FROM dashboard_embeds e JOIN dashboard_versions v ON v.dashboard_id = e.dashboard_id AND v.version = e.version
+         WHERE e.revoked_at IS NULL AND e.expires_at > now()
+      )
+      DELETE FROM rollups r
+       WHERE NOT EXISTS (SELECT 1 FROM used WHERE used.rollup_ids IS NULL)
+         AND NOT EXISTS (SELECT 1 FROM used WHERE r.id = ANY (used.rollup_ids))
+      RETURNING id, name`;
+  });
 }

@@ -4,9 +4,9 @@ import { runReadOnly } from "@/lib/query/execute";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import type { BuiltRollup } from "@/lib/query/rollup-routing";
 import { sharedScans } from "@/lib/query/run";
-import { type WidgetOutcome, filterYaml, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
+import { type WidgetOutcome, filterYaml, publishRollups, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { refreshOrganizationRollups } from "./build";
-import { declareRollups, freshRollups } from "./registry";
+import { freshRollups } from "./registry";
 
 /**
  * Exactness of rollups (issue 31 §2): every data widget of the sample dashboard, plus filters with
@@ -116,7 +116,7 @@ function randomCase(next: () => number) {
 
 beforeAll(async () => {
   for (const orgId of Object.keys(ZONES)) {
-    await withTenant({ orgId }, (tx) => declareRollups(tx, orgId, definitions));
+    await publishRollups(orgId, definitions);
     const outcomes = await refreshOrganizationRollups(orgId);
     expect(outcomes.map((o) => [o.name, o.state, o.error]).sort()).toEqual(definitions.map((d) => [d.name, "ready", undefined]).sort());
   }

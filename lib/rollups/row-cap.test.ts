@@ -3,9 +3,9 @@ import { configSingleton } from "@/lib/config";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import type { BuiltRollup } from "@/lib/query/rollup-routing";
-import { type WidgetOutcome, runWidgets, sampleWithExtras, widgetYaml } from "@/test/support/sample-variants";
+import { type WidgetOutcome, publishRollups, runWidgets, sampleWithExtras, widgetYaml } from "@/test/support/sample-variants";
 import { aggregateStatement, overCapReason, refreshOrganizationRollups } from "./build";
-import { declareRollups, freshRollups } from "./registry";
+import { freshRollups } from "./registry";
 
 /*
  * A rollup's build never reads an unbounded result (issue 31 §2, docs/rollups.md "Row cap"): with a
@@ -50,7 +50,7 @@ const withoutSource = (outcome: WidgetOutcome) => ("error" in outcome ? outcome 
 const sourceOf = (outcome: WidgetOutcome) => ("error" in outcome ? null : outcome.source);
 
 beforeAll(async () => {
-  for (const orgId of Object.keys(ZONES)) await withTenant({ orgId }, (tx) => declareRollups(tx, orgId, definitions));
+  for (const orgId of Object.keys(ZONES)) await publishRollups(orgId, definitions);
 }, 60_000);
 
 describe("the rollup row cap", () => {

@@ -1,13 +1,18 @@
 // The sample dashboard with extra datasets, widgets and filters, run widget by widget as the
 // dashboard endpoint runs it: what the exactness tests of shared scans (lib/query/shared-scan.test.ts)
 // and rollups (lib/rollups/rollups.test.ts) compare on seeded random filter sets.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { recordVersionRollups } from "@/lib/dashboards/version-rollups";
+import { withTenant } from "@/lib/db/tenant";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { QueryError } from "@/lib/query/errors";
 import { type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
+import type { RollupDefinition } from "@/lib/query/rollup-definition";
 import { type WidgetQueryInput, type WidgetQueryResult, runWidgetQuery } from "@/lib/query/run";
+import { declareRollups } from "@/lib/rollups/registry";
 
 /** A table widget document with the given `data:` (and more) lines of its spec. */
 export const widgetYaml = (id: string, spec: string) => `---
@@ -39,6 +44,24 @@ export function sampleWithExtras(datasets: string, widgets: string, edit: (yaml:
   const parsed = parseDashboardYaml(edit(`${[head.replace("\n  tabs:", `${datasets}\n  tabs:`), ...rest].join("\n---\n")}\n${widgets}`));
   if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
   return parsed.dashboard;
+}
+
+/**
+ * Declares rollups as a publish does: in a dashboard's next published version (of a new dashboard
+ * without `dashboardId`), which records them, so the worker keeps them (lib/rollups/registry.ts
+ * pruneRollups). Returns the dashboard's id.
+ */
+export async function publishRollups(orgId: string, definitions: readonly RollupDefinition[], dashboardId?: string): Promise<string> {
+  const id = dashboardId ?? `dsh_rollups_${crypto.randomBytes(4).toString("hex")}`;
+  await withTenant({ orgId }, async (tx) => {
+    const ids = await declareRollups(tx, orgId, definitions);
+    if (!dashboardId) await tx.dashboard.create({ data: { id, orgId, name: id, slug: id, draftYaml: "", createdBy: "test", updatedBy: "test" } });
+    const version = ((await tx.dashboardVersion.aggregate({ where: { dashboardId: id }, _max: { version: true } }))._max.version ?? 0) + 1;
+    await tx.dashboardVersion.create({ data: { orgId, dashboardId: id, version, name: id, specYaml: "", publishedBy: "test" } });
+    await tx.dashboard.update({ where: { id }, data: { publishedVersion: version } });
+    await recordVersionRollups(tx, id, version, ids);
+  });
+  return id;
 }
 
 /** Seeded, so a failure names an iteration that fails again (mulberry32). */
