@@ -1,6 +1,7 @@
 "use client";
 
-import ReactECharts from "echarts-for-react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { loadEcharts } from "@/components/dashboards/widgets/echarts/load";
 import styles from "./notifications.module.css";
 
 interface Bucket {
@@ -18,24 +19,63 @@ const SERIES = [
   { key: "in_flight", name: "In flight", color: "#2f6fed" },
 ] as const;
 
-/** Deliveries per hour by outcome over the window, stacked; an explanation instead of empty axes when there are none. */
+/**
+ * Deliveries per hour by outcome over the window, stacked; an explanation instead of empty axes when there are none.
+ * ECharts' core and its bar chart only, loaded with the chart (the dashboards' loader), not the whole library.
+ */
 export function HealthChart({ series, from, to }: { series: Bucket[]; from: string; to: string }) {
-  if (series.length === 0) return <p className="empty-state">No deliveries in this window yet. Trigger a rule to see its deliveries here.</p>;
-  const option = {
-    tooltip: { trigger: "axis" },
-    legend: { top: 0 },
-    grid: { left: 40, right: 16, top: 36, bottom: 28 },
-    // On a phone three days of hourly ticks crowd each other; overlapping labels are dropped rather than drawn on top.
-    xAxis: { type: "time", min: from, max: to, axisLabel: { hideOverlap: true } },
-    yAxis: { type: "value", minInterval: 1 },
-    series: SERIES.map((s) => ({
-      name: s.name,
-      type: "bar",
-      stack: "deliveries",
-      barMaxWidth: 18,
-      itemStyle: { color: s.color },
-      data: series.map((b) => [b.bucket, b[s.key]]),
-    })),
-  };
-  return <ReactECharts className={styles.chart} option={option} notMerge role="img" aria-label="Deliveries per hour by outcome" />;
+  const host = useRef<HTMLDivElement>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const option = useMemo(
+    () => ({
+      animation: false,
+      tooltip: { trigger: "axis" },
+      legend: { top: 0 },
+      grid: { left: 40, right: 16, top: 36, bottom: 28 },
+      // On a phone three days of hourly ticks crowd each other; overlapping labels are dropped rather than drawn on top.
+      xAxis: { type: "time", min: from, max: to, axisLabel: { hideOverlap: true } },
+      yAxis: { type: "value", minInterval: 1 },
+      series: SERIES.map((s) => ({
+        name: s.name,
+        type: "bar",
+        stack: "deliveries",
+        barMaxWidth: 18,
+        itemStyle: { color: s.color },
+        data: series.map((b) => [b.bucket, b[s.key]]),
+      })),
+    }),
+    [series, from, to],
+  );
+  const empty = series.length === 0;
+
+  useEffect(() => {
+    const element = host.current;
+    if (empty || !element) return;
+    let live = true;
+    let dispose = () => {};
+    loadEcharts(["bar"]).then(
+      (core) => {
+        if (!live) return;
+        const instance = core.init(element, undefined, { renderer: "canvas" });
+        instance.setOption(option, { notMerge: true });
+        const observer = new ResizeObserver(() => instance.resize());
+        observer.observe(element);
+        dispose = () => {
+          observer.disconnect();
+          instance.dispose();
+        };
+      },
+      (error: unknown) => {
+        if (live) setFailure(error instanceof Error ? error.message : String(error));
+      },
+    );
+    return () => {
+      live = false;
+      dispose();
+    };
+  }, [empty, option]);
+
+  if (empty) return <p className="empty-state">No deliveries in this window yet. Trigger a rule to see its deliveries here.</p>;
+  if (failure) return <p role="alert">The chart could not start: {failure}</p>;
+  return <div ref={host} className={styles.chart} role="img" aria-label="Deliveries per hour by outcome" />;
 }
