@@ -267,7 +267,7 @@ test("the editor shows line-numbered errors as you type and a live preview", asy
   // Under the manifest, each rollup the sample declares, with its build state (issue 31 §2).
   const rollups = page.getByTestId("rollup-status");
   for (const name of ["sales_by_location_day", "sales_by_channel_category_day", "orders_by_day"]) {
-    await expect(rollups.getByTestId(`rollup-${name}`)).toContainText(/ready|building|failed|not built/);
+    await expect(rollups.getByTestId(`rollup-${name}`)).toContainText(/ready|building|failed|built on publish/);
   }
   const content = page.locator(".cm-content");
   await content.click();

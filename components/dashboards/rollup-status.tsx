@@ -9,7 +9,8 @@ const STATE: Record<DashboardRollup["state"], { label: string; tone: string }> =
   ready: { label: "ready", tone: "chip good" },
   building: { label: "building", tone: "chip warn" },
   failed: { label: "failed", tone: "chip bad" },
-  not_built: { label: "not built", tone: "chip" },
+  // A draft's rollups are declared, and built, when it is published (docs/rollups.md).
+  not_built: { label: "built on publish", tone: "chip" },
 };
 
 /**
