@@ -261,6 +261,8 @@ test("a globex user cannot open acme's dashboard", async ({ page, browser }) => 
 
 test("the editor shows line-numbered errors as you type and a live preview", async ({ page }) => {
   const errors = watchErrors(page);
+  // The rollup table is in the first paint: the server's HTML has it, before the browser asks for anything.
+  expect(await (await page.request.get(`${SAMPLE}/edit`)).text()).toContain('data-testid="rollup-sales_by_location_day"');
   await page.goto(`${SAMPLE}/edit`);
   await expect(page.getByTestId("manifest-valid")).toBeVisible();
   await allSettled(page);

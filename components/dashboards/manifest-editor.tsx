@@ -11,7 +11,7 @@ import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { ownClickContext } from "@/lib/manifest-check/interactions";
 import { DashboardView } from "./dashboard-view";
 import { RollupStatus } from "./rollup-status";
-import { publishDashboard, updateDashboard } from "@/lib/dashboards/contract";
+import { publishDashboard, updateDashboard, type DashboardRollups } from "@/lib/dashboards/contract";
 import { ApiClientError, callApi } from "@/components/api-client";
 import type { ValidationItem } from "@/lib/errors";
 import type { WidgetResults } from "./query-client";
@@ -32,6 +32,8 @@ interface ManifestEditorProps {
   initialResults: WidgetResults;
   initialFilters: Record<string, unknown>;
   timeZone: string;
+  /** The saved draft's rollups as the page's loader read them, so the table is in the first paint; null: read after it. */
+  initialRollups?: DashboardRollups | null;
 }
 
 type Check = { ok: true; view: ViewManifest } | { ok: false; errors: ManifestError[] };
@@ -75,7 +77,7 @@ function pageNonce(): string {
  * list), the dashboard on the right. The preview lays out what is typed; its data comes from the
  * saved draft through the query endpoint, so saving refreshes every widget.
  */
-export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialProblems = [], initialResults, initialFilters, timeZone }: ManifestEditorProps) {
+export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialProblems = [], initialResults, initialFilters, timeZone, initialRollups = null }: ManifestEditorProps) {
   const router = useRouter();
   const editor = useRef<ReactCodeMirrorRef>(null);
   const [text, setText] = useState(initialYaml);
@@ -244,7 +246,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
             ))}
           </ul>
         )}
-        <RollupStatus dashboardId={dashboardId} revision={rollupsRevision} />
+        <RollupStatus dashboardId={dashboardId} revision={rollupsRevision} initial={initialRollups} />
       </section>
       <section className={styles.previewPane} aria-label="Live preview">
         {savedInvalid || lastValid === null ? (

@@ -1,7 +1,7 @@
 "use client";
 
 import { useEffect, useRef } from "react";
-import { getDashboardRollups, type DashboardRollup } from "@/lib/dashboards/contract";
+import { getDashboardRollups, type DashboardRollup, type DashboardRollups } from "@/lib/dashboards/contract";
 import { useApiRead } from "@/components/api-hooks";
 import styles from "./dashboards.module.css";
 
@@ -17,10 +17,11 @@ const STATE: Record<DashboardRollup["state"], { label: string; tone: string }> =
  * Under the manifest in the editor: the saved draft's rollups, each with its build state and the
  * widgets it answers under the default filters. The server decides the widgets with the query
  * engine's own routing (GET …/rollups), so this agrees with each widget's source in the preview.
- * `revision` changes after a save or a publish, which reads the list again.
+ * `initial` is the editor page's first read (in the first paint); `revision` changes after a save or a
+ * publish, which reads the list again.
  */
-export function RollupStatus({ dashboardId, revision }: { dashboardId: string; revision: number }) {
-  const status = useApiRead(getDashboardRollups, { params: { id: dashboardId } }, { revalidateOnFocus: true });
+export function RollupStatus({ dashboardId, revision, initial = null }: { dashboardId: string; revision: number; initial?: DashboardRollups | null }) {
+  const status = useApiRead(getDashboardRollups, { params: { id: dashboardId } }, { revalidateOnFocus: true, fallbackData: initial ?? undefined });
   const { mutate } = status;
   // A save or publish changes what the draft declares and builds: read again.
   const first = useRef(revision);

@@ -336,6 +336,7 @@ export const DashboardRollups = z
     base_widgets: z.array(z.object({ id: z.string(), title: z.string() })).describe("data widgets that read the tables under the default filter values"),
   })
   .meta({ id: "DashboardRollups" });
+export type DashboardRollups = z.output<typeof DashboardRollups>;
 
 export const getDashboardRollups = defineEndpoint({
   method: "get",

@@ -8,6 +8,7 @@ import { principalFromBearer } from "@/lib/auth/bearer";
 import type { Principal } from "@/lib/access/roles";
 import { call, tokenFor } from "@/test/helpers";
 import { loadEmbed, loadPublic } from "./embed-page";
+import { getDashboardRollups } from "./dashboard-rollups";
 import { loadDashboard } from "./page-data";
 
 /*
@@ -81,6 +82,24 @@ describe("a page asks the policy once", () => {
     expect(draft?.ok && draft.version).toBe("draft");
     expect(draft?.record?.spec_yaml).toContain("small-sales");
     expect(calls).toEqual({ grants: ["once"], organizations: 1 });
+  });
+
+  it("the editor page's rollup table, read on the same grant, is what the rollups endpoint answers; a viewer gets none", async () => {
+    const sample = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8").replace("sample-sales", "once-rollups");
+    expect((await call(list.POST, "POST", "/api/v1/custom-dashboards", { token: admin, body: { name: "Rollups", slug: "once-rollups", spec_yaml: sample } })).status).toBe(201);
+    const editor = await principalFromBearer(admin);
+    calls.grants = [];
+    calls.organizations = 0;
+    const draft = await loadDashboard(editor, "once-rollups", { version: "draft" }, { includeYaml: true, includeRollups: true });
+    expect(calls).toEqual({ grants: ["once-rollups"], organizations: 1 });
+    expect(draft?.ok && draft.rollups?.rollups.map((r) => [r.name, r.state])).toEqual([
+      ["sales_by_location_day", "not_built"],
+      ["sales_by_channel_category_day", "not_built"],
+      ["orders_by_day", "not_built"],
+    ]);
+    expect(draft?.ok && draft.rollups).toEqual(await getDashboardRollups(editor, "once-rollups"));
+    const viewer = await loadDashboard(await principalFromBearer(analyst), "once", {}, { includeRollups: true });
+    expect(viewer?.ok && viewer.rollups).toBeNull();
   });
 
   it("the embed page and the public page", async () => {

@@ -3,7 +3,8 @@ import { toJsonValue } from "@/lib/json";
 import type { Principal } from "@/lib/access/roles";
 import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest-check/interactions";
-import type { DashboardRecord, WidgetResults } from "./contract";
+import type { DashboardRecord, DashboardRollups, WidgetResults } from "./contract";
+import { rollupsOfGranted } from "./dashboard-rollups";
 import { clickContext } from "./interactions";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
 import { audienceOf, grantedTimeZone, queryGranted } from "./query";
@@ -23,6 +24,8 @@ export interface LoadedDashboard {
   timeZone: string;
   /** What its charts' clicks may do for this viewer. */
   clicks: ClickContext;
+  /** The draft's rollups for the editor's table (`includeRollups`); null when not asked for, or the engine was busy (the editor reads them itself). */
+  rollups: DashboardRollups | null;
 }
 
 /**
@@ -53,7 +56,7 @@ export type DashboardPage = ({ ok: true } & LoadedDashboard) | UnpassableDashboa
  * UnpassableDashboard (its errors for editors only), so the viewer says why and the editor still
  * opens to fix it. `includeYaml` puts the draft's YAML in an editor's record (the editor page).
  */
-export async function loadDashboard(principal: Principal, slug: string, params: SearchParams, options: { includeYaml?: boolean } = {}): Promise<DashboardPage | null> {
+export async function loadDashboard(principal: Principal, slug: string, params: SearchParams, options: { includeYaml?: boolean; includeRollups?: boolean } = {}): Promise<DashboardPage | null> {
   let granted: GrantedDashboard;
   let record: DashboardRecord | null;
   let timeZone: string;
@@ -86,14 +89,17 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
   const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
-  const [answer, clicks] = await Promise.all([
-    queryGranted(granted, audienceOf(principal), filters, visible, { timeZone }).catch((error: unknown) => {
-      // A busy engine (no slot or connection in time, Retry-After) fails no page: it renders without
-      // data, and the viewer asks for the widgets itself, retrying with back-off and saying so.
-      if (error instanceof Unavailable && error.retryAfterSeconds !== undefined) return { widgets: {} };
-      throw error;
-    }),
+  // A busy engine (no slot or connection in time, Retry-After) fails no page: it renders without
+  // data, and the viewer asks for the widgets (and the editor for its rollups) itself, retrying with back-off and saying so.
+  const whenBusy = <T>(fallback: T) => (error: unknown) => {
+    if (error instanceof Unavailable && error.retryAfterSeconds !== undefined) return fallback;
+    throw error;
+  };
+  const wantsRollups = options.includeRollups === true && granted.version === "draft" && isEditor(principal);
+  const [answer, clicks, rollups] = await Promise.all([
+    queryGranted(granted, audienceOf(principal), filters, visible, { timeZone }).catch(whenBusy({ widgets: {} })),
     clickContext(granted.parsed.value, granted.slug, (target) => openable(principal, target)),
+    wantsRollups ? rollupsOfGranted(principal, granted, granted.parsed.value, timeZone).catch(whenBusy(null)) : null,
   ]);
   return {
     ok: true,
@@ -104,6 +110,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     results: toJsonValue(answer.widgets) as WidgetResults,
     timeZone,
     clicks,
+    rollups,
   };
 }
 

@@ -33,7 +33,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
     );
   }
   // The draft with its YAML, under one grant; a draft that no longer validates opens with its problems, to be fixed here.
-  const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" }, { includeYaml: true });
+  const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" }, { includeYaml: true, includeRollups: true });
   const record = loaded?.record;
   if (!loaded || !record) return <DashboardMissing />;
   return (
@@ -56,6 +56,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
         initialResults={loaded.ok ? loaded.results : {}}
         initialFilters={loaded.ok ? loaded.filters : {}}
         timeZone={loaded.timeZone}
+        initialRollups={loaded.ok ? loaded.rollups : null}
       />
       <VersionHistory dashboardId={record.id} />
     </div>
