@@ -72,13 +72,19 @@ const definitions: KpiDefinition[] = [
       id: "revenue_vs_target",
       // Each target's month of orders is summed by a correlated subquery (an index range of orders), not by
       // joining a grouping of every order: the widget's month condition reaches sales_targets, so a request
-      // sums the orders of the months it shows instead of all 24 (docs/performance.md, issue 31).
-      query: `SELECT t.location_id, t.month, t.target_amount,
+      // sums the orders of the months it shows instead of all 24 (docs/performance.md, issue 31). The month's
+      // end is computed with the targets, not inside the orders scan: under row-level security a condition
+      // calling a function that is not leakproof (the date arithmetic) may not be an index condition, and
+      // the range was then read from the month's start to the end of the data.
+      // MATERIALIZED keeps the planner from inlining it back.
+      query: `WITH t AS MATERIALIZED (
+                SELECT location_id, month, target_amount, (month + interval '1 month')::date AS next_month
+                  FROM sales_targets WHERE month <= current_date)
+              SELECT t.location_id, t.month, t.target_amount,
                      COALESCE((SELECT sum(o.amount) FROM orders o
                                WHERE o.location_id = t.location_id AND o.order_date >= t.month
-                                 AND o.order_date < (t.month + interval '1 month')::date), 0) AS amount
-              FROM sales_targets t
-              WHERE t.month <= current_date`,
+                                 AND o.order_date < t.next_month), 0) AS amount
+              FROM t`,
       dimensions: [
         // Targets are monthly, so the date dimension is the first day of the month.
         { id: "order_date", column: "revenue_vs_target.month" },
