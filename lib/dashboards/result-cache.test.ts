@@ -107,6 +107,34 @@ describe("the result cache key holds the whole meaning of a request", () => {
     expect(keyOf({}, "revenue_kpi", { version: "draft@4" })).not.toBe(keyOf({}));
   });
 
+  it("leaves out a `*` binding on a column an sql widget's statement does not return, and keeps it where the statement may have it", () => {
+    const sqlWidget = (id: string, query: string) => `---
+version: "1.0"
+kind: widget
+metadata: { id: ${id}, name: ${id} }
+spec:
+  component: table
+  layout: { x: 0, y: 0, w: 4, h: 2 }
+  data:
+    kind: sql
+    query: "${query}"
+`;
+    const yaml = fs.readFileSync(path.join(import.meta.dirname, "fixtures/filter-states.yaml"), "utf8").replace("widgets: [period, channel, shipped, revenue_kpi, by_channel]", "widgets: [period, channel, shipped, revenue_kpi, by_channel, all_time, dated, starry, computed]");
+    const withSql = parseDashboardYaml(
+      yaml +
+        sqlWidget("all_time", "SELECT o.channel, count(*) AS orders FROM orders o GROUP BY o.channel") +
+        sqlWidget("dated", "SELECT o.order_date, sum(o.amount) AS revenue FROM orders o GROUP BY o.order_date") +
+        sqlWidget("starry", "SELECT * FROM orders") +
+        sqlWidget("computed", "SELECT date_trunc('day', o.order_date) FROM orders o"),
+    );
+    if (!withSql.ok) throw new Error(JSON.stringify(withSql.errors));
+    const keys = (widgetId: string) => ["last month", "this month", null].map((period) => keyOf({ period }, widgetId, { widgets: withSql.dashboard.widgetsById }));
+    // No order_date among its columns: the date filter cannot reach it, so every date state is one answer.
+    expect(new Set(keys("all_time")).size).toBe(1);
+    // order_date is a column (by reference), or may be (`*`, an unnamed expression): each date state is its own answer.
+    for (const widgetId of ["dated", "starry", "computed"]) expect(new Set(keys(widgetId)).size, widgetId).toBe(3);
+  });
+
   it("still drops a dashboard's entries by version", () => {
     const request = { ...base, dashboardId: "dsh_forget", filters: { period: null } };
     const v3 = widgetResultKey(request, "revenue_kpi");

@@ -2,6 +2,7 @@ import type { TenantScope } from "@/lib/db/tenant";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { todayIn } from "@/lib/query/dates";
 import { conditionsMeaning } from "@/lib/query/filters";
+import { sqlWidgetColumns } from "@/lib/query/sql-columns";
 import type { WidgetQueryResult } from "@/lib/query/run";
 
 /**
@@ -45,12 +46,13 @@ export interface AnswerRequest {
  * filter conditions the engine applies to the widget, with defaults resolved (a cleared filter
  * has no condition, one left out has its default's) and date expressions resolved to concrete
  * days ("last month" names another month once the month changes). Filters that do not affect
- * the widget are not in it; two spellings of the same range share it.
+ * the widget are not in it (nor a `*` binding on a column an `sql` widget's statement does not
+ * return: the engine drops it); two spellings of the same range share it.
  */
 export function widgetResultKey(request: AnswerRequest, widgetId: string): string {
   const widget = request.widgets.get(widgetId);
   const locations = request.scope.locationIds && request.scope.locationIds.length > 0 ? [...request.scope.locationIds].sort() : null;
-  const conditions = widget ? conditionsMeaning(request.widgets.values(), widget, request.filters, { now: request.now, timeZone: request.timeZone }) : [];
+  const conditions = widget ? conditionsMeaning(request.widgets.values(), widget, request.filters, { now: request.now, timeZone: request.timeZone }, sqlWidgetColumns(widget)) : [];
   const meaning = { locations, timeZone: request.timeZone, today: todayIn(request.now, request.timeZone), conditions };
   return JSON.stringify([request.scope.orgId, request.dashboardId, String(request.version), widgetId, meaning]);
 }

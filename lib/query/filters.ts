@@ -84,8 +84,12 @@ export function filterUses(widgets: Iterable<WidgetManifest>, widget: WidgetMani
   return uses;
 }
 
-/** The conditions that apply to `widget` given the current value of every filter widget (absent: the filter's default). */
-export function widgetConditions(widgets: Iterable<WidgetManifest>, widget: WidgetManifest, filterValues: Readonly<Record<string, unknown>>): FilterCondition[] {
+/**
+ * The conditions that apply to `widget` given the current value of every filter widget (absent: the filter's default).
+ * `columns`, when the widget's columns are known before it runs (lib/query/sql-columns.ts), leaves out the `*`
+ * bindings on fields it does not have: they could never apply to it.
+ */
+export function widgetConditions(widgets: Iterable<WidgetManifest>, widget: WidgetManifest, filterValues: Readonly<Record<string, unknown>>, columns: ReadonlySet<string> | null = null): FilterCondition[] {
   const byId = new Map<string, WidgetManifest>();
   for (const w of widgets) byId.set(w.metadata.id, w);
   const valueOf = (filterId: string) => {
@@ -94,6 +98,7 @@ export function widgetConditions(widgets: Iterable<WidgetManifest>, widget: Widg
   };
   const conditions = new Map<string, FilterCondition>();
   for (const use of filterUses(byId.values(), widget)) {
+    if (columns && !use.required && !columns.has(use.field)) continue;
     const condition: FilterCondition = { source: use.source, field: use.field, operator: use.operator, value: pick(valueOf(use.source), use.param), required: use.required };
     if (isUnset(condition.value)) continue;
     const key = JSON.stringify([condition.source, condition.field, condition.operator]);
@@ -167,8 +172,14 @@ export function toPredicate(condition: FilterCondition, context: DateContext): P
  * it the result cache's key. A value the engine cannot use keeps its raw form: its query fails
  * with the value's message, and failures are not cached.
  */
-export function conditionsMeaning(widgets: Iterable<WidgetManifest>, widget: WidgetManifest, filterValues: Readonly<Record<string, unknown>>, context: DateContext): unknown[] {
-  return widgetConditions(widgets, widget, filterValues)
+export function conditionsMeaning(
+  widgets: Iterable<WidgetManifest>,
+  widget: WidgetManifest,
+  filterValues: Readonly<Record<string, unknown>>,
+  context: DateContext,
+  columns: ReadonlySet<string> | null = null,
+): unknown[] {
+  return widgetConditions(widgets, widget, filterValues, columns)
     .map((condition) => {
       let predicate: unknown;
       try {

@@ -7,6 +7,7 @@ import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { SQL_ALLOW_LIST } from "@/lib/dashboards/manifest";
 import { sqlWidgetDashboard } from "@/test/sql-widget-dashboard";
 import { QueryError } from "./errors";
+import { type StatementRunner, runReadOnly } from "./execute";
 import { runWidgetQuery } from "./run";
 
 function parse(yaml: string): ParsedDashboard {
@@ -49,6 +50,20 @@ describe("runWidgetQuery on the sample dashboard", () => {
     const totals = await run("channel_totals", { location_filter: ["loc_acme_nyc"] });
     const unfiltered = await run("channel_totals");
     expect(totals.rows).toEqual(unfiltered.rows);
+  });
+
+  it("pushes no `*` binding onto a sql widget whose statement lacks its column: one statement, the same rows", async () => {
+    const texts: string[] = [];
+    const runner: StatementRunner = (text, values) => {
+      texts.push(text);
+      return runReadOnly(acme, text, values, { timeZone: "America/New_York" });
+    };
+    const filterValues = { location_filter: ["loc_acme_nyc"], date: "this year" };
+    const totals = await runWidgetQuery({ scope: acme, dashboard: sample, widgetId: "channel_totals", filterValues, now, timeZone: "America/New_York", runner });
+    // Before, each binding was tried, refused by PostgreSQL (no such column) and dropped: three statements.
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).not.toMatch(/location_id|order_date/);
+    expect(totals.rows).toEqual((await run("channel_totals")).rows);
   });
 
   it("keeps tenants apart: globex sees its own locations and totals", async () => {

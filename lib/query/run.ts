@@ -10,6 +10,7 @@ import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
 import { KPI_CATALOG } from "./kpi-catalog";
 import { type BuiltRollup, routeSelection } from "./rollup-routing";
 import { SharedScans } from "./shared-scan";
+import { sqlWidgetColumns } from "./sql-columns";
 
 export const DEFAULT_ROW_CAP = 5_000;
 
@@ -77,7 +78,7 @@ function widgetPredicates(input: WidgetQueryInput): (FilterCondition & FieldPred
   const widget = input.dashboard.widgetsById.get(input.widgetId)!;
   const context = { now: input.now, timeZone: input.timeZone };
   try {
-    return widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
+    return widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues, sqlWidgetColumns(widget)).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
   } catch (error) {
     if (error instanceof FilterValueError) throw new QueryError("bad_filter_value", error.message);
     throw error;
