@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { WidgetQueryResult } from "@/lib/query/run";
+import { widgetYaml } from "@/test/support/sample-variants";
 import { type AnswerRequest, forgetDashboardResults, getCachedResult, putCachedResult, widgetResultKey } from "./result-cache";
 
 const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "fixtures/filter-states.yaml"), "utf8"));
@@ -108,17 +109,7 @@ describe("the result cache key holds the whole meaning of a request", () => {
   });
 
   it("leaves out a `*` binding on a column an sql widget's statement does not return, and keeps it where the statement may have it", () => {
-    const sqlWidget = (id: string, query: string) => `---
-version: "1.0"
-kind: widget
-metadata: { id: ${id}, name: ${id} }
-spec:
-  component: table
-  layout: { x: 0, y: 0, w: 4, h: 2 }
-  data:
-    kind: sql
-    query: "${query}"
-`;
+    const sqlWidget = (id: string, query: string) => widgetYaml(id, `  data: { kind: sql, query: ${JSON.stringify(query)} }`);
     const yaml = fs.readFileSync(path.join(import.meta.dirname, "fixtures/filter-states.yaml"), "utf8").replace("widgets: [period, channel, shipped, revenue_kpi, by_channel]", "widgets: [period, channel, shipped, revenue_kpi, by_channel, all_time, dated, starry, computed]");
     const withSql = parseDashboardYaml(
       yaml +
