@@ -1,6 +1,7 @@
 "use client";
 
 import { useEffect, useMemo, useRef, useState } from "react";
+import type { ECharts } from "@/components/dashboards/widgets/echarts/core";
 import { loadEcharts } from "@/components/dashboards/widgets/echarts/load";
 import styles from "./notifications.module.css";
 
@@ -48,6 +49,13 @@ export function HealthChart({ series, from, to }: { series: Bucket[]; from: stri
   );
   const empty = series.length === 0;
 
+  // One instance for the chart's life; a new window or a refresh sets its option (declared first: a new instance draws the latest).
+  const chart = useRef<ECharts | null>(null);
+  const shown = useRef(option);
+  useEffect(() => {
+    shown.current = option;
+    chart.current?.setOption(option, { notMerge: true });
+  }, [option]);
   useEffect(() => {
     const element = host.current;
     if (empty || !element) return;
@@ -57,12 +65,14 @@ export function HealthChart({ series, from, to }: { series: Bucket[]; from: stri
       (core) => {
         if (!live) return;
         const instance = core.init(element, undefined, { renderer: "canvas" });
-        instance.setOption(option, { notMerge: true });
+        instance.setOption(shown.current, { notMerge: true });
+        chart.current = instance;
         const observer = new ResizeObserver(() => instance.resize());
         observer.observe(element);
         dispose = () => {
           observer.disconnect();
           instance.dispose();
+          chart.current = null;
         };
       },
       (error: unknown) => {
@@ -73,7 +83,7 @@ export function HealthChart({ series, from, to }: { series: Bucket[]; from: stri
       live = false;
       dispose();
     };
-  }, [empty, option]);
+  }, [empty]);
 
   if (empty) return <p className="empty-state">No deliveries in this window yet. Trigger a rule to see its deliveries here.</p>;
   if (failure) return <p role="alert">The chart could not start: {failure}</p>;
