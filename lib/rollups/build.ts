@@ -171,7 +171,7 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
       async (tx) => {
         for (const f of failures) {
           // Nothing reads a failed rollup, so its rows go (the next build that succeeds writes every bucket); not over a newer build's.
-          await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${f.id}))::text`;
+          await lockRollup(tx, f.id);
           const marked = await tx.$executeRaw`UPDATE rollups SET state = 'failed', error = ${f.message}, built_version = ${version}::bigint, row_count = NULL
                                               WHERE id = ${f.id} AND (built_version IS NULL OR built_version <= ${version}::bigint)`;
           if (marked > 0) {
@@ -193,12 +193,16 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
   return [...removed.map((r) => ({ ...r, state: "removed" as const, bucketsWritten: 0, buckets: 0, rows: 0, ms: 0 })), ...declared.map(({ id }) => outcomes.get(id)!)];
 }
 
+/** One write of a rollup at a time (a build's or a failure's), until the transaction ends; a later one finds the work done. */
+async function lockRollup(tx: TenantTx, id: string): Promise<void> {
+  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${id}))::text`;
+}
+
 /** Writes one rollup's read: only buckets whose aggregate changed are rewritten; null when a newer refresh wrote it already. */
 async function writeRollup(tx: TenantTx, orgId: string, read: Read, version: string, timeZone: string): Promise<{ bucketsWritten: number; buckets: number } | null> {
   const { id, rows, types } = read;
   const next = fingerprints(rows);
-  // One refresh of a rollup at a time; a later one finds the work done.
-  await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtext('quarry.rollups'), hashtext(${id}))::text`;
+  await lockRollup(tx, id);
   const [current] = await tx.$queryRaw<{ built_version: string | null; time_zone: string | null }[]>`SELECT built_version::text, time_zone FROM rollups WHERE id = ${id}`;
   if (!current) return null;
   if (current.built_version !== null && BigInt(current.built_version) > BigInt(version) && current.time_zone === timeZone) return null;
