@@ -31,7 +31,8 @@ window.__settle = (since) => new Promise((resolve) => {
   const queried = () => since === undefined || performance.getEntriesByType("resource").some((e) => e.name.endsWith("/query") && e.startTime >= since && e.responseEnd > 0);
   const onScreen = (el) => { const r = el.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight && r.width > 0; };
   const settled = () => {
-    const grid = document.querySelector('[data-testid="dashboard-grid"] .react-grid-item');
+    // [data-grid-cell]: the server-laid grid; .react-grid-item: builds before it, for --against.
+    const grid = document.querySelector('[data-testid="dashboard-grid"] [data-grid-cell], [data-testid="dashboard-grid"] .react-grid-item');
     const busy = document.querySelector('section[data-widget-id][data-state="skeleton"], section[data-widget-id][data-state="loading"]');
     const charts = [...document.querySelectorAll('section[data-component="echarts"][data-state="ready"]')].filter(onScreen);
     return grid !== null && busy === null && charts.every((c) => c.querySelector("canvas") !== null);
@@ -138,7 +139,7 @@ async function signedInPage(browser: Browser, base: string): Promise<Page> {
 /** Which library a client chunk holds, from markers in its text (chunk names are content hashes); the first match wins. */
 const LIBRARY_MARKERS: [string, RegExp][] = [
   ["echarts", /zrender/],
-  ["dashboard page chunk (widgets, react-grid-layout, markdown)", /data-widget-id/],
+  ["dashboard page chunk (widgets, grid, markdown)", /data-widget-id/],
   ["react-dom + next", /__reactContainer\$/],
   ["chrono-node + zod (filters, manifest)", /chrono/],
   ["tabulator", /TabulatorFull/],

@@ -42,7 +42,7 @@ async function expectAccessible(page: Page, what: string) {
 async function dashboardSettled(page: Page) {
   // A tab change re-queries after it renders: wait for that request to be over before looking at the states.
   await page.waitForLoadState("networkidle");
-  await expect(page.getByTestId("dashboard-grid").locator(".react-grid-item").first()).toBeVisible();
+  await expect(page.getByTestId("dashboard-grid").locator("[data-grid-cell]").first()).toBeVisible();
   await expect(page.locator('section[data-widget-id][data-state="skeleton"], section[data-widget-id][data-state="loading"]')).toHaveCount(0);
   // Charts draw after they load in the browser; Tabulator builds its grid after it loads too.
   await expect(page.locator('section[data-component="echarts"][data-state="ready"] canvas').first()).toBeVisible();

@@ -11,7 +11,7 @@ const widget = (page: Page | Frame, id: string) => page.locator(`section[data-wi
 const isQuery = (response: Response) => /\/(query|embed\/query)$/.test(response.url()) && response.request().method() === "POST";
 
 async function settled(page: Page | Frame) {
-  await expect(page.locator(".react-grid-item").first()).toBeVisible();
+  await expect(page.locator("[data-grid-cell]").first()).toBeVisible();
   await expect(page.locator('section[data-widget-id][data-state="skeleton"], section[data-widget-id][data-state="loading"]')).toHaveCount(0);
 }
 

@@ -21,7 +21,7 @@ const widget = (page: Page, id: string) => page.locator(`section[data-widget-id=
 
 /** Every widget of the tab is painted: no skeleton, no pending re-query. */
 async function allSettled(page: Page) {
-  await expect(page.getByTestId("dashboard-grid").locator(".react-grid-item").first()).toBeVisible();
+  await expect(page.getByTestId("dashboard-grid").locator("[data-grid-cell]").first()).toBeVisible();
   await expect(page.locator('section[data-widget-id][data-state="skeleton"], section[data-widget-id][data-state="loading"]')).toHaveCount(0);
 }
 

@@ -1,18 +1,13 @@
-"use client";
-
-import { useMemo, type ReactNode } from "react";
-import { Responsive, useContainerWidth } from "react-grid-layout";
-import "react-grid-layout/css/styles.css";
-import type { WidgetManifest } from "@/lib/manifest/schema";
-import type { Breakpoint } from "@/lib/manifest/schema";
-import { activeBreakpoints, GRID_COLUMNS, responsiveLayouts } from "@/lib/dashboards/wiring";
+import { useMemo, type CSSProperties, type ReactNode } from "react";
+import type { Breakpoint, WidgetManifest } from "@/lib/manifest/schema";
+import { gridAreas } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
 export const ROW_HEIGHT = 76;
-const MARGIN = [14, 14] as const;
+const GAP = 14;
 
-/** Pixel height of `rows` grid rows, margins included: how tall a widget of that layout height is. */
-export const gridHeight = (rows: number) => rows * ROW_HEIGHT + (rows - 1) * MARGIN[1];
+/** Pixel height of `rows` grid rows, gaps included: how tall a widget of that layout height is. */
+export const gridHeight = (rows: number) => rows * ROW_HEIGHT + (rows - 1) * GAP;
 
 interface DashboardGridProps {
   widgets: WidgetManifest[];
@@ -23,39 +18,28 @@ interface DashboardGridProps {
 }
 
 /**
- * The read-only grid: react-grid-layout's responsive layout with the manifest's breakpoints,
- * no dragging or resizing. It waits for the container's width before placing anything, so
- * widgets never jump from a guessed width to the real one.
+ * The read-only grid: a CSS grid of 12 columns whose areas are computed from the manifest (`gridAreas`), one per
+ * width range, and chosen by container queries on the grid's own width. Nothing is measured in the browser, so
+ * the server's HTML is already laid out and widgets paint before any script runs.
  */
 export function DashboardGrid({ widgets, breakpoints, renderWidget }: DashboardGridProps) {
-  const { width, containerRef, mounted } = useContainerWidth({ measureBeforeMount: true });
-  const layouts = useMemo(() => responsiveLayouts(widgets), [widgets]);
-  const widths = useMemo(() => activeBreakpoints(breakpoints), [breakpoints]);
-  const columns = useMemo(() => Object.fromEntries(Object.keys(widths).map((bp) => [bp, GRID_COLUMNS])), [widths]);
+  const areas = useMemo(() => gridAreas(widgets, breakpoints), [widgets, breakpoints]);
   if (widgets.length === 0) {
     return <p className={styles.emptyTab}>This tab has no widgets yet.</p>;
   }
   return (
-    <div ref={containerRef} className={styles.grid} data-testid="dashboard-grid">
-      {mounted && (
-        <Responsive
-          width={width}
-          layouts={layouts}
-          breakpoints={widths}
-          cols={columns}
-          rowHeight={ROW_HEIGHT}
-          margin={MARGIN}
-          containerPadding={[0, 0]}
-          dragConfig={{ enabled: false }}
-          resizeConfig={{ enabled: false }}
-        >
-          {widgets.map((w) => (
-            <div key={w.metadata.id} className={styles.cell}>
+    <div className={styles.grid} data-testid="dashboard-grid">
+      <div className={styles.gridCells}>
+        {widgets.map((w) => {
+          const area = areas.get(w.metadata.id)!;
+          const style = { "--area-mobile": area.mobile, "--area-tablet": area.tablet, "--area-desktop": area.desktop, "--area-wide": area.wide } as CSSProperties;
+          return (
+            <div key={w.metadata.id} className={styles.cell} style={style} data-grid-cell>
               {renderWidget(w)}
             </div>
-          ))}
-        </Responsive>
-      )}
+          );
+        })}
+      </div>
     </div>
   );
 }

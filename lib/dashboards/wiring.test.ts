@@ -10,6 +10,7 @@ import {
   encodeFilterValue,
   filtersAffecting,
   filtersFromParams,
+  gridAreas,
   pageRegions,
   responsiveLayouts,
   visibleWidgetIds,
@@ -101,6 +102,35 @@ describe("responsive layouts", () => {
     expect(layouts.mobile.every((b) => b.x === 0 && b.w === 12)).toBe(true);
     expect(layouts.mobile.map((b) => b.i).slice(0, 5)).toEqual(["revenue_kpi", "orders_kpi", "margin_kpi", "target_kpi", "revenue_trend"]);
     for (let i = 1; i < layouts.mobile.length; i += 1) expect(layouts.mobile[i].y).toBe(layouts.mobile[i - 1].y + layouts.mobile[i - 1].h);
+  });
+});
+
+describe("grid areas laid out on the server", () => {
+  const box = (id: string, x: number, y: number, w: number, h: number, responsive?: Record<string, { x: number; y: number; w: number; h: number }>) =>
+    ({ ...sample.widgets[0], metadata: { ...sample.widgets[0].metadata, id }, spec: { ...sample.widgets[0].spec, layout: { x, y, w, h, responsive } } }) as (typeof sample.widgets)[number];
+
+  it("places the sample's overview where react-grid-layout put it, and stacks it on a phone", () => {
+    const overview = pageRegions(sample, "overview").grid.map((id) => sample.widgets.find((w) => w.metadata.id === id)!);
+    const areas = gridAreas(overview, sample.manifest.spec.responsive?.breakpoints);
+    // Manifest y 3 under KPIs 2 rows high: the empty row closes, as it did under react-grid-layout.
+    expect(areas.get("revenue_trend")!.desktop).toBe("3 / 1 / span 4 / span 8");
+    expect(areas.get("revenue_kpi")!.mobile).toBe("1 / 1 / span 2 / span 12");
+    expect(areas.get("orders_kpi")!.mobile).toMatch(/^3 \/ 1 \//);
+  });
+
+  it("moves boxes up into empty rows and clamps them to 12 columns, as react-grid-layout's compactor does", () => {
+    const areas = gridAreas([box("a", 0, 0, 6, 2), box("b", 0, 9, 6, 3), box("c", 10, 0, 5, 2)], ["desktop"]);
+    expect(areas.get("a")!.desktop).toBe("1 / 1 / span 2 / span 6");
+    expect(areas.get("b")!.desktop).toBe("3 / 1 / span 3 / span 6");
+    // 10 + 5 is past the 12th column: moved left to fit.
+    expect(areas.get("c")!.desktop).toBe("1 / 8 / span 2 / span 5");
+  });
+
+  it("each width range uses the manifest breakpoint in force at its start, the narrowest listed from 0 px", () => {
+    const areas = gridAreas([box("a", 0, 0, 4, 2, { wide: { x: 8, y: 0, w: 4, h: 2 } }), box("b", 4, 0, 4, 2)], ["tablet", "wide"]);
+    // No mobile listed: a phone gets the tablet layout, not the stack; desktop widths too.
+    expect(areas.get("a")).toEqual({ mobile: "1 / 1 / span 2 / span 4", tablet: "1 / 1 / span 2 / span 4", desktop: "1 / 1 / span 2 / span 4", wide: "1 / 9 / span 2 / span 4" });
+    expect(areas.get("b")!.wide).toBe("1 / 5 / span 2 / span 4");
   });
 });
 

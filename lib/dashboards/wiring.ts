@@ -1,3 +1,4 @@
+import { correctBounds, verticalCompactor, type LayoutItem } from "react-grid-layout/core";
 import { jsonDepthExceeds } from "@/lib/json";
 import { filterUses } from "@/lib/query/filters";
 import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manifest/schema";
@@ -250,4 +251,31 @@ export function responsiveLayouts(widgets: readonly WidgetManifest[]): Record<Br
     tablet: widgets.map((w) => box(w, "tablet")),
     mobile,
   };
+}
+
+/** The container widths at which a grid's placement may change: the four breakpoints' minimum widths, narrowest first. */
+export const WIDTH_RANGES = (Object.keys(BREAKPOINT_WIDTHS) as Breakpoint[]).sort((a, b) => BREAKPOINT_WIDTHS[a] - BREAKPOINT_WIDTHS[b]);
+
+/** Where a widget sits in one width range: its CSS `grid-area` (1-based row and column, spans). */
+export type GridArea = `${number} / ${number} / span ${number} / span ${number}`;
+
+/**
+ * Every widget's grid area in each width range (keyed by the breakpoint whose minimum width starts the range),
+ * decided on the server so the page paints laid out, with no measuring in the browser. Each range takes the
+ * layouts of the manifest breakpoint in force at its start (`activeBreakpoints`), then the placement
+ * react-grid-layout gives them: boxes clamped to the 12 columns and compacted upwards (its own `correctBounds`
+ * and `verticalCompactor`), so a manifest written against react-grid-layout lands where it always did.
+ */
+export function gridAreas(widgets: readonly WidgetManifest[], listed: readonly Breakpoint[] | undefined): Map<string, Record<Breakpoint, GridArea>> {
+  const layouts = responsiveLayouts(widgets);
+  const active = Object.entries(activeBreakpoints(listed)) as [Breakpoint, number][];
+  const areas = new Map<string, Record<Breakpoint, GridArea>>(widgets.map((w) => [w.metadata.id, {} as Record<Breakpoint, GridArea>]));
+  for (const range of WIDTH_RANGES) {
+    const start = BREAKPOINT_WIDTHS[range];
+    const [inForce] = active.filter(([, min]) => min <= start).sort((a, b) => b[1] - a[1])[0];
+    const items: LayoutItem[] = layouts[inForce].map((b) => ({ ...b }));
+    const placed = verticalCompactor.compact(correctBounds(items, { cols: GRID_COLUMNS }), GRID_COLUMNS);
+    for (const b of placed) areas.get(b.i)![range] = `${b.y + 1} / ${b.x + 1} / span ${b.h} / span ${b.w}`;
+  }
+  return areas;
 }

@@ -9,7 +9,7 @@ import { imageSources } from "./image-origins";
  * Styles (issue 26 §7): `<style>` elements and stylesheets only from this origin or with the nonce
  * (`style-src-elem`; CodeMirror's style modules get it through EditorView.cspNonce), so injected
  * markup cannot restyle a page. Style *attributes* stay allowed (`style-src-attr 'unsafe-inline'`):
- * React's server-rendered `style` props, react-grid-layout's positions, ECharts' tooltips and
+ * React's server-rendered `style` props (the grid's areas among them), ECharts' tooltips and
  * Tabulator's cells set them, and an attribute can only style, never load anything (url() in it is
  * bound by img-src). `style-src` repeats the element rule for browsers without the two split
  * directives (Safari before 15.4, Firefox before 108): there style attributes are blocked too.
