@@ -184,6 +184,29 @@ test("on a phone the widgets stack full width in reading order", async ({ browse
   await context.close();
 });
 
+test("the server's HTML is laid out: every cell carries its grid areas, and the browser puts widgets in their manifest boxes", async ({ page }) => {
+  // The document as the server streams it, before any script: cells with their areas, no measuring placeholder.
+  const html = await (await page.request.get(SAMPLE)).text();
+  expect(html).toMatch(/data-widget-id="revenue_trend"/);
+  expect(html).toContain("--area-desktop:3 / 1 / span 4 / span 8");
+  expect(html).toContain("--area-mobile:");
+
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(SAMPLE);
+  await allSettled(page);
+  const grid = (await page.getByTestId("dashboard-grid").boundingBox())!;
+  const column = (grid.width - 11 * 14) / 12;
+  // revenue_trend: x 0, w 8, h 4 in the sample manifest; revenue_by_location sits beside it (x 8, w 4).
+  const trend = (await widget(page, "revenue_trend").boundingBox())!;
+  expect(Math.abs(trend.x - grid.x)).toBeLessThan(2);
+  expect(Math.abs(trend.width - (8 * column + 7 * 14))).toBeLessThan(2);
+  expect(Math.abs(trend.height - (4 * 76 + 3 * 14))).toBeLessThan(2);
+  const beside = (await widget(page, "revenue_by_location").boundingBox())!;
+  expect(Math.abs(beside.x - (grid.x + 8 * (column + 14)))).toBeLessThan(2);
+  expect(Math.abs(beside.y - trend.y)).toBeLessThan(2);
+  await page.screenshot({ path: "test-results/dashboard-desktop.png", fullPage: true });
+});
+
 test("the embed page renders with a token, keeps locked filters read-only, lets only the partner frame it, and refuses a tampered token", async ({ page, browser }) => {
   // A signed-in write must carry this site's Origin (CSRF check); Playwright's request context sends none by itself.
   const created = await page.request.post(`/api/v1/custom-dashboards/sample-sales/embed`, {
