@@ -67,7 +67,7 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
     throw new Invalid(`A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
   }
   const now = new Date();
-  const keys = new Map(wanted.filter((id) => input.manifest.widgetsById.has(id)).map((id) => [id, widgetResultKey({ ...input, widgets: input.manifest.widgetsById, now }, id)]));
+  const keys = new Map(wanted.filter((id) => input.manifest.widgetsById.has(id)).map((id) => [id, widgetResultKey({ ...input, now }, id)]));
   if (input.refresh) return computeWidgets(input, wanted, keys, budget, now);
   const flight = JSON.stringify([budget, wanted.map((id) => keys.get(id) ?? id)]);
   const running = inFlight.get(flight);

@@ -8,11 +8,10 @@ import { type AnswerRequest, forgetDashboardResults, getCachedResult, putCachedR
 
 const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "fixtures/filter-states.yaml"), "utf8"));
 if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-const widgets = parsed.dashboard.widgetsById;
 
 // 03:35 UTC on 26 November is 22:35 on 25 November in New York: "last month" is October there.
 const NOW = new Date("2026-11-26T03:35:00Z");
-const base: Omit<AnswerRequest, "filters"> = { scope: { orgId: "org_acme", locationIds: null }, dashboardId: "dsh_states", version: 3, widgets, timeZone: "America/New_York", now: NOW };
+const base: Omit<AnswerRequest, "filters"> = { scope: { orgId: "org_acme", locationIds: null }, dashboardId: "dsh_states", version: 3, manifest: parsed.dashboard, timeZone: "America/New_York", now: NOW };
 const keyOf = (filters: Record<string, unknown>, widgetId = "revenue_kpi", overrides: Partial<AnswerRequest> = {}) => widgetResultKey({ ...base, filters, ...overrides }, widgetId);
 
 /** States of one filter, each with the name of what it means for revenue_kpi. */
@@ -119,11 +118,24 @@ describe("the result cache key holds the whole meaning of a request", () => {
         sqlWidget("computed", "SELECT date_trunc('day', o.order_date) FROM orders o"),
     );
     if (!withSql.ok) throw new Error(JSON.stringify(withSql.errors));
-    const keys = (widgetId: string) => ["last month", "this month", null].map((period) => keyOf({ period }, widgetId, { widgets: withSql.dashboard.widgetsById }));
+    const keys = (widgetId: string) => ["last month", "this month", null].map((period) => keyOf({ period }, widgetId, { manifest: withSql.dashboard }));
     // No order_date among its columns: the date filter cannot reach it, so every date state is one answer.
     expect(new Set(keys("all_time")).size).toBe(1);
     // order_date is a column (by reference), or may be (`*`, an unnamed expression): each date state is its own answer.
     for (const widgetId of ["dated", "starry", "computed"]) expect(new Set(keys(widgetId)).size, widgetId).toBe(3);
+  });
+
+  it("leaves out a `*` binding on a field a widget's dataset does not have, and keeps it on the fields it has", () => {
+    // A dataset of locations (no order_date) beside the fixture's sales: the date filter's `*` cannot reach it.
+    const yaml = fs
+      .readFileSync(path.join(import.meta.dirname, "fixtures/filter-states.yaml"), "utf8")
+      .replace("  tabs:", "    - { id: places, from: locations, dimensions: [{ id: location, column: locations.name }], metrics: [{ id: places, type: sql, expression: count(*) }] }\n  tabs:")
+      .replace("widgets: [period, channel, shipped, revenue_kpi, by_channel]", "widgets: [period, channel, shipped, revenue_kpi, by_channel, places]");
+    const withPlaces = parseDashboardYaml(yaml + widgetYaml("places", "  data: { kind: dataset, dataset: places, columns: [location, places] }"));
+    if (!withPlaces.ok) throw new Error(JSON.stringify(withPlaces.errors));
+    const keys = (widgetId: string) => ["last month", "this month", null].map((period) => keyOf({ period }, widgetId, { manifest: withPlaces.dashboard }));
+    expect(new Set(keys("places")).size).toBe(1);
+    expect(new Set(keys("by_channel")).size).toBe(3);
   });
 
   it("still drops a dashboard's entries by version", () => {

@@ -1,9 +1,8 @@
 import type { TenantScope } from "@/lib/db/tenant";
-import type { WidgetManifest } from "@/lib/manifest/schema";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { todayIn } from "@/lib/query/dates";
 import { conditionsMeaning } from "@/lib/query/filters";
-import { sqlWidgetColumns } from "@/lib/query/sql-columns";
-import type { WidgetQueryResult } from "@/lib/query/run";
+import { type WidgetQueryResult, widgetFields } from "@/lib/query/run";
 
 /**
  * Short-lived widget results per (org, dashboard, version, widget, everything
@@ -29,8 +28,8 @@ export interface AnswerRequest {
   dashboardId: string;
   /** A published version number, or `draft@<revision>`. */
   version: number | string;
-  /** The widgets of that version (the manifest fixes datasets, bindings and defaults). */
-  widgets: ReadonlyMap<string, WidgetManifest>;
+  /** That version's manifest (it fixes datasets, bindings and defaults). */
+  manifest: Pick<ParsedDashboard, "widgetsById" | "datasets">;
   /** The request's filter values: absent is the filter's default, null is cleared. */
   filters: Readonly<Record<string, unknown>>;
   timeZone: string;
@@ -46,13 +45,13 @@ export interface AnswerRequest {
  * filter conditions the engine applies to the widget, with defaults resolved (a cleared filter
  * has no condition, one left out has its default's) and date expressions resolved to concrete
  * days ("last month" names another month once the month changes). Filters that do not affect
- * the widget are not in it (nor a `*` binding on a column an `sql` widget's statement does not
- * return: the engine drops it); two spellings of the same range share it.
+ * the widget are not in it (nor a `*` binding on a field the widget does not have, widgetFields:
+ * the engine drops it); two spellings of the same range share it.
  */
 export function widgetResultKey(request: AnswerRequest, widgetId: string): string {
-  const widget = request.widgets.get(widgetId);
+  const widget = request.manifest.widgetsById.get(widgetId);
   const locations = request.scope.locationIds && request.scope.locationIds.length > 0 ? [...request.scope.locationIds].sort() : null;
-  const conditions = widget ? conditionsMeaning(request.widgets.values(), widget, request.filters, { now: request.now, timeZone: request.timeZone }, sqlWidgetColumns(widget)) : [];
+  const conditions = widget ? conditionsMeaning(request.manifest.widgetsById.values(), widget, request.filters, { now: request.now, timeZone: request.timeZone }, widgetFields(request.manifest, widget)) : [];
   const meaning = { locations, timeZone: request.timeZone, today: todayIn(request.now, request.timeZone), conditions };
   return JSON.stringify([request.scope.orgId, request.dashboardId, String(request.version), widgetId, meaning]);
 }

@@ -1,5 +1,5 @@
 import "server-only";
-import type { Dataset, ParsedDashboard } from "@/lib/manifest/schema";
+import type { Dataset, ParsedDashboard, WidgetManifest } from "@/lib/manifest/schema";
 import type { TenantScope } from "@/lib/db/tenant";
 import { type DatasetSelection, type FieldPredicate, USER_SOURCE_ALIAS, compileSelection, compileUserQuery, selectDataset } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
@@ -78,7 +78,7 @@ function widgetPredicates(input: WidgetQueryInput): (FilterCondition & FieldPred
   const widget = input.dashboard.widgetsById.get(input.widgetId)!;
   const context = { now: input.now, timeZone: input.timeZone };
   try {
-    return widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues, sqlWidgetColumns(widget)).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
+    return widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues, widgetFields(input.dashboard, widget)).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
   } catch (error) {
     if (error instanceof FilterValueError) throw new QueryError("bad_filter_value", error.message);
     throw error;
@@ -86,11 +86,32 @@ function widgetPredicates(input: WidgetQueryInput): (FilterCondition & FieldPred
 }
 
 /** The dataset (or catalog KPI) of a `dataset` or `kpi` widget. */
-function widgetDataset(input: WidgetQueryInput): Dataset {
+function widgetDataset(input: { dashboard: Pick<ParsedDashboard, "widgetsById" | "datasets">; widgetId: string }): Dataset {
   const data = input.dashboard.widgetsById.get(input.widgetId)!.spec.data!;
   const dataset = data.kind === "kpi" ? KPI_CATALOG.get(data.kpi ?? "")?.dataset : input.dashboard.datasets.get(data.dataset ?? "");
   if (!dataset) throw new QueryError("bad_manifest", data.kind === "kpi" ? `Unknown KPI '${data.kpi}'` : `Unknown dataset '${data.dataset}'`);
   return resolveKpiSource(dataset);
+}
+
+/**
+ * The fields a `*` binding can reach on `widget`: its dataset's (or KPI's) dimensions and metrics, or the
+ * columns an `sql` widget's text names (lib/query/sql-columns.ts); null when only running it would tell.
+ * A `*` binding on another field does not apply to the widget. The engine and the result cache's key both
+ * ask this, so such a binding neither runs nor splits the cache (a date filter does not make a widget
+ * without dates miss).
+ */
+export function widgetFields(dashboard: Pick<ParsedDashboard, "widgetsById" | "datasets">, widget: WidgetManifest): ReadonlySet<string> | null {
+  const kind = widget.spec.data?.kind;
+  if (kind === "sql") return sqlWidgetColumns(widget);
+  if (kind !== "dataset" && kind !== "kpi") return null;
+  try {
+    const dataset = widgetDataset({ dashboard, widgetId: widget.metadata.id });
+    return new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
+  } catch (error) {
+    // An unknown dataset or KPI meets its error when the widget runs.
+    if (error instanceof QueryError) return null;
+    throw error;
+  }
 }
 
 /**
