@@ -5,8 +5,12 @@ import { PrismaClient } from "./generated/client";
 
 /** The limit for analytics statements that set none; user SQL always sets its own (withTenant). */
 const ANALYTICS_DEFAULT_LIMIT_MS = 120_000;
-/** A lease held this long is a long statement, likely to make the next caller wait: a spare starts then. */
-const SPARE_WARM_AFTER_MS = 500;
+/**
+ * A lease held this long is a long statement, likely to make the next caller wait: a spare starts then.
+ * About what a spare takes to copy and start (1-1.5 s): a statement over sooner makes the next caller
+ * wait less than a spare would, and each spare is ~200 MB while it runs (issue 31's memory budget).
+ */
+const SPARE_WARM_AFTER_MS = 1_500;
 
 /**
  * What quarry_reader may read (migration 0001: organizations, locations, products, orders,

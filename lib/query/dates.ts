@@ -1,4 +1,4 @@
-import * as chrono from "chrono-node";
+import * as chrono from "chrono-node/en";
 
 /**
  * Date filter values (SPEC §2.5 rule 5) resolved to half-open UTC ranges [from, to).
