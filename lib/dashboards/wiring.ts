@@ -254,7 +254,7 @@ export function responsiveLayouts(widgets: readonly WidgetManifest[]): Record<Br
 }
 
 /** The container widths at which a grid's placement may change: the four breakpoints' minimum widths, narrowest first. */
-export const WIDTH_RANGES = (Object.keys(BREAKPOINT_WIDTHS) as Breakpoint[]).sort((a, b) => BREAKPOINT_WIDTHS[a] - BREAKPOINT_WIDTHS[b]);
+const WIDTH_RANGES = (Object.keys(BREAKPOINT_WIDTHS) as Breakpoint[]).sort((a, b) => BREAKPOINT_WIDTHS[a] - BREAKPOINT_WIDTHS[b]);
 
 /** Where a widget sits in one width range: its CSS `grid-area` (1-based row and column, spans). */
 export type GridArea = `${number} / ${number} / span ${number} / span ${number}`;
