@@ -29,7 +29,7 @@ export function DashboardGrid({ widgets, breakpoints, renderWidget }: DashboardG
   }
   return (
     <div className={styles.grid} data-testid="dashboard-grid">
-      <div className={styles.gridCells}>
+      <div className={styles.gridCells} style={{ gridAutoRows: ROW_HEIGHT, gap: GAP }}>
         {widgets.map((w) => {
           const area = areas.get(w.metadata.id)!;
           const style = { "--area-mobile": area.mobile, "--area-tablet": area.tablet, "--area-desktop": area.desktop, "--area-wide": area.wide } as CSSProperties;
