@@ -9,6 +9,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { MALLOC_ENV } from "../scripts/malloc-env.mjs";
 
 interface ProcessMemory {
   pid: number;
@@ -90,8 +91,8 @@ async function startServer(env: Record<string, string>, dataDir = fs.mkdtempSync
   const port = String(3900 + Math.floor(Math.random() * 90));
   const base = `http://127.0.0.1:${port}`;
   const server = spawn(process.execPath, ["scripts/server.mjs"], {
-    // MALLOC_ARENA_MAX and MALLOC_MMAP_THRESHOLD_ as scripts/start.mjs (what `npm start` runs) sets them.
-    env: { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", ...process.env, ...env, PORT: port, NODE_ENV: "production", QUARRY_DATA_DIR: dataDir, QUARRY_PUBLIC_URL: base, NEXTAUTH_URL: base, QUARRY_LOG_LEVEL: "warn", QUARRY_RATE_LIMIT_MULTIPLIER: "100", QUARRY_EMBEDDED_ANALYTICS_IDLE_MS: String(ANALYTICS_IDLE_MS) },
+    // The allocator settings scripts/start.mjs (what `npm start` runs) sets.
+    env: { ...MALLOC_ENV, ...process.env, ...env, PORT: port, NODE_ENV: "production", QUARRY_DATA_DIR: dataDir, QUARRY_PUBLIC_URL: base, NEXTAUTH_URL: base, QUARRY_LOG_LEVEL: "warn", QUARRY_RATE_LIMIT_MULTIPLIER: "100", QUARRY_EMBEDDED_ANALYTICS_IDLE_MS: String(ANALYTICS_IDLE_MS) },
     stdio: ["ignore", "ignore", "inherit"],
   });
   await until(async () => (await fetch(`${base}/api/ready`)).ok, 300_000, "the server ready");

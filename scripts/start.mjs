@@ -2,6 +2,7 @@
 // `npm start` runs `next build` first when no build exists, so a fresh clone needs nothing else.
 import { spawnSync, spawn } from "node:child_process";
 import fs from "node:fs";
+import { MALLOC_ENV } from "./malloc-env.mjs";
 
 const port = process.env.PORT ?? "3000";
 process.env.NEXTAUTH_URL ??= process.env.QUARRY_PUBLIC_URL ?? `http://localhost:${port}`;
@@ -11,17 +12,10 @@ if (!fs.existsSync(".next/BUILD_ID")) {
   if (build.status !== 0) process.exit(build.status ?? 1);
 }
 // scripts/server.mjs, not `next start`: it stamps each request with its socket address (see that file).
-// MALLOC_ARENA_MAX: glibc gives each thread that allocates its own malloc arena and keeps what those
-// arenas held after the threads end (extraction workers, the first boot's indexing): the idle server
-// held ~170 MB more RSS for good with the default (bench/embedded-memory.ts: 496 -> 322 MB PSS idle).
-// MALLOC_MMAP_THRESHOLD_: glibc serves a block of at least this size (128 KiB) from its own mapping,
-// returned to the system when freed. Left to itself it raises the threshold after each such free, and
-// the first boot's large buffers (demo load, copies, indexing) then stayed in the main heap for good:
-// 382 -> 280 MB PSS for the idle web server after a first boot, 215 -> 181 MB for the primary engine.
-// Read by glibc when the process starts, so both are set here, for the server and the engines it forks.
+// The allocator settings (scripts/malloc-env.mjs) hold the server's memory down; the engines it forks inherit them.
 const server = spawn(process.execPath, ["scripts/server.mjs"], {
   stdio: "inherit",
-  env: { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072", ...process.env, PORT: port, NODE_ENV: "production" },
+  env: { ...MALLOC_ENV, ...process.env, PORT: port, NODE_ENV: "production" },
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
 server.on("exit", (code) => process.exit(code ?? 0));
