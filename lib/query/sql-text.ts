@@ -28,13 +28,20 @@ export class SqlTextError extends Error {
   }
 }
 
+/**
+ * PostgreSQL's scanner (scan.l) reads only these six as whitespace; every other character
+ * (U+00A0 and the other Unicode spaces included, as every byte >= 0x80) belongs to an
+ * identifier. JavaScript's `\s` would split a name PostgreSQL reads as one.
+ */
+const SPACE = /[ \t\n\r\f\v]/;
+
 function lex(sql: string): SqlToken[] {
   const tokens: SqlToken[] = [];
   let i = 0;
   while (i < sql.length) {
     const ch = sql[i];
     const start = i;
-    if (/\s/.test(ch)) {
+    if (SPACE.test(ch)) {
       i++;
     } else if (sql.startsWith("--", i)) {
       const end = sql.indexOf("\n", i);
@@ -72,11 +79,12 @@ function lex(sql: string): SqlToken[] {
       const quote = sql[i + 2];
       const body = readQuoted(sql, i + 2, quote, start);
       i = body.end;
-      const uescape = /^(\s+UESCAPE\s*)'([^'])'/i.exec(sql.slice(i, i + 64));
+      const uescape = /^([ \t\n\r\f\v]*UESCAPE[ \t\n\r\f\v]*)'([^'])'/i.exec(sql.slice(i, i + 64));
       let escape = "\\";
+      // PostgreSQL takes one ASCII byte that is no hex digit, sign, quote or space.
       if (uescape) {
         escape = uescape[2];
-        if (/[0-9a-fA-F+'"\s]/.test(escape)) throw new SqlTextError(`invalid UESCAPE character '${escape}'`, i);
+        if (/[0-9a-fA-F+'"\u0080-\uffff]/.test(escape) || SPACE.test(escape)) throw new SqlTextError(`invalid UESCAPE character '${escape}'`, i);
         i += uescape[0].length;
       }
       if (quote === '"') tokens.push({ kind: "quoted", text: decodeUnicodeEscapes(body.text, escape, start), at: start });
@@ -86,7 +94,7 @@ function lex(sql: string): SqlToken[] {
       tokens.push({ kind: "quoted", text: body.text, at: start });
       i = body.end;
     } else if (ch === "$") {
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 70));
+      const tag = /^\$([A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/.exec(sql.slice(i, i + 70));
       const param = /^\$[0-9]+/.exec(sql.slice(i, i + 12));
       if (tag) {
         const end = sql.indexOf(tag[0], i + tag[0].length);
@@ -208,7 +216,8 @@ export function checkSqlQuery(query: string): string {
   // Cut at the end of the last token we kept, so trailing semicolons and comments go away.
   const last = body[body.length - 1];
   const cut = tokens.indexOf(last) + 1 < tokens.length ? tokens[tokens.indexOf(last) + 1].at : query.length;
-  return query.slice(0, cut).trimEnd();
+  // Trim only what PostgreSQL reads as space: a trailing U+00A0 is part of the last name.
+  return query.slice(0, cut).replace(/[ \t\n\r\f\v]+$/, "");
 }
 
 const EXPRESSION_WORDS = new Set(
