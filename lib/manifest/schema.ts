@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Role } from "@/lib/access/roles";
 import { CHART_TYPES, echartsOptionProblems } from "./echarts-option-allow-list";
+import { optionBoundProblems } from "./echarts-option-bounds";
 import { ValueFormat } from "./value-format";
 
 /**
@@ -274,7 +275,7 @@ const Display = z.strictObject({
       option: z
         .record(z.string(), z.unknown())
         .superRefine((option, ctx) => {
-          for (const problem of echartsOptionProblems(option)) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
+          for (const problem of [...echartsOptionProblems(option), ...optionBoundProblems(option)]) ctx.addIssue({ code: "custom", message: problem.message, path: problem.path });
         })
         .describe("base ECharts option: allowed keys per chart type, formatters as ECharts templates ({b}, {c}, {@field}), no HTML or script URLs"),
     })
