@@ -25,12 +25,56 @@ export default async function setup() {
   }
   const template = path.join(root, ".data", "test-template", fingerprint);
   if (!fs.existsSync(path.join(template, "ready"))) {
-    fs.rmSync(path.dirname(template), { recursive: true, force: true });
-    fs.mkdirSync(template, { recursive: true });
-    seed(root, { QUARRY_DATA_DIR: template, DATABASE_URL: "" });
-    fs.writeFileSync(path.join(template, "ready"), new Date().toISOString());
+    // Runs side by side in one checkout build the template once, and none removes a template another run still copies.
+    await withTemplateLock(path.dirname(template), () => {
+      if (fs.existsSync(path.join(template, "ready"))) return;
+      removeStaleTemplates(path.dirname(template));
+      fs.rmSync(template, { recursive: true, force: true });
+      fs.mkdirSync(template, { recursive: true });
+      seed(root, { QUARRY_DATA_DIR: template, DATABASE_URL: "" });
+      fs.writeFileSync(path.join(template, "ready"), new Date().toISOString());
+    });
   }
   process.env.QUARRY_TEST_TEMPLATE = template;
+}
+
+/** Templates of other fingerprints unused for an hour (a run that began on one copies it within minutes). */
+function removeStaleTemplates(folder: string) {
+  for (const entry of fs.existsSync(folder) ? fs.readdirSync(folder) : []) {
+    const dir = path.join(folder, entry);
+    if (entry !== ".lock" && Date.now() - fs.statSync(dir).mtimeMs > 3_600_000) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One builder at a time: an exclusive lock folder holding its pid, taken over when that process is gone. */
+async function withTemplateLock(folder: string, build: () => void) {
+  fs.mkdirSync(folder, { recursive: true });
+  const lock = path.join(folder, ".lock");
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, "pid"), String(process.pid));
+      break;
+    } catch {
+      const holder = Number(fs.readFileSync(path.join(lock, "pid"), { encoding: "utf8", flag: "a+" }) || 0);
+      if (holder > 0 && !alive(holder)) fs.rmSync(lock, { recursive: true, force: true });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  try {
+    build();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function setupPostgres(root: string, fingerprint: string) {
