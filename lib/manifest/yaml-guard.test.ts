@@ -8,6 +8,11 @@ const deepFlow = `version: "1.0"\nkind: dashboard\nmetadata: { id: d, name: D }\
 const deepBlock = Array.from({ length: 1000 }, (_, i) => `${" ".repeat(i)}k${i}:`).join("\n");
 const deepSequence = `${"- ".repeat(1000)}x\n`;
 const deepMixed = Array.from({ length: 1000 }, (_, i) => `${" ".repeat(i)}- {`).join("\n");
+// Spellings a line-based scan skipped, each past the stack of the yaml package's composer (issue 41).
+const flow = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+const afterDocumentStart = `--- ${flow(30_000)}\n`;
+const afterQuoteInPlainScalar = `version: "1.0"\nspec: [a ', ${flow(30_000)}]\n`;
+const unclosedFlowPerLine = `x: ${"[\n".repeat(30_000)}`;
 
 describe("YAML depth guard", () => {
   it.each([
@@ -15,7 +20,10 @@ describe("YAML depth guard", () => {
     ["block mappings", deepBlock],
     ["a line of sequence markers", deepSequence],
     ["block sequences of open flow maps", deepMixed],
-  ])("refuses 1,000 levels of %s with a position, before the parser runs", (_, text) => {
+    ["flow sequences after a document start `---`", afterDocumentStart],
+    ["flow sequences after a quote inside a plain scalar", afterQuoteInPlainScalar],
+    ["flow sequences left open one per line", unclosedFlowPerLine],
+  ])("refuses thousands of levels of %s with a position, before the parser runs", (_, text) => {
     const problem = yamlDepthProblem(text);
     expect(problem).toMatchObject({ message: `the manifest nests deeper than ${MAX_YAML_DEPTH} levels` });
     const result = parseDashboardYaml(text);

@@ -1,8 +1,15 @@
+import { CST, Lexer } from "yaml";
+
 /**
- * A cheap scan of YAML text before the parser sees it. The yaml package recurses per nesting
- * level, and a document nested a thousand levels deep aborts the process inside it (a RegExp
- * allocation failure, not a catchable error). Manifests are a handful of levels deep, so text
- * nested past MAX_YAML_DEPTH is refused with its position instead.
+ * Nesting depth checked before the YAML is composed. The yaml package composes one nesting
+ * level per recursive call: a document nested thousands of levels deep overflows the stack
+ * inside it, and deeper text can abort the process (a RegExp allocation failure, not a
+ * catchable error). Manifests are a handful of levels deep, so text nested past
+ * MAX_YAML_DEPTH is refused with its position instead.
+ *
+ * The depth is counted on the tokens of the yaml package's own lexer, which is iterative and
+ * is the first stage of the parse that follows: a quote, `#`, `|` or `---` counts exactly as
+ * the parser will read it, so no spelling can hide a bracket from the count.
  */
 export const MAX_YAML_DEPTH = 64;
 
@@ -12,52 +19,60 @@ export interface DepthProblem {
   message: string;
 }
 
+/** Markers the lexer emits that are not source text (CST.SCALAR also says the next token is a scalar). */
+const ZERO_WIDTH = new Set<string>([CST.DOCUMENT, CST.FLOW_END, CST.SCALAR]);
+const BLOCK_INDICATORS = new Set(["seq-item-ind", "explicit-key-ind"]);
+
 /**
- * The first place where block indentation levels plus open flow collections (`[`, `{`) exceed
- * the limit, or null. Quoted strings, comments and block scalar contents (`|`, `>`) are skipped.
+ * The first place where open block levels plus open flow collections (`[`, `{`) exceed the
+ * limit, or null. A block level is a line's indentation (a more indented line nests under it)
+ * or an indicator (`-`, `?`) that opens a compact collection on the same line; this
+ * counts at least as many levels as the parser builds.
  */
 export function yamlDepthProblem(text: string, limit = MAX_YAML_DEPTH): DepthProblem | null {
   const indents: number[] = [];
   let flow = 0;
-  let blockScalarIndent: number | null = null;
-  const lines = text.split(/\r?\n/);
-  for (let n = 0; n < lines.length; n++) {
-    const line = lines[n];
-    const indent = line.length - line.trimStart().length;
-    if (blockScalarIndent !== null) {
-      if (line.trim() === "" || indent > blockScalarIndent) continue;
-      blockScalarIndent = null;
+  let offset = 0;
+  let lineStart = 0;
+  let atLineStart = true;
+  let scalarNext = false;
+  for (const token of new Lexer().lex(text)) {
+    // A flow collection the lexer ends on an error (CST.FLOW_END, a `---`) stays counted: the
+    // parser's recovery still stacks it, and thousands of them cost it seconds.
+    if (!scalarNext && ZERO_WIDTH.has(token)) {
+      scalarNext = token === CST.SCALAR;
+      continue;
     }
-    const body = line.trimStart();
-    if (body === "" || body.startsWith("#") || body.startsWith("---") || body.startsWith("...")) continue;
-    // "- - - x" and "? x" open one level each on the same line.
-    let level = indent;
-    let markers = /^([-?:](\s+|$))+/.exec(body)?.[0] ?? "";
-    if (body.startsWith(":")) markers = "";
-    const levelsOnLine = (markers.match(/[-?]/g) ?? []).length;
-    if (flow === 0) {
-      while (indents.length > 0 && indents[indents.length - 1] >= level) indents.pop();
-      indents.push(level);
-      for (let i = 0; i < levelsOnLine; i++) indents.push(++level);
+    const type = scalarNext ? "scalar" : CST.tokenType(token);
+    scalarNext = false;
+    const at = offset;
+    offset += token.length;
+    if (type === "newline") {
+      lineStart = offset;
+      atLineStart = true;
+      continue;
     }
-    let quote: '"' | "'" | null = null;
-    for (let i = 0; i < body.length; i++) {
-      const c = body[i];
-      if (quote) {
-        if (c === "\\" && quote === '"') i++;
-        else if (c === quote) quote = null;
-        continue;
-      }
-      if ((c === '"' || c === "'") && (i === 0 || /[\s,[{:]/.test(body[i - 1]))) quote = c;
-      else if (c === "#" && (i === 0 || /\s/.test(body[i - 1]))) break;
-      else if (c === "[" || c === "{") flow++;
-      else if ((c === "]" || c === "}") && flow > 0) flow--;
-      if (indents.length + flow > limit) {
-        return { line: n + 1, column: indent + i + 1, message: `the manifest nests deeper than ${limit} levels` };
-      }
+    const column = at - lineStart;
+    // A multi-line scalar ends on a later line: columns after it count from there.
+    const lastBreak = token.lastIndexOf("\n");
+    if (lastBreak !== -1) lineStart = at + lastBreak + 1;
+    if (type === "space" || type === "comment" || type === "byte-order-mark") continue;
+    if (type === "doc-start" || type === "doc-end") {
+      indents.length = 0;
+      continue;
     }
-    if (indents.length + flow > limit) return { line: n + 1, column: indent + 1, message: `the manifest nests deeper than ${limit} levels` };
-    if (flow === 0 && /(^|[\s:-])[|>][-+0-9]*\s*(#.*)?$/.test(body)) blockScalarIndent = indent;
+    if (flow === 0 && atLineStart) {
+      while (indents.length > 0 && indents[indents.length - 1] >= column) indents.pop();
+      indents.push(column);
+    }
+    atLineStart = false;
+    if (flow === 0 && type !== null && BLOCK_INDICATORS.has(type)) indents.push(column + 1);
+    if (type === "flow-seq-start" || type === "flow-map-start") flow++;
+    else if ((type === "flow-seq-end" || type === "flow-map-end") && flow > 0) flow--;
+    if (indents.length + flow > limit) {
+      const line = text.slice(0, at).split("\n").length;
+      return { line, column: column + 1, message: `the manifest nests deeper than ${limit} levels` };
+    }
   }
   return null;
 }
