@@ -83,5 +83,8 @@ describe("a click on a chart", () => {
     const url = { ...other, spec: { ...other.spec, on_click: { drill_through: { url: "/documents?q={order_date}", filters: [] } } } };
     expect(planClick(url, row, undefined, situation())).toEqual({ kind: "open", href: "/documents?q=2026-10-03", skipped: [] });
     expect(planClick(url, row, undefined, situation({ anonymous: true }))).toMatchObject({ kind: "none" });
+    // A clicked value at the start of the path cannot make it lead to another host.
+    const offSite = { ...other, spec: { ...other.spec, on_click: { drill_through: { url: "/{order_date}", filters: [] } } } };
+    expect(planClick(offSite, [{ ...row[0], order_date: "/evil.example" }], undefined, situation())).toEqual({ kind: "none", reason: "This link would lead off this site" });
   });
 });

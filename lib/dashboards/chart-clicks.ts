@@ -1,5 +1,6 @@
 import { type ClickContext, clickFilterValue } from "@/lib/manifest-check/interactions";
 import type { WidgetManifest } from "@/lib/manifest/schema";
+import { isSitePath } from "@/lib/manifest/site-path";
 import { type ChartData, type Mappings, chartType, orderedCategories } from "./chart-option";
 import { toNumber } from "./format";
 import { FILTER_PARAM_PREFIX, withFilterParam } from "./wiring";
@@ -159,7 +160,9 @@ export function planClick(widget: WidgetManifest, rows: readonly Row[], pointNam
       if (!(field in fields)) missing = field;
       return encodeURIComponent(String(fields[field] ?? ""));
     });
-    return missing ? { kind: "none", reason: `The clicked point has no single value for ${missing}` } : { kind: "open", href, skipped };
+    if (missing) return { kind: "none", reason: `The clicked point has no single value for ${missing}` };
+    // A value at the start of the path (`/{field}`) can make it lead off the site: `/%2Fevil.example`.
+    return isSitePath(href) ? { kind: "open", href, skipped } : { kind: "none", reason: "This link would lead off this site" };
   }
   const slug = drill.dashboard ?? context.slug;
   const target = context.drills[slug] ?? (slug === context.slug ? { filters: context.filters, tabs: [] } : null);

@@ -79,6 +79,11 @@ describe("on_click in manifests", () => {
     expect(errors(withClick("drill_through: { tab: nowhere }"))).toEqual([expect.stringContaining("the target dashboard has no tab 'nowhere'; its tabs: main, detail")]);
     expect(errors(withClick('drill_through: { url: "/x?l={nope}" }'))).toEqual([expect.stringContaining("'nope' is not among the widget's columns")]);
     expect(errors(withClick('drill_through: { url: "//evil.example/x" }'))).toEqual([expect.stringContaining("must be a path on this site")]);
+    // Spellings that resolve or decode to //evil.example (issue 41).
+    for (const url of ["/.//evil.example", "/%2F%2Fevil.example", "/.\\\\/evil.example"]) {
+      expect(errors(withClick(`drill_through: { url: "${url}" }`))).toEqual([expect.stringContaining("must stay on this site")]);
+    }
+    expect(errors(withClick('drill_through: { url: "/\\\\evil.example" }'))).toEqual([expect.stringContaining("must be a path on this site")]);
     expect(errors(withClick("set_filters: [{ filter: date, field: month }]\ndrill_through: { tab: detail }"))).toEqual([expect.stringContaining("on_click does one thing")]);
     const onFilter = MANIFEST.replace("CLICK", "{}").replace("bindings: [{ target: \"*\", field: location_id, operator: in }]", "bindings: [{ target: \"*\", field: location_id, operator: in }]\n  on_click: { set_filters: [{ filter: date, field: x }] }");
     expect(errors(onFilter.replace("  on_click:\n    {}\n", ""))).toEqual([expect.stringContaining("on_click applies to charts (component echarts), not filter")]);

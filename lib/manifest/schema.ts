@@ -3,6 +3,7 @@ import { Role } from "@/lib/access/roles";
 import { CHART_TYPES, echartsOptionProblems } from "./echarts-option-allow-list";
 import { optionBoundProblems } from "./echarts-option-bounds";
 import { ValueFormat } from "./value-format";
+import { isSitePath } from "./site-path";
 
 /**
  * Dashboard and widget manifests (SPEC §2.1–2.5), version 1.0. These schemas are the
@@ -225,7 +226,8 @@ const DrillThrough = z
     url: z
       .string()
       .max(2000)
-      .regex(/^\/(?![/\\])[^\s]*$/, "must be a path on this site starting with a single /")
+      .regex(/^\/(?![/\\])[^\s]*$/, { message: "must be a path on this site starting with a single /", abort: true })
+      .refine(isSitePath, "must stay on this site: resolved and decoded, the path starts with // (another host)")
       .optional()
       .describe("instead of a dashboard: a path on this site, {field} placeholders replaced by the clicked point's values (URL-encoded)"),
   })
