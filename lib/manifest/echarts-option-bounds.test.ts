@@ -31,8 +31,10 @@ describe("ECharts option bounds", () => {
     const clamped = withinBounds({ ...CRASH, title: { text: "Mix", textStyle: { fontSize: "huge", fontWeight: "bold" } } });
     expect(clamped).toEqual({ series: [{ type: "pie", radius: ["0%", "200%"], label: { fontSize: 200, position: "inside" } }], title: { text: "Mix", textStyle: { fontWeight: "bold" } } });
     expect(optionBoundProblems(clamped)).toEqual([]);
-    // The input is left as it was.
+    // The input is left as it was; functions the option builder put in (formatters) are kept.
     expect(CRASH.series[0].radius[1]).toBe("100000000%");
+    const formatter = (value: number) => `${value} €`;
+    expect((withinBounds({ yAxis: { axisLabel: { formatter, fontSize: 900 } } }).yAxis as { axisLabel: unknown }).axisLabel).toEqual({ formatter, fontSize: 200 });
   });
 });
 

@@ -146,23 +146,32 @@ function clampScalar(value: unknown, bound: Bound): unknown {
 /**
  * A copy of the option with every bounded value brought into its range (an unreadable one
  * removed, so ECharts uses its default): what the report renderer draws for options stored
- * before the rule, and for sizes the option builder computed.
+ * before the rule, and for sizes the option builder computed. Anything else is kept as it is,
+ * functions the builder put in (formatters) included.
  */
 export function withinBounds<T extends Record<string, unknown>>(option: T): T {
-  const copy = structuredClone(option);
-  visit(copy, [], (value, path, bound, parent) => {
-    const key = path[path.length - 1] as string;
-    let fixed: unknown;
-    if (Array.isArray(value)) fixed = bound.list && value.length > 0 ? value.slice(0, bound.list).map((item) => clampScalar(item, bound) ?? 0) : undefined;
-    else fixed = clampScalar(value, bound);
-    if (fixed === undefined) delete parent[key];
-    else parent[key] = fixed;
-  });
-  return copy;
+  return clampTree(option, []) as T;
 }
 
-/** Calls `found` for each bounded key's value (not descending into it), with its path and the object holding it. */
-function visit(value: unknown, path: (string | number)[], found: (value: unknown, path: (string | number)[], bound: Bound, parent: Record<string, unknown>) => void): void {
+function clampTree(value: unknown, path: (string | number)[]): unknown {
+  if (Array.isArray(value)) return value.map((item, i) => clampTree(item, [...path, i]));
+  if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    const at = [...path, key];
+    const bound = boundOf(at);
+    if (!bound || (child !== null && typeof child === "object" && !Array.isArray(child))) {
+      out[key] = clampTree(child, at);
+      continue;
+    }
+    const fixed = Array.isArray(child) ? (bound.list && child.length > 0 ? child.slice(0, bound.list).map((item) => clampScalar(item, bound) ?? 0) : undefined) : clampScalar(child, bound);
+    if (fixed !== undefined) out[key] = fixed;
+  }
+  return out;
+}
+
+/** Calls `found` for each bounded key's value (not descending into it), with its path. */
+function visit(value: unknown, path: (string | number)[], found: (value: unknown, path: (string | number)[], bound: Bound) => void): void {
   if (Array.isArray(value)) return value.forEach((item, i) => visit(item, [...path, i], found));
   if (value === null || typeof value !== "object") return;
   const record = value as Record<string, unknown>;
@@ -170,7 +179,7 @@ function visit(value: unknown, path: (string | number)[], found: (value: unknown
     const at = [...path, key];
     const bound = boundOf(at);
     // Objects under a bounded key are not a length (`label.width` is a number, `visualMap.left` too; `title` is not bounded).
-    if (bound && (child === null || typeof child !== "object" || Array.isArray(child))) found(child, at, bound, record);
+    if (bound && (child === null || typeof child !== "object" || Array.isArray(child))) found(child, at, bound);
     else visit(child, at, found);
   }
 }

@@ -1,11 +1,22 @@
 import * as echarts from "echarts";
+import type { ColumnFormats } from "@/lib/dashboards/column-formats";
+import { type ChartData, type EchartsOption, type Mappings, buildEchartsOption } from "@/lib/dashboards/chart-option";
+import { withinBounds } from "@/lib/manifest/echarts-option-bounds";
 import { CJK_FAMILY, LATIN_FAMILY, hasCjk, textWidth } from "./fonts";
 
 /**
  * One chart as vector SVG, drawn by ECharts on the server from the option the viewer builds
  * (lib/dashboards/chart-option.ts), at the size of its box in the report (1 px = 1 pt), and made
- * fit for svg-to-pdfkit and resvg.
+ * fit for svg-to-pdfkit and resvg. Runs in the draw process (draw/), never in the server's.
  */
+
+/** What a chart is drawn from, as plain data (it crosses to the draw process): the option is built there, for its box. */
+export interface ChartSpec {
+  base: EchartsOption | undefined;
+  mappings: Mappings;
+  data: ChartData;
+  formats: ColumnFormats;
+}
 
 let platformReady = false;
 
@@ -29,6 +40,16 @@ function installMeasureText(): void {
 export interface ChartBox {
   width: number;
   height: number;
+}
+
+/**
+ * A chart as the viewer builds it for a card of this size, its sizes and positions brought within
+ * the manifest's bounds (options stored before the rule, sizes the builder computed) so no value
+ * reaches the rasteriser that makes its geometry meaningless.
+ */
+export function drawChart(spec: ChartSpec, box: ChartBox): string {
+  const option = buildEchartsOption(spec.base, spec.mappings, spec.data, { box, measureText: (text) => textWidth(text, 12), formats: spec.formats });
+  return chartSvg(withinBounds(option), box);
 }
 
 /** Renders an ECharts option (already built by the viewer's builder) to an SVG document fit for the report. */

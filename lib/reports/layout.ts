@@ -1,11 +1,13 @@
 import { type FontFace, textWidth } from "./fonts";
-import { chartSvg } from "./chart-svg";
+import { type ChartSpec, drawChart } from "./chart-svg";
 
 /**
  * The report's layout, independent of its output: a model of the dashboard (header, tabs as
  * sections, widgets at their manifest grid positions) is cut into pages of drawing operations,
  * which pdf.ts writes as a vector PDF and png.ts as one SVG rasterised by resvg. Text is measured
- * with the shipped fonts (fonts.ts), so wrapping and truncation are the same in both.
+ * with the shipped fonts (fonts.ts), so wrapping and truncation are the same in both. The model
+ * is plain data (structured-clone safe): the server builds it and the draw process (draw/) lays
+ * it out.
  */
 
 export type LatinFace = Exclude<FontFace, "cjk">;
@@ -25,8 +27,8 @@ export interface Paragraph {
 export type Tone = "good" | "bad" | "neutral";
 
 export type Block =
-  /** The option is built for the box the chart gets, as the viewer builds it for its card. */
-  | { kind: "chart"; option: (box: { width: number; height: number }) => Record<string, unknown> }
+  /** The option is built (in the draw process) for the box the chart gets, as the viewer builds it for its card. */
+  | ({ kind: "chart" } & ChartSpec)
   | { kind: "kpi"; value: string; delta?: { text: string; direction: "up" | "down" | "flat"; tone: Tone; comparison?: string } }
   | { kind: "table"; columns: string[]; numeric: boolean[]; rows: string[][]; total: number; note?: string }
   | { kind: "text"; paragraphs: Paragraph[]; align: "left" | "center" | "right"; color?: string; size: number }
@@ -86,6 +88,13 @@ export interface LayoutLimits {
   maxPages: number;
   /** Wall-clock deadline (performance.now()) after which no further widget is drawn. */
   deadline: number;
+  /**
+   * Bands of widgets drawn at most, over all sections: a second layout of the same model stops
+   * where the first one's deadline stopped it (`bandsDrawn`), so what it says was left out is.
+   */
+  maxBands?: number;
+  /** Chart SVGs by block and size, shared between layouts of one model so a second layout draws no chart again. */
+  charts?: Map<PlacedBlock, { width: number; height: number; svg: string }>;
 }
 
 const GRID_COLUMNS = 12;
@@ -184,6 +193,9 @@ class Cursor {
   current = -1;
   y = 0;
   full = false;
+  /** Bands of widgets drawn so far; where the deadline stopped drawing, when it did. */
+  bands = 0;
+  stoppedAt: number | undefined;
   constructor(
     readonly spec: PageSpec,
     readonly limits: LayoutLimits,
@@ -393,6 +405,15 @@ function drawTable(cursor: Cursor, box: { x: number; y: number; w: number; h: nu
 }
 
 /** Draws one widget in its box (a table may flow on to later pages); answers the y where it ends, on the cursor's page. */
+/** A chart's SVG for its box: from the layout's cache when an earlier layout of the model drew it at this size. */
+function chartFor(cursor: Cursor, placed: PlacedBlock, spec: ChartSpec, size: { width: number; height: number }): string {
+  const cached = cursor.limits.charts?.get(placed);
+  if (cached && cached.width === size.width && cached.height === size.height) return cached.svg;
+  const svg = drawChart(spec, size);
+  cursor.limits.charts?.set(placed, { ...size, svg });
+  return svg;
+}
+
 function drawBlock(cursor: Cursor, box: { x: number; y: number; w: number; h: number }, placed: PlacedBlock): number {
   const { block } = placed;
   if (block.kind === "table") {
@@ -405,7 +426,7 @@ function drawBlock(cursor: Cursor, box: { x: number; y: number; w: number; h: nu
   switch (block.kind) {
     case "chart": {
       const size = { width: box.w - PAD, height: inner.h };
-      cursor.draw({ kind: "svg", x: box.x + PAD / 2, y: top, w: size.width, h: size.height, svg: chartSvg(block.option(size), size) });
+      cursor.draw({ kind: "svg", x: box.x + PAD / 2, y: top, w: size.width, h: size.height, svg: chartFor(cursor, placed, block, size) });
       break;
     }
     case "kpi":
@@ -447,10 +468,12 @@ function bands(blocks: PlacedBlock[]): PlacedBlock[][] {
 function drawGrid(cursor: Cursor, g: Geometry, blocks: PlacedBlock[]): void {
   let left = blocks.length;
   for (const band of bands(blocks)) {
-    if (performance.now() > cursor.limits.deadline) {
+    if (cursor.stoppedAt !== undefined || cursor.bands >= (cursor.limits.maxBands ?? Number.POSITIVE_INFINITY) || performance.now() > cursor.limits.deadline) {
+      cursor.stoppedAt ??= cursor.bands;
       cursor.cut.push(`Render time limit reached: ${left} widget(s) left out.`);
       return;
     }
+    cursor.bands++;
     left -= band.length;
     const minY = Math.min(...band.map((b) => b.y));
     // A table flows on over pages, so it needs room for its title and first rows only, not its grid box.
@@ -474,8 +497,8 @@ function drawGrid(cursor: Cursor, g: Geometry, blocks: PlacedBlock[]): void {
   }
 }
 
-/** The whole report as pages of drawing operations, and what was cut on the way. */
-export function layoutReport(model: ReportModel, spec: PageSpec, limits: LayoutLimits): { pages: Page[]; cut: string[] } {
+/** The whole report as pages of drawing operations, what was cut on the way, and the bands drawn before the deadline stopped drawing (if it did). */
+export function layoutReport(model: ReportModel, spec: PageSpec, limits: LayoutLimits): { pages: Page[]; cut: string[]; bandsDrawn?: number } {
   const cut: string[] = [];
   const cursor = new Cursor(spec, limits, cut);
   const width = cursor.contentWidth;
@@ -519,5 +542,5 @@ export function layoutReport(model: ReportModel, spec: PageSpec, limits: LayoutL
   });
   // One page as tall as what was drawn (PNG).
   if (spec.height === null) cursor.pages[0].height = Math.ceil(cursor.y + spec.margin);
-  return { pages: cursor.pages, cut };
+  return { pages: cursor.pages, cut, ...(cursor.stoppedAt !== undefined ? { bandsDrawn: cursor.stoppedAt } : {}) };
 }

@@ -7,7 +7,6 @@ import { withTenant } from "@/lib/db/tenant";
 import type { TenantScope } from "@/lib/db/tenant";
 import { Invalid, Unavailable, forbidden, notFound } from "@/lib/errors";
 import { invoke } from "@/lib/operation";
-import { buildEchartsOption } from "@/lib/dashboards/chart-option";
 import type { WidgetResult } from "@/lib/dashboards/contract";
 import { humanize } from "@/lib/dashboards/format";
 import type { EmbedGrant } from "@/lib/dashboards/policy";
@@ -22,19 +21,19 @@ import { guardedFetch } from "@/lib/notifications/transports/url-guard";
 import { imageOriginsOf } from "@/lib/organizations/settings";
 import { QueueDeadline } from "@/lib/query/fair-queue";
 import { fitForPrint } from "./chart-svg";
-import { textWidth } from "./fonts";
-import { type Block, type PageSpec, type PlacedBlock, type ReportModel, layoutReport } from "./layout";
+import { drawPool } from "./draw/pool";
+import type { Block, PageSpec, PlacedBlock, ReportModel } from "./layout";
 import { DEFAULT_REPORT_LIMITS, type ReportLimits, reportQueue } from "./limits";
 import { markdownParagraphs } from "./markdown";
-import { writePdf } from "./pdf";
-import { writePng } from "./png";
 
 /**
  * A dashboard as a PDF or PNG report, rendered on the server without a browser (issue 29):
  * the version the access policy grants the principal (the published one; the draft for an
  * editor who asks), its data through the same query service, result cache and row-level
  * security as the viewer, its charts built by the viewer's option builder and drawn by ECharts
- * as vectors, its figures formatted by the viewer's formatters. docs/reports.md.
+ * as vectors, its figures formatted by the viewer's formatters. Data and images load here; the
+ * drawing (layout, charts, PDF, PNG) runs in a draw process with hard time and memory limits
+ * (draw/pool.ts), handed the report as plain data. docs/reports.md.
  */
 
 export type Paper = "a4" | "letter";
@@ -177,7 +176,6 @@ export async function renderPublicReport(orgSlug: string, dashboardSlug: string,
 }
 
 async function render(source: ReportSource, request: ReportRequest, limits: ReportLimits): Promise<RenderedReport> {
-  const started = performance.now();
   const { granted } = source;
   if (!granted.parsed.ok) throw source.unpassable();
   const filters = { ...request.filters, ...source.locked };
@@ -212,32 +210,13 @@ async function render(source: ReportSource, request: ReportRequest, limits: Repo
     sections: regions.map((r) => ({ name: tabs.length > 1 ? (r.tabs.find((t) => t.id === r.tab)?.name ?? "") : "", blocks: r.grid.map((id) => byId.get(id)!).map(blockOf) })),
   };
 
-  const deadline = started + limits.renderMs;
   const base = `${granted.slug}-${now.toISOString().slice(0, 10)}`;
-  if (request.format === "png") {
-    const width = Math.round(Math.min(4000, Math.max(320, request.width ?? 1200)));
-    const spec: PageSpec = { width, height: null, margin: 24 };
-    const { pages } = layoutReport(withCutNote(model, cut), spec, { maxPages: 1, deadline });
-    const page = pages[0];
-    if (page.height > limits.maxPngHeight) {
-      cut.push(`Image cut at ${limits.maxPngHeight} px of ${page.height} px.`);
-      page.height = limits.maxPngHeight;
-    }
-    return { bytes: writePng(page), contentType: "image/png", filename: `${base}.png`, pages: 1, cut };
-  }
   const [short, long] = PAPER[request.paper ?? "a4"];
   const landscape = request.orientation === "landscape";
-  const spec: PageSpec = { width: landscape ? long : short, height: landscape ? short : long, margin: 32 };
-  // Laid out once to learn what the limits cut, then again with that said on the first page.
-  const first = layoutReport(withCutNote(model, cut), spec, { maxPages: limits.maxPages, deadline });
-  const allCut = [...cut, ...first.cut];
-  const pages = first.cut.length > 0 ? layoutReport(withCutNote(model, allCut), spec, { maxPages: limits.maxPages, deadline: Number.POSITIVE_INFINITY }).pages : first.pages;
-  const bytes = await writePdf(pages, { title: granted.name, author: org?.name ?? "" });
-  return { bytes, contentType: "application/pdf", filename: `${base}.pdf`, pages: pages.length, cut: allCut };
-}
-
-function withCutNote(model: ReportModel, cut: string[]): ReportModel {
-  return cut.length === 0 ? model : { ...model, lines: [...model.lines, `Left out: ${cut.join(" ")}`] };
+  const page: PageSpec =
+    request.format === "png" ? { width: Math.round(Math.min(4000, Math.max(320, request.width ?? 1200))), height: null, margin: 24 } : { width: landscape ? long : short, height: landscape ? short : long, margin: 32 };
+  const drawn = await drawPool.get().draw({ model, format: request.format, page, maxPages: limits.maxPages, maxPngHeight: limits.maxPngHeight, renderMs: limits.renderMs, info: { title: granted.name, author: org?.name ?? "" }, cut });
+  return { ...drawn, contentType: request.format === "png" ? "image/png" : "application/pdf", filename: `${base}.${request.format}` };
 }
 
 /** The snapshot time in the organization's zone: "Nov 26, 2026, 7:05 AM (Europe/Berlin)". */
@@ -295,10 +274,8 @@ function widgetBlock(view: ViewManifest, w: WidgetManifest, result: WidgetResult
     }
     case "echarts": {
       if (result.rows.length === 0) return { kind: "message", text: "No data for these filters" };
-      const base = display.echarts?.option;
-      const mappings = w.spec.data?.mappings;
-      const data = { columns: result.columns, rows: result.rows };
-      return { kind: "chart", option: (box) => buildEchartsOption(base, mappings, data, { box, measureText: (text) => textWidth(text, 12), formats }) };
+      // Plain data: the draw process builds the option for the box the chart gets.
+      return { kind: "chart", base: display.echarts?.option, mappings: w.spec.data?.mappings, data: { columns: result.columns, rows: result.rows }, formats };
     }
     case "table":
     case "tabulator": {
