@@ -10,12 +10,16 @@ const ImageOrigin = z
   .transform((text, ctx) => {
     const origin = normalizeImageOrigin(text);
     if (origin === null) {
-      ctx.addIssue({ code: "custom", message: "must be an origin such as https://images.example.com (http or https, a host, an optional port, an optional leading *. for subdomains; no path)" });
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "must be a public https origin such as https://images.example.com (a host, an optional port, an optional leading *. for subdomains; no path; not localhost, .local, .internal or a private, loopback or link-local address)",
+      });
       return z.NEVER;
     }
     return origin;
   })
-  .describe("An origin images may load from: https://host, http://host, with an optional :port and leading *.");
+  .describe("A public origin images may load from: https://host with an optional :port and leading *.; no internal host or address");
 
 export const OrganizationSettingsBody = z
   .object({

@@ -66,13 +66,15 @@ describe("organization image origins (settings API)", () => {
     expect(put.json.image_origins).toEqual(["https://images.example.com", "https://*.cdn.example.net"]);
     expect((await call(settings.GET, "GET", { token: admin })).json.image_origins).toEqual(["https://images.example.com", "https://*.cdn.example.net"]);
 
-    for (const bad of ["//images.example.com", "https://images.example.com/path", "https://x.example; script-src *", "https://u:p@x.example", "*", "https://*", "data:", "'self'"]) {
+    // Issue 41: only public https origins; an internal one would send viewers' browsers into their own network.
+    const internal = ["http://images.example.com", "https://localhost:3000", "https://127.0.0.1", "https://169.254.169.254", "https://[fe80::1]", "https://[fd00::1]", "https://*.local"];
+    for (const bad of ["//images.example.com", "https://images.example.com/path", "https://x.example; script-src *", "https://u:p@x.example", "*", "https://*", "data:", "'self'", ...internal]) {
       const res = await call(settings.PUT, "PUT", { token: admin, body: { image_origins: [bad] } });
       expect(res.status, bad).toBe(422);
       expect(res.json.detail[0].loc, bad).toEqual(["body", "image_origins", 0]);
     }
     expect((await call(settings.PUT, "PUT", { token: admin, body: { image_origins: Array.from({ length: 21 }, (_, i) => `https://i${i}.example.com`) } })).status).toBe(422);
-    expect(normalizeImageOrigin("https://[::1]:8443")).toBe("https://[::1]:8443");
+    expect(normalizeImageOrigin("https://[::1]:8443")).toBeNull();
   });
 
   it("is for admins of the organization only", async () => {

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import * as channelConfig from "@/app/api/v1/notifications/admin/channel-configs/[kind]/route";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { sendExternal } from "@/lib/notifications/transports/send";
-import { embeddedIPv4, isBlockedAddress } from "@/lib/notifications/transports/url-guard";
+import { embeddedIPv4, isBlockedAddress } from "@/lib/security/internal-address";
 import { call } from "@/test/helpers";
 
 // The loopback server a rebound name would lead to; every connection to it is counted.

@@ -4,6 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import net from "node:net";
 import { notificationsConfig } from "@/lib/config/notifications";
+import { isBlockedAddress, isInternalHostName } from "@/lib/security/internal-address";
 
 /** Why an outbound target was refused; the message is safe to show to the admin. */
 export class UnsafeTargetError extends Error {}
@@ -13,63 +14,6 @@ export interface PinnedTarget {
   host: string;
   address: string;
   family: 4 | 6;
-}
-
-const BLOCKED_V4 = new net.BlockList();
-for (const [prefix, bits] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) BLOCKED_V4.addSubnet(prefix, bits, "ipv4");
-
-const BLOCKED_V6 = new net.BlockList();
-for (const [prefix, bits] of [
-  ["::", 128], ["::1", 128], ["100::", 64], ["2001:db8::", 32], ["2001:10::", 28], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8],
-  // Local-use NAT64 (RFC 8215): the operator picks where the IPv4 sits, so no decoding; refused outright.
-  ["64:ff9b:1::", 48],
-] as const) BLOCKED_V6.addSubnet(prefix, bits, "ipv6");
-
-/** The eight 16-bit groups of an IPv6 address (accepts `::` and a trailing dotted quad). */
-function ipv6Groups(address: string): number[] {
-  let text = address.toLowerCase().split("%")[0];
-  const quad = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (quad) {
-    const [a, b, c, d] = quad[1].split(".").map(Number);
-    text = `${text.slice(0, -quad[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
-  return [...left, ...Array(missing).fill("0"), ...right].map((g) => parseInt(g, 16));
-}
-
-const v4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
-
-/**
- * The IPv4 addresses an IPv6 address carries and reaches: IPv4-mapped
- * (::ffff:0:0/96), IPv4-compatible (::/96, e.g. `[::7f00:1]`), NAT64
- * (64:ff9b::/96), 6to4 (2002::/16) and Teredo (2001::/32, server and the
- * inverted client address). Each must pass the IPv4 rules.
- */
-export function embeddedIPv4(address: string): string[] {
-  const g = ipv6Groups(address);
-  if (g.length !== 8 || g.some((n) => Number.isNaN(n))) return [];
-  const zeros = (from: number, to: number) => g.slice(from, to).every((n) => n === 0);
-  if (zeros(0, 5) && g[5] === 0xffff) return [v4(g[6], g[7])];
-  if (zeros(0, 6)) return [v4(g[6], g[7])];
-  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [v4(g[6], g[7])];
-  if (g[0] === 0x2002) return [v4(g[1], g[2])];
-  if (g[0] === 0x2001 && g[1] === 0) return [v4(g[2], g[3]), v4(g[6] ^ 0xffff, g[7] ^ 0xffff)];
-  return [];
-}
-
-export function isBlockedAddress(address: string): boolean {
-  const family = net.isIP(address);
-  if (family === 4) return BLOCKED_V4.check(address, "ipv4");
-  if (family !== 6) return true;
-  if (BLOCKED_V6.check(address, "ipv6")) return true;
-  return embeddedIPv4(address).some((inner) => BLOCKED_V4.check(inner, "ipv4"));
 }
 
 export function isAllowListed(host: string): boolean {
@@ -87,7 +31,7 @@ export function isAllowListed(host: string): boolean {
 export async function assertPublicHost(host: string): Promise<PinnedTarget> {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
   const allowListed = isAllowListed(bare);
-  if (!allowListed && (bare === "localhost" || bare.endsWith(".localhost") || bare.endsWith(".internal") || bare.endsWith(".local"))) {
+  if (!allowListed && isInternalHostName(bare)) {
     throw new UnsafeTargetError(`Host '${host}' is internal; add it to NOTIFICATIONS_CONFIG.url_allow_list to allow it`);
   }
   let addresses: { address: string; family: number }[];
