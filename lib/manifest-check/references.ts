@@ -1,8 +1,9 @@
 import { SAMPLE_ORDER_COLUMNS, demoAggregate, demoColumn } from "@/lib/query/demo";
 import { planFormulaMetrics } from "@/lib/query/formula/plan";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
-import { rollupProblems } from "@/lib/query/rollup-definition";
+import { type RollupScopeCheck, rollupProblems } from "@/lib/query/rollup-definition";
 import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } from "@/lib/query/sql-text";
+import { datasetSourceSql } from "@/lib/query/compile";
 
 /**
  * What SQL a manifest may hold beyond being well formed, where a check is at hand: the server
@@ -12,9 +13,15 @@ import { SqlTextError, checkSqlFragment, checkSqlQuery, unqualifiedColumns } fro
  */
 export interface SqlPolicy {
   query(text: string): void;
-  expression(text: string): void;
+  /** An expression as it runs: selected from the dataset's source (absent where that source did not pass). */
+  expression(text: string, source?: string): void;
   source(text: string): void;
 }
+/** The server's policy also checks that a rollup cannot widen a location scope (lib/query/rollup-scope.ts, on PostgreSQL's parser). */
+export interface ServerSqlPolicy extends SqlPolicy {
+  rollup: RollupScopeCheck;
+}
+
 import type { ManifestError } from "@/lib/manifest/errors";
 import { type Component, type DashboardManifest, type Dataset, type WidgetManifest } from "@/lib/manifest/schema";
 import type { ManifestPath, ManifestSource } from "@/lib/manifest/source";
@@ -95,9 +102,11 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlP
   const isSql = dataset.from !== undefined || dataset.query !== undefined;
   const isDemo = sources.length === 0;
 
-  const sqlCheck = (text: string, fieldPath: ManifestPath, kind: keyof SqlPolicy) => checkSqlText(text, kind, sqlPolicy, (message, offset) => report(0, fieldPath, message, { offset }));
-  if (dataset.from !== undefined) sqlCheck(dataset.from, [...path, "from"], "source");
-  if (dataset.query !== undefined) sqlCheck(dataset.query, [...path, "query"], "query");
+  let expressionSource: string | undefined;
+  const sqlCheck = (text: string, fieldPath: ManifestPath, kind: keyof SqlPolicy) => checkSqlText(text, kind, sqlPolicy, (message, offset) => report(0, fieldPath, message, { offset }), expressionSource);
+  // Expressions are checked where they run, over the dataset's source, once that source passed.
+  if (dataset.from !== undefined && sqlCheck(dataset.from, [...path, "from"], "source")) expressionSource = datasetSourceSql(dataset);
+  if (dataset.query !== undefined && sqlCheck(dataset.query, [...path, "query"], "query")) expressionSource = datasetSourceSql({ ...dataset, query: checkSqlQuery(dataset.query) });
 
   const declare = (id: string, idPath: ManifestPath) => {
     if (columns.has(id)) report(0, idPath, `duplicate column id '${id}' (dimensions and metrics share one namespace)`);
@@ -152,7 +161,8 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlP
     const rollupPath = [...path, "rollups", j];
     if (rollupNames.has(rollup.name)) report(0, [...rollupPath, "name"], `duplicate rollup name '${rollup.name}'`);
     rollupNames.add(rollup.name);
-    for (const problem of rollupProblems(dataset, rollup)) report(0, [...rollupPath, ...problem.key], problem.message);
+    const scopeCheck = sqlPolicy && "rollup" in sqlPolicy ? (sqlPolicy as ServerSqlPolicy).rollup : undefined;
+    for (const problem of rollupProblems(dataset, rollup, scopeCheck)) report(0, [...rollupPath, ...problem.key], problem.message);
   });
   return columns;
 }
@@ -165,11 +175,12 @@ interface WidgetContext {
 }
 
 /** The lexer's check, then the policy's where there is one; reports the first problem. True when the text passed. */
-function checkSqlText(text: string, kind: keyof SqlPolicy, policy: SqlPolicy | undefined, report: (message: string, offset: number) => void): boolean {
+function checkSqlText(text: string, kind: keyof SqlPolicy, policy: SqlPolicy | undefined, report: (message: string, offset: number) => void, expressionSource?: string): boolean {
   try {
     if (kind === "query") checkSqlQuery(text);
     else checkSqlFragment(text);
-    policy?.[kind](text);
+    if (kind === "expression") policy?.expression(text, expressionSource);
+    else policy?.[kind](text);
     return true;
   } catch (error) {
     const position = (error as { position?: unknown }).position;

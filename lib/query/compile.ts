@@ -59,6 +59,11 @@ export interface DatasetSelection {
   postFilters: FieldPredicate[];
 }
 
+/** A SQL dataset's FROM clause: its `from` as written, or its `query` as a subquery named after the dataset. */
+export function datasetSourceSql(dataset: Pick<Dataset, "id" | "from" | "query">): string {
+  return dataset.query !== undefined ? `(\n${dataset.query}\n) AS ${quote(dataset.id)}` : dataset.from!;
+}
+
 /** Decides what a widget selects from a SQL dataset (see DatasetSelection); throws QueryError for a manifest mistake. */
 export function selectDataset(dataset: Dataset, options: CompileOptions): DatasetSelection {
   const dimensions = new Map(dataset.dimensions.map((d) => [d.id, d]));
@@ -101,7 +106,7 @@ export function selectDataset(dataset: Dataset, options: CompileOptions): Datase
   }
   const expressionOf = (id: string) => dimensions.get(id)?.column ?? sqlMetrics.get(id)!.expression;
   return {
-    source: dataset.query !== undefined ? `(\n${checkUserSql(dataset.query)}\n) AS ${quote(dataset.id)}` : dataset.from!,
+    source: datasetSourceSql({ ...dataset, query: dataset.query !== undefined ? checkUserSql(dataset.query) : undefined }),
     dimensions: selectedDimensions.map((d) => ({ id: d.id, column: d.column })),
     metrics: selectedMetrics.map((m) => ({ id: m.id, expression: m.expression })),
     where,

@@ -6,7 +6,7 @@ import { processSingleton } from "@/lib/process-singleton";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
 import { FairQueue, QueueDeadline } from "./fair-queue";
-import { SqlNotAllowed, checkStatement } from "./sql-allow-list";
+import { SqlNotAllowed, SqlUnknownName, checkStatement } from "./sql-allow-list";
 
 export interface ReadOnlyOptions {
   /** IANA zone; the transaction's TimeZone, so `date` values meet timestamptz bounds at local midnight. */
@@ -212,7 +212,9 @@ function checkAllowed(text: string): void {
   try {
     checkStatement(text, { allowParams: true });
   } catch (error) {
-    if (error instanceof SqlNotAllowed) throw new QueryError("sql_not_allowed", error.message);
+    // A name that resolves to nothing is the author's SQL error, in the server's words (run.ts reads a missing filter column from them).
+    if (error instanceof SqlUnknownName) throw new QueryError("sql_error", `SQL error: ${error.sqlMessage}`, error.sqlMessage);
+    if (error instanceof SqlNotAllowed) throw new QueryError("sql_not_allowed", error.message, error.sqlMessage);
     throw error;
   }
   if (accepted.size >= ACCEPTED_MAX) accepted.clear();
