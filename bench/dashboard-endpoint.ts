@@ -133,7 +133,7 @@ async function setRollups(mode: "on" | "off", dashboard: ReturnType<typeof loadS
         built.map((o) => `${o.name} ${o.rows.toLocaleString("en-US")} rows (${o.bucketsWritten}/${o.buckets} days written)${o.error ? ` FAILED ${o.error}` : ""}`).join(", "),
     );
   }
-  return (await freshRollups("org_acme", dashboardRollups(dashboard.datasets.values()), timeZone)).fresh;
+  return (await freshRollups({ orgId: "org_acme" }, dashboardRollups(dashboard.datasets.values()), timeZone)).fresh;
 }
 
 /** Orders copied beyond the demo's get ids from here on (the demo's are below 3e9), as in bench dashboard-queries. */

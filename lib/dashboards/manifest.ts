@@ -5,11 +5,15 @@ import { manifestValidationItems } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { placedWidgetIds } from "./wiring";
-import type { SqlPolicy } from "@/lib/manifest-check/references";
+import type { ServerSqlPolicy } from "@/lib/manifest-check/references";
+import { rollupScopeProblems } from "@/lib/query/rollup-scope";
 import { checkExpression, checkSource, checkStatement } from "@/lib/query/sql-allow-list";
 
-/** The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed first. */
-export const SQL_ALLOW_LIST: SqlPolicy = { query: (text) => checkStatement(checkSqlQuery(text)), expression: checkExpression, source: checkSource };
+/**
+ * The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed
+ * first; and rollups that cannot widen a location scope.
+ */
+export const SQL_ALLOW_LIST: ServerSqlPolicy = { query: (text) => checkStatement(checkSqlQuery(text)), expression: checkExpression, source: checkSource, rollup: rollupScopeProblems };
 
 /** A manifest that passed validation: the dashboard, its widgets in order and by id, its datasets. */
 export type ValidManifest = ParsedDashboard;

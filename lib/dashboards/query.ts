@@ -109,7 +109,7 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
   // Rollups the dashboard declares that are built and fresh answer the widgets they cover exactly (lib/rollups);
   // stale ones are refreshed by the worker while the tables answer.
   const pending = plan.some((p) => !p.settled);
-  const rollups = pending ? await freshRollups(input.scope.orgId, dashboardRollups(input.manifest.datasets.values()), input.timeZone) : { fresh: [], stale: [] };
+  const rollups = pending ? await freshRollups(input.scope, dashboardRollups(input.manifest.datasets.values()), input.timeZone) : { fresh: [], stale: [] };
   if (rollups.stale.length > 0) void sendRollupRefresh(input.scope.orgId);
   const base = { scope: input.scope, dashboard: input.manifest, filterValues: input.filters, now, timeZone: input.timeZone, rollups: rollups.fresh };
   // Widgets reading the same source under the same conditions share one statement (lib/query/shared-scan.ts).

@@ -34,10 +34,15 @@ export interface RollupDefinition {
   measures: RollupMeasure[];
 }
 
-/** Tables whose rows carry a location under row-level security (migration 0001); a source reading one needs a location dimension. */
-const LOCATION_SCOPED = /\b(orders|locations|sales_targets)\b/i;
-/** Columns that hold a location id of those tables' rows, exactly as their location policies test it. */
-const LOCATION_COLUMN = /^\s*(orders\.location_id|sales_targets\.location_id|locations\.id)\s*$/i;
+/**
+ * Tables whose rows carry a location under row-level security (the `location_scope` policies of migration 0001),
+ * each with the column its policy tests. A source reading one needs a location dimension; the full rule (every
+ * expression row-level, every location-scoped table joined on its location) is lib/query/rollup-scope.ts's, on
+ * PostgreSQL's parser, on the server: the browser's editor checks these names only.
+ */
+export const LOCATION_COLUMNS: Readonly<Record<string, string>> = { orders: "location_id", sales_targets: "location_id", locations: "id" };
+const LOCATION_SCOPED = new RegExp(`\\b(${Object.keys(LOCATION_COLUMNS).join("|")})\\b`, "i");
+const LOCATION_COLUMN = new RegExp(`^\\s*(${Object.entries(LOCATION_COLUMNS).map(([table, column]) => `${table}\\.${column}`).join("|")})\\s*$`, "i");
 
 /** Expressions are compared as written, less surrounding and repeated white space. */
 export const normalizeExpression = (text: string) => text.trim().replace(/\s+/g, " ");
@@ -62,8 +67,20 @@ export function additiveAggregate(expression: string): AdditiveFunction | null {
   return match[1].toLowerCase() as AdditiveFunction;
 }
 
-/** Problems of one declared rollup against its dataset, each with the key it is about. */
-export function rollupProblems(dataset: Dataset, rollup: Rollup): { key: (string | number)[]; message: string }[] {
+/** The part of a definition a problem is about: the source, the time or location column, a dimension or a measure (by expression). */
+export type RollupPart = { kind: "source" } | { kind: "time" } | { kind: "location" } | { kind: "dimension"; expression: string } | { kind: "measure"; expression: string };
+
+/**
+ * The server's check that a definition cannot widen a location scope (lib/query/rollup-scope.ts, on PostgreSQL's
+ * parser). The browser's editor has none, and the server's answer on save.
+ */
+export type RollupScopeCheck = (definition: RollupDefinition) => { part: RollupPart; message: string }[];
+
+/**
+ * Problems of one declared rollup against its dataset, each with the key it is about; with `scopeCheck` (the
+ * server), also every way its expressions or source could answer a scoped caller with rows outside the scope.
+ */
+export function rollupProblems(dataset: Dataset, rollup: Rollup, scopeCheck?: RollupScopeCheck): { key: (string | number)[]; message: string }[] {
   const problems: { key: (string | number)[]; message: string }[] = [];
   if (dataset.from === undefined) {
     problems.push({ key: [], message: "rollups need a dataset with a `from` source (query and kpi datasets are answered from their own SQL)" });
@@ -101,7 +118,16 @@ export function rollupProblems(dataset: Dataset, rollup: Rollup): { key: (string
       });
     }
   });
-  return problems;
+  if (problems.length > 0 || !scopeCheck) return problems;
+  const column = (id: string) => normalizeExpression(dimensions.get(id)!.column);
+  const keyOf = (part: RollupPart): (string | number)[] => {
+    if (part.kind === "time") return ["time_dimension"];
+    if (part.kind === "location") return ["location_dimension"];
+    if (part.kind === "dimension") return ["dimensions", Math.max(0, rollup.dimensions.findIndex((id) => column(id) === part.expression))];
+    if (part.kind === "measure") return ["measures", Math.max(0, rollup.measures.findIndex((id) => normalizeExpression(metrics.get(id)!.expression) === part.expression))];
+    return [];
+  };
+  return scopeCheck(rollupDefinition(dataset, rollup)).map((problem) => ({ key: keyOf(problem.part), message: problem.message }));
 }
 
 /** The definition of a rollup that passed rollupProblems. */

@@ -8,7 +8,7 @@ import { asJsonRows } from "@/lib/query/compile";
 import { runReadOnly } from "@/lib/query/execute";
 import type { RollupDefinition } from "@/lib/query/rollup-definition";
 import { READ_BACK, type RollupTypes, dimensionKey, measureKey } from "@/lib/query/rollup-routing";
-import { CURRENT_VERSION_SQL, declaredRollups, pruneRollups } from "./registry";
+import { CURRENT_VERSION_SQL, declaredRollups, pruneRollups, rollupRefusal } from "./registry";
 
 /**
  * Building and refreshing rollups (docs/rollups.md). A build reads the source aggregated by
@@ -148,6 +148,13 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
   const failures: { id: string; name: string; message: string; ms: number }[] = [];
   for (const { id, definition } of declared) {
     const base = { id, name: definition.name, bucketsWritten: 0, buckets: 0, rows: 0 };
+    // Before anything runs, and before a fresh one is skipped: a stored definition predating the scope rule
+    // (or written past the save-time check) is marked failed and its rows go.
+    const refusal = rollupRefusal(id, definition);
+    if (refusal !== null) {
+      failures.push({ id, name: definition.name, message: refusal, ms: 0 });
+      continue;
+    }
     if (fresh.includes(id)) {
       outcomes.set(id, { ...base, state: "skipped", ms: 0 });
       continue;

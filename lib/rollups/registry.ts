@@ -3,6 +3,7 @@ import crypto from "node:crypto";
 import { type TenantScope, type TenantTx, withTenant } from "@/lib/db/tenant";
 import { type RollupDefinition, rollupContent } from "@/lib/query/rollup-definition";
 import type { BuiltRollup, RollupTypes } from "@/lib/query/rollup-routing";
+import { rollupScopeProblems } from "@/lib/query/rollup-scope";
 
 /**
  * The rollups of an organization (table `rollups`, migration 0036): which are declared, built, and
@@ -48,22 +49,46 @@ interface RegistryRow {
   current_version: string;
 }
 
+const refusals = new Map<string, string | null>();
+
+/**
+ * Why a stored definition may not be built or answer (lib/query/rollup-scope.ts), or null: checked again on
+ * every read, so a rollup declared before the rule, or written past the save-time check, is never used.
+ * Memoized by id (a hash of the content).
+ */
+export function rollupRefusal(id: string, definition: RollupDefinition): string | null {
+  let refusal = refusals.get(id);
+  if (refusal === undefined) {
+    const problems = rollupScopeProblems(definition);
+    refusal = problems.length > 0 ? `refused: ${problems.map((p) => p.message).join("; ")}` : null;
+    if (refusals.size >= 1_000) refusals.delete(refusals.keys().next().value as string);
+    refusals.set(id, refusal);
+  }
+  return refusal;
+}
+
 /** The warehouse's change counter for the transaction's organization (0 before its first write). */
 export const CURRENT_VERSION_SQL = "(SELECT coalesce(max(version), 0) FROM warehouse_versions)";
 
 /**
  * Of `definitions`, the rollups built at the warehouse's current version in `timeZone` (the days a
- * rollup was cut in must be the days its widgets' date filters mean), and the ids of those declared
- * but not fresh (never built, or built before the warehouse last changed): the caller asks the worker
- * to refresh them. Definitions never declared are neither.
+ * rollup was cut in must be the days its widgets' date filters mean) that may answer `scope`, and the
+ * ids of those declared but not fresh (never built, or built before the warehouse last changed): the
+ * caller asks the worker to refresh them. Definitions never declared are neither.
+ *
+ * A caller limited to some locations is answered only by rollups with a location dimension (its rows
+ * are those of its locations, migration 0040); a rollup without one is not offered to it, and the tables
+ * answer under row-level security.
  */
-export async function freshRollups(orgId: string, definitions: readonly RollupDefinition[], timeZone: string): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
+export async function freshRollups(scope: TenantScope, definitions: readonly RollupDefinition[], timeZone: string): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
+  const scoped = (scope.locationIds?.length ?? 0) > 0;
   const fresh: BuiltRollup[] = [];
   const stale: string[] = [];
-  for (const row of await registryRows(orgId, definitions)) {
+  for (const row of await registryRows(scope.orgId, definitions)) {
     const built = asFresh(row, timeZone);
-    if (built) fresh.push(built);
-    else if (row.state !== "failed" || row.built_version !== row.current_version) stale.push(row.id);
+    if (built) {
+      if (!scoped || built.definition.location !== null) fresh.push(built);
+    } else if (row.state !== "failed" || row.built_version !== row.current_version) stale.push(row.id);
   }
   return { fresh, stale };
 }
@@ -80,9 +105,9 @@ async function registryRows(orgId: string, definitions: readonly RollupDefinitio
   );
 }
 
-/** The rollup as routing reads it when it is built at the warehouse's current version in `timeZone`; otherwise null (the tables answer). */
+/** The rollup as routing reads it when it is built at the warehouse's current version in `timeZone` and passes the scope rule; otherwise null (the tables answer). */
 function asFresh(row: RegistryRow, timeZone: string): BuiltRollup | null {
-  if (row.state === "ready" && row.built_version === row.current_version && row.time_zone === timeZone && row.column_types) {
+  if (row.state === "ready" && row.built_version === row.current_version && row.time_zone === timeZone && row.column_types && rollupRefusal(row.id, row.definition) === null) {
     return { id: row.id, name: row.name, definition: row.definition, types: row.column_types, rowCount: row.row_count ?? 0 };
   }
   return null;
@@ -106,7 +131,13 @@ export async function rollupStates(orgId: string, definitions: readonly RollupDe
     const built = row ? asFresh(row, timeZone) : null;
     states.set(
       id,
-      !row ? { state: "not_built" } : built ? { state: "ready", rollup: built } : row.state === "failed" ? { state: "failed", error: row.error ?? "the build failed" } : { state: "building" },
+      !row
+        ? { state: "not_built" }
+        : built
+          ? { state: "ready", rollup: built }
+          : row.state === "failed" || rollupRefusal(row.id, row.definition) !== null
+            ? { state: "failed", error: rollupRefusal(row.id, row.definition) ?? row.error ?? "the build failed" }
+            : { state: "building" },
     );
   }
   return states;

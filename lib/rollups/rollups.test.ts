@@ -71,7 +71,7 @@ const withoutSource = (outcome: WidgetOutcome) => ("error" in outcome ? outcome 
 const sourceOf = (outcome: WidgetOutcome) => ("error" in outcome ? null : outcome.source?.kind === "rollup" ? outcome.source.name : (outcome.source?.kind ?? null));
 
 async function fresh(orgId: string): Promise<BuiltRollup[]> {
-  return (await freshRollups(orgId, definitions, ZONES[orgId])).fresh;
+  return (await freshRollups({ orgId }, definitions, ZONES[orgId])).fresh;
 }
 
 /** Compares every widget from rollups with the tables' answer; returns which widgets a rollup answered. */
@@ -174,7 +174,7 @@ describe("rollups", () => {
       await tx.$executeRaw`UPDATE orders SET channel = CASE channel WHEN 'online' THEN 'store' ELSE 'online' END
                            WHERE id = (SELECT min(id) FROM orders WHERE order_date = ${other}::date)`;
     });
-    const afterWrite = await freshRollups(orgId, definitions, ZONES[orgId]);
+    const afterWrite = await freshRollups({ orgId }, definitions, ZONES[orgId]);
     expect(afterWrite.fresh).toEqual([]);
     expect(afterWrite.stale.length).toBe(definitions.length);
 

@@ -80,7 +80,7 @@ describe("the rollup row cap", () => {
       ]);
 
       // Only the built one answers; a failed rollup at the warehouse's version is not sent back to the worker.
-      const { fresh, stale } = await freshRollups(orgId, definitions, ZONES[orgId]);
+      const { fresh, stale } = await freshRollups({ orgId }, definitions, ZONES[orgId]);
       expect(fresh.map((r) => r.name)).toEqual(["revenue_by_region_month"]);
       expect(stale).toEqual([]);
       // A refresh reads a failed rollup again (bounded all the same), so a raised cap is taken at the next one.
