@@ -31,8 +31,10 @@ export const readinessCheck = defineEndpoint({
     database: z.enum(["pglite", "postgres"]),
     migrations: z.number().int(),
     user_sql: z
-      .object({ status: z.enum(["ok", "refused"]), reason: z.string().optional() })
-      .describe("Whether SQL written in dashboards can run: on a server it needs a login confined to quarry_reader (docs/deploy.md); `refused` says why"),
+      .object({ status: z.enum(["ok", "refused"]), logins: z.enum(["per_organization", "shared"]).optional(), reason: z.string().optional() })
+      .describe(
+        "Whether SQL written in dashboards can run: on a server it needs a login per organization confined to quarry_reader (docs/deploy.md); `refused` says why; `shared`: the operator's one login serves every organization, which are then not walled off from each other's sessions",
+      ),
   }),
   errors: [503],
 });

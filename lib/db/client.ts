@@ -9,8 +9,11 @@ import { AnalyticsCopy, type ReaderLease } from "./analytics-copy";
 import { lockDataDir } from "./data-dir-lock.mjs";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
-import { ReaderLogin } from "./reader-login";
+import { UserSqlLogins } from "./user-sql-logins";
 import type { SqlRunner } from "./sql";
+
+/** An organization's user SQL pool closes after this long without reader work (lib/db/user-sql-logins.ts). */
+const USER_SQL_POOL_IDLE_MS = 60_000;
 
 /** The primary engine's shared_buffers when analytics engines answer dashboards' SQL. */
 const PRIMARY_SHARED_BUFFERS_MB = 32;
@@ -36,13 +39,16 @@ export interface Database {
   /**
    * The client for `quarry_reader` work (user SQL, datasets, rule evaluation), held for one
    * transaction. Embedded: one of the analytics engines on copies of the data, so a runaway user
-   * query blocks neither the app nor other organizations (docs/embedded-engine.md). PostgreSQL: a login that is a member of quarry_reader alone
-   * (QUARRY_READER_DATABASE_URL, or provisioned: lib/db/reader-login.ts); it throws
-   * ReaderLoginUnavailable when there is none. Undefined: use `prisma`.
+   * query blocks neither the app nor other organizations (docs/embedded-engine.md). PostgreSQL: the
+   * organization's own login, a member of quarry_reader alone (provisioned: lib/db/reader-login.ts),
+   * or the operator's QUARRY_READER_DATABASE_URL shared by all; it throws ReaderLoginUnavailable
+   * when there is none. Undefined: use `prisma`.
    */
-  readerLease?: () => Promise<ReaderLease>;
+  readerLease?: (orgId: string) => Promise<ReaderLease>;
   /** PostgreSQL: why user-written SQL cannot run (no safe reader login), or null when it can. */
   userSqlProblem?: () => Promise<string | null>;
+  /** PostgreSQL: whether user SQL runs on a login per organization or on the operator's one shared login. */
+  userSqlLogins?: "per_organization" | "shared";
   /** The supervisor of the embedded engine process; undefined on a PostgreSQL server. */
   engine?: EmbeddedEngine;
   /** The embedded read-only copy for analytics; undefined on a PostgreSQL server. */
@@ -68,23 +74,35 @@ async function openDatabase(): Promise<Database> {
     const pool = openPool(cfg.database.url, cfg.database.poolSize);
     const system = poolRunner(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-    // User SQL on a login of its own that can become nothing but quarry_reader (never the app's
-    // login, whose BYPASSRLS a role reset would reach), opened on first use.
-    const readerLogin = new ReaderLogin(
-      { system, databaseUrl: cfg.database.url, readerUrl: cfg.database.readerUrl, max: cfg.userSql.total },
+    // User SQL on its organization's own login that can become nothing but quarry_reader (never the
+    // app's login, whose BYPASSRLS a role reset would reach), opened on first use.
+    const userSqlLogins = new UserSqlLogins(
+      {
+        system,
+        databaseUrl: cfg.database.url,
+        readerUrl: cfg.database.readerUrl,
+        total: cfg.userSql.total,
+        // A few: an organization's user SQL (cfg.userSql.perKey at once) beside its own reader work (rules, datasets).
+        perOrganization: Math.min(cfg.userSql.total, Math.max(2, cfg.userSql.perKey)),
+        idleMs: USER_SQL_POOL_IDLE_MS,
+      },
       (readerPool) => new PrismaClient({ adapter: new PrismaPg(readerPool) }),
     );
     return {
       kind: "postgres",
       prisma,
-      readerLease: async () => ({ prisma: await readerLogin.client(), release: () => undefined }),
-      userSqlProblem: () => readerLogin.problem(),
+      readerLease: async (orgId) => {
+        const lease = await userSqlLogins.lease(orgId);
+        return { prisma: lease.client, release: lease.release };
+      },
+      userSqlProblem: () => userSqlLogins.problem(),
+      userSqlLogins: userSqlLogins.shared ? "shared" : "per_organization",
       system,
       pool,
       close: async () => {
         await prisma.$disconnect();
         await pool.end();
-        await readerLogin.close();
+        await userSqlLogins.close();
       },
     };
   }

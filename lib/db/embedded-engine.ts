@@ -5,6 +5,7 @@ import path from "node:path";
 import pg from "pg";
 import { log } from "@/lib/log";
 import { heldDataDirLock } from "./data-dir-lock.mjs";
+import { ForgetfulPool } from "./forgetful-pool";
 
 /**
  * Supervisor of one embedded engine: PGlite in a child process (lib/db/engine-process.mjs) served
@@ -73,14 +74,18 @@ export class EmbeddedEngine {
     // Unix socket paths are limited to about 100 bytes, so the socket lives in a short temp folder.
     this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-engine-"));
     // The engine has one session, so one pooled connection: interleaved transactions would share it.
-    this.pool = new pg.Pool({
-      host: this.socketDir,
-      user: "postgres",
-      database: "postgres",
-      max: 1,
-      idleTimeoutMillis: 0,
-      Client: watchedClientClass(this),
-    });
+    // That one session outlives every lease: what a reader lease left in it is discarded (forgetful-pool.ts).
+    this.pool = new ForgetfulPool(
+      {
+        host: this.socketDir,
+        user: "postgres",
+        database: "postgres",
+        max: 1,
+        idleTimeoutMillis: 0,
+        Client: watchedClientClass(this),
+      },
+      { forget: "reader leases" },
+    );
     // An idle connection dies with its engine on a restart; the pool drops it and connects again.
     this.pool.on("error", () => undefined);
   }

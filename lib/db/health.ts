@@ -23,6 +23,10 @@ export async function checkHealth() {
   }
 }
 
+/** What /api/ready says when every organization's user SQL shares the operator's login. */
+const SHARED_LOGIN =
+  "every organization's user SQL runs on the one login of QUARRY_READER_DATABASE_URL: each reads only its own rows, but organizations can see and end each other's running statements (docs/deploy.md)";
+
 const started = processSingleton("started", () => ({ done: false }));
 const shippedMigrations = processSingleton("shippedMigrations", () => listMigrations().map((m) => m.name));
 
@@ -42,9 +46,11 @@ export async function checkReadiness() {
   let applied: string[];
   let kind: "pglite" | "postgres";
   let userSqlProblem: string | null;
+  let logins: "per_organization" | "shared" | undefined;
   try {
     const db = await getDb();
     kind = db.kind;
+    logins = db.userSqlLogins;
     applied = (await db.system.query<{ name: string }>("SELECT name FROM _quarry_migrations")).map((r) => r.name);
     userSqlProblem = (await db.userSqlProblem?.()) ?? null;
   } catch {
@@ -53,6 +59,11 @@ export async function checkReadiness() {
   const missing = expected.filter((name) => !applied.includes(name));
   if (missing.length > 0) throw new Unavailable(`database schema is behind this build: run npm run db:migrate (missing ${missing.join(", ")})`);
   // Ready either way: only dashboards' own SQL is refused without a reader login, and this says why.
-  const userSql = userSqlProblem ? { status: "refused" as const, reason: userSqlProblem } : { status: "ok" as const };
+  // On the operator's one shared login it runs, but organizations are not walled off from each other's sessions: said too.
+  const userSql = userSqlProblem
+    ? { status: "refused" as const, reason: userSqlProblem, ...(logins && { logins }) }
+    : logins === "shared"
+      ? { status: "ok" as const, logins, reason: SHARED_LOGIN }
+      : { status: "ok" as const, ...(logins && { logins }) };
   return { status: "ready" as const, database: kind, migrations: applied.length, user_sql: userSql };
 }

@@ -5,13 +5,14 @@ import { runReadOnly } from "@/lib/query/execute";
 import { QueryError } from "@/lib/query/errors";
 import { closeDb, getDb } from "./client";
 import { checkReadiness, markStarted } from "./health";
-import { ReaderLoginUnavailable, provisionReaderLogin, readerLoginName, scramVerifier, withLogin } from "./reader-login";
+import { ReaderLoginUnavailable, organizationLoginComment, organizationLoginName, provisionReaderLogin, scramVerifier, withLogin } from "./reader-login";
 import { withTenant } from "./tenant";
 
 /*
  * User SQL on a PostgreSQL server configured with DATABASE_URL alone (as README documents it):
- * it must run on a login that is a member of quarry_reader and nothing else, provisioned by Quarry,
- * so that resetting its role leads nowhere; where no such login can be had, it is refused.
+ * it must run on its organization's login, a member of quarry_reader and nothing else, provisioned
+ * by Quarry, so that resetting its role leads nowhere; where no such login can be had, it is refused.
+ * (What one organization's login can do to another's sessions: user-sql-logins.test.ts.)
  */
 const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
 
@@ -22,9 +23,14 @@ describe("the SCRAM verifier sent instead of the password", () => {
     );
   });
 
-  it("names the login after the application's, within PostgreSQL's 63 bytes", () => {
-    expect(readerLoginName("quarry")).toBe("quarry_user_sql");
-    expect(Buffer.byteLength(readerLoginName("é".repeat(40)))).toBeLessThanOrEqual(63);
+  it("names an organization's login after the application's and the organization, within PostgreSQL's 63 bytes", () => {
+    expect(organizationLoginName("quarry", "org_acme")).toMatch(/^quarry_sql_[0-9a-f]{16}$/);
+    expect(organizationLoginName("quarry", "org_acme")).toBe(organizationLoginName("quarry", "org_acme"));
+    expect(organizationLoginName("quarry", "org_globex")).not.toBe(organizationLoginName("quarry", "org_acme"));
+    expect(organizationLoginName("quarry_staging", "org_acme")).not.toBe(organizationLoginName("quarry", "org_acme"));
+    expect(Buffer.byteLength(organizationLoginName("é".repeat(40), "x".repeat(500)))).toBeLessThanOrEqual(63);
+    // Two application logins alike in their first bytes still name two logins: the hash covers the whole names.
+    expect(organizationLoginName(`${"a".repeat(60)}1`, "org")).not.toBe(organizationLoginName(`${"a".repeat(60)}2`, "org"));
   });
 });
 
@@ -39,7 +45,7 @@ describe.skipIf(!onServer)("on a PostgreSQL server with DATABASE_URL only", () =
       await client.end();
     }
   };
-  const login = readerLoginName("quarry");
+  const login = organizationLoginName("quarry", "org_acme");
 
   afterEach(async () => {
     await closeDb();
@@ -57,18 +63,26 @@ describe.skipIf(!onServer)("on a PostgreSQL server with DATABASE_URL only", () =
     expect(row).toEqual({ login, role: "quarry_reader" });
     const facts = await admin((c) =>
       c.query(
-        `SELECT r.rolsuper, r.rolbypassrls, r.rolcreaterole, r.rolcreatedb, r.rolreplication,
+        `SELECT r.rolsuper, r.rolbypassrls, r.rolcreaterole, r.rolcreatedb, r.rolreplication, shobj_description(r.oid, 'pg_authid') AS comment,
                 ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid) AS member_of
            FROM pg_roles r WHERE r.rolname = $1`,
         [login],
       ),
     );
-    expect(facts.rows[0]).toEqual({ rolsuper: false, rolbypassrls: false, rolcreaterole: false, rolcreatedb: false, rolreplication: false, member_of: ["quarry_reader"] });
-    expect((await checkReadinessAfterStart()).user_sql).toEqual({ status: "ok" });
+    expect(facts.rows[0]).toEqual({
+      rolsuper: false,
+      rolbypassrls: false,
+      rolcreaterole: false,
+      rolcreatedb: false,
+      rolreplication: false,
+      comment: organizationLoginComment("org_acme"),
+      member_of: ["quarry_reader"],
+    });
+    expect((await checkReadinessAfterStart()).user_sql).toEqual({ status: "ok", logins: "per_organization" });
   });
 
   it("the reader login can read the warehouse tables and nothing else: no users, secrets, sessions, keys, queues or counters", async () => {
-    (await (await getDb()).readerLease!()).release();
+    (await (await getDb()).readerLease!("org_acme")).release();
     const readable = await admin((c) =>
       c.query<{ name: string }>(
         `SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -108,11 +122,56 @@ describe.skipIf(!onServer)("on a PostgreSQL server with DATABASE_URL only", () =
     const limited = withLogin(url(), "quarry_test_no_createrole", "x");
     await admin(async (c) => {
       const system = { exec: async (sql: string) => void (await c.query(sql)), query: async <T,>(sql: string, params?: unknown[]) => (await c.query(sql, params)).rows as T[] };
-      await expect(provisionReaderLogin(system, "quarry_test_never_made", "pw")).rejects.toThrow(ReaderLoginUnavailable);
-      await expect(provisionReaderLogin(system, "quarry_test_never_made", "pw")).rejects.toThrow(/no CREATEROLE/);
+      await expect(provisionReaderLogin(system, "quarry_test_never_made", "pw", "c")).rejects.toThrow(ReaderLoginUnavailable);
+      await expect(provisionReaderLogin(system, "quarry_test_never_made", "pw", "c")).rejects.toThrow(/no CREATEROLE/);
     }, limited);
     const made = await admin((c) => c.query("SELECT 1 FROM pg_roles WHERE rolname = 'quarry_test_never_made'"));
     expect(made.rowCount).toBe(0);
+  });
+
+  it("a role of an organization login's name that Quarry did not make for it is refused, never taken over", async () => {
+    const squatted = organizationLoginName("quarry", "org_squatted");
+    await admin((c) => c.query(`DROP ROLE IF EXISTS ${squatted}; CREATE ROLE ${squatted} LOGIN PASSWORD 'x' IN ROLE quarry_reader`));
+    try {
+      const refused = withTenant({ orgId: "org_squatted" }, (tx) => tx.$queryRawUnsafe("SELECT 1"), { role: "reader", userSql: true });
+      await expect(refused).rejects.toThrow(ReaderLoginUnavailable);
+      await expect(refused).rejects.toThrow(/not Quarry's login for this organization/);
+      const role = await admin((c) => c.query("SELECT shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1", [squatted]));
+      expect(role.rows).toEqual([{ comment: null }]);
+    } finally {
+      await closeDb();
+      await admin((c) => c.query(`DROP ROLE IF EXISTS ${squatted}`));
+    }
+  });
+
+  it("a login whose password is no longer the derived one (QUARRY_SECRET changed) is repaired at its next opening", async () => {
+    await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe("SELECT 1"), { role: "reader", userSql: true });
+    await closeDb();
+    await admin((c) => c.query(`ALTER ROLE ${login} PASSWORD 'not-the-derived-one'`));
+    const [row] = await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe<{ login: string }[]>("SELECT session_user::text AS login"), { role: "reader", userSql: true });
+    expect(row.login).toBe(login);
+  });
+
+  it("the operator's one reader URL serves every organization, and the start log and /api/ready say they are not walled off from each other", async () => {
+    await admin((c) =>
+      c.query(`DO $$ BEGIN
+        IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'quarry_test_shared_sql') THEN
+          CREATE ROLE quarry_test_shared_sql LOGIN PASSWORD 'x' IN ROLE quarry_reader;
+        END IF; END $$`),
+    );
+    process.env.QUARRY_READER_DATABASE_URL = withLogin(url(), "quarry_test_shared_sql", "x");
+    configSingleton.set(undefined);
+    await closeDb();
+    const logins = await Promise.all(
+      ["org_acme", "org_globex"].map(async (orgId) => {
+        const [row] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<{ login: string }[]>("SELECT session_user::text AS login"), { role: "reader", userSql: true });
+        return row.login;
+      }),
+    );
+    expect(logins).toEqual(["quarry_test_shared_sql", "quarry_test_shared_sql"]);
+    const readiness = await checkReadinessAfterStart();
+    expect(readiness.user_sql).toMatchObject({ status: "ok", logins: "shared" });
+    expect(readiness.user_sql.reason).toMatch(/see and end each other's running statements/);
   });
 
   it("a reader URL whose login could leave its scope is refused, never used: user SQL says why, our own reader work still runs", async () => {

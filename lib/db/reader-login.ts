@@ -1,18 +1,21 @@
 import "server-only";
 import crypto from "node:crypto";
-import pg from "pg";
 import { deriveKey } from "@/lib/secrets";
-import { log } from "@/lib/log";
 import type { SqlRunner } from "./sql";
 
 /*
  * User-written SQL (sql widgets, query datasets) on a PostgreSQL server runs on a login of its
- * own that is a member of `quarry_reader` and nothing else: no BYPASSRLS, owns nothing, cannot
- * create or become another role. A statement that resets its role (`RESET ROLE`,
- * `set_config('role', 'none', …)`) lands on that login, which RLS treats as a stranger (the
+ * organization's own (issue 41 §1), a member of `quarry_reader` and nothing else: no BYPASSRLS,
+ * owns nothing, cannot create or become another role. A statement that resets its role (`RESET
+ * ROLE`, `set_config('role', 'none', …)`) lands on that login, which RLS treats as a stranger (the
  * tenant signature is bound to `quarry_reader`, migration 0017): it reads nothing. Resetting the
- * role on the application's own login would land on a role with BYPASSRLS, so user SQL never
- * runs there: without a safe reader login it is refused, never run with `SET ROLE` alone.
+ * role on the application's own login would land on a role with BYPASSRLS, so user SQL never runs
+ * there: without a safe login it is refused, never run with `SET ROLE` alone.
+ *
+ * One login per organization, because PostgreSQL draws its walls between logins: a login sees the
+ * text of its own sessions' statements in pg_stat_activity and may cancel or terminate them, so on
+ * one shared login an organization's statement could read and end another's. The pools of these
+ * logins: user-sql-logins.ts.
  */
 
 /** Why user SQL cannot run on this server, said so an operator knows what to do. */
@@ -23,14 +26,26 @@ export class ReaderLoginUnavailable extends Error {
   }
 }
 
-/** The reader login's name: the application login's name with a suffix, so deployments that share a server keep theirs apart. */
-export function readerLoginName(applicationLogin: string): string {
-  const suffix = "_user_sql";
-  return Buffer.from(applicationLogin).subarray(0, 63 - suffix.length).toString("utf8").replace(/\uFFFD$/, "") + suffix;
+/** `text` cut to at most `bytes` UTF-8 bytes, never inside a character. */
+const truncateBytes = (text: string, bytes: number) => Buffer.from(text).subarray(0, bytes).toString("utf8").replace(/\uFFFD$/, "");
+
+/**
+ * An organization's login: the application login's name (deployments sharing a server keep theirs
+ * apart), `_sql_`, and 16 hex digits of a hash of both names, within PostgreSQL's 63 bytes. The
+ * hash keeps any organization id (any length, any characters) out of the name; a collision is
+ * refused, never shared, as every login carries its organization in its comment.
+ */
+export function organizationLoginName(applicationLogin: string, orgId: string): string {
+  const hash = crypto.createHash("sha256").update(applicationLogin).update("\0").update(orgId).digest("hex").slice(0, 16);
+  const suffix = `_sql_${hash}`;
+  return truncateBytes(applicationLogin, 63 - suffix.length) + suffix;
 }
 
-/** The reader login's password: derived from QUARRY_SECRET, so every replica and worker computes the same one without storing it. */
-export const readerLoginPassword = (): string => deriveKey("postgres-reader-login").toString("base64url");
+/** An organization login's password: derived from QUARRY_SECRET, so every replica and worker computes the same one without storing it. */
+export const organizationLoginPassword = (orgId: string): string => deriveKey(`postgres-user-sql-login:${orgId}`).toString("base64url");
+
+/** The comment Quarry writes on an organization's login, and checks before every use: whose login it is. */
+export const organizationLoginComment = (orgId: string): string => `Quarry: user SQL of organization ${orgId}`;
 
 /**
  * A SCRAM-SHA-256 verifier (RFC 5802/7677, PostgreSQL's `rolpassword` format): the server is sent
@@ -63,12 +78,25 @@ interface RoleFacts {
   rolcreatedb: boolean;
   rolreplication: boolean;
   rolcanlogin: boolean;
+  comment: string | null;
 }
 
-/** What makes a login unfit for user SQL, or null when it is fit: only quarry_reader, no attribute that escapes RLS, owns nothing. */
-export async function readerLoginProblem(system: SqlRunner, login: string): Promise<string | null> {
-  const [role] = await system.query<RoleFacts>("SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb, rolreplication, rolcanlogin FROM pg_roles WHERE rolname = $1", [login]);
+const roleFacts = async (system: SqlRunner, login: string): Promise<RoleFacts | undefined> =>
+  (
+    await system.query<RoleFacts>(
+      "SELECT rolsuper, rolbypassrls, rolcreaterole, rolcreatedb, rolreplication, rolcanlogin, shobj_description(oid, 'pg_authid') AS comment FROM pg_roles WHERE rolname = $1",
+      [login],
+    )
+  )[0];
+
+/**
+ * What makes a login unfit for user SQL, or null when it is fit: only quarry_reader, no attribute
+ * that escapes RLS, owns nothing, and (an organization's login) carries that organization's comment.
+ */
+export async function readerLoginProblem(system: SqlRunner, login: string, comment?: string): Promise<string | null> {
+  const role = await roleFacts(system, login);
   if (!role) return `the role ${login} does not exist`;
+  if (comment !== undefined && role.comment !== comment) return `the role ${login} is not Quarry's login for this organization (its comment is ${JSON.stringify(role.comment)})`;
   const attributes = (["rolsuper", "rolbypassrls", "rolcreaterole", "rolcreatedb", "rolreplication"] as const).filter((a) => role[a]);
   if (attributes.length > 0) return `${login} has ${attributes.map((a) => a.slice(3).toUpperCase()).join(", ")}`;
   if (!role.rolcanlogin) return `${login} cannot log in`;
@@ -81,19 +109,24 @@ export async function readerLoginProblem(system: SqlRunner, login: string): Prom
   return null;
 }
 
-/**
- * Creates or repairs the reader login with the application's login (which must have CREATEROLE
- * or be a superuser): the login, its attributes, its password, membership of quarry_reader alone.
- * Idempotent and safe when replicas (or test databases on one server) do it at the same time.
- * Throws ReaderLoginUnavailable when the application's login may not manage roles.
- */
-export async function provisionReaderLogin(system: SqlRunner, login: string, password: string): Promise<void> {
+/** Whether the application's login may make and repair logins: null when it may, else why not. */
+export async function loginsCannotBeMade(system: SqlRunner): Promise<string | null> {
   const [me] = await system.query<{ rolsuper: boolean; rolcreaterole: boolean; name: string }>("SELECT rolsuper, rolcreaterole, rolname AS name FROM pg_roles WHERE rolname = current_user");
-  if (!me?.rolsuper && !me?.rolcreaterole) {
-    throw new ReaderLoginUnavailable(
-      `the database login ${me?.name ?? "(unknown)"} has no CREATEROLE, so Quarry cannot create the reader login ${login} for user-written SQL; create it (docs/deploy.md) or set QUARRY_READER_DATABASE_URL`,
-    );
-  }
+  if (me?.rolsuper || me?.rolcreaterole) return null;
+  return `the database login ${me?.name ?? "(unknown)"} has no CREATEROLE, so Quarry cannot make the per-organization logins user-written SQL runs on; grant it CREATEROLE (docs/deploy.md), or set QUARRY_READER_DATABASE_URL (organizations then share one login)`;
+}
+
+/**
+ * Creates or repairs an organization's login with the application's login (which must have
+ * CREATEROLE or be a superuser): the login and its comment (made together, in one transaction),
+ * its attributes, its password, membership of quarry_reader alone. A role of that name that is not
+ * this organization's login is refused, never taken over. Idempotent and safe when replicas (or
+ * test databases on one server) do it at the same time. Throws ReaderLoginUnavailable when it cannot.
+ */
+export async function provisionReaderLogin(system: SqlRunner, login: string, password: string, comment: string): Promise<void> {
+  const cannot = await loginsCannotBeMade(system);
+  if (cannot) throw new ReaderLoginUnavailable(cannot);
+  const [me] = await system.query<{ rolsuper: boolean }>("SELECT rolsuper FROM pg_roles WHERE rolname = current_user");
   const ident = quoteIdent(login);
   // Only a superuser may even name SUPERUSER, BYPASSRLS or REPLICATION (they default to off); a
   // login that has one anyway is refused by readerLoginProblem.
@@ -109,9 +142,13 @@ export async function provisionReaderLogin(system: SqlRunner, login: string, pas
       if (code !== "42710" && code !== "23505" && code !== "XX000") throw error;
     }
   };
-  const [existing] = await system.query<{ ok: boolean }>("SELECT true AS ok FROM pg_roles WHERE rolname = $1", [login]);
-  if (!existing) await tolerate(`CREATE ROLE ${ident} ${attributes} PASSWORD ${verifier}`);
-  else await tolerate(`ALTER ROLE ${ident} ${attributes} PASSWORD ${verifier}`);
+  const existing = await roleFacts(system, login);
+  // One simple query is one transaction: nobody sees the role without its comment.
+  if (!existing) await tolerate(`CREATE ROLE ${ident} ${attributes} PASSWORD ${verifier}; COMMENT ON ROLE ${ident} IS ${quoteLiteral(comment)}`);
+  if ((await roleFacts(system, login))?.comment !== comment) {
+    throw new ReaderLoginUnavailable(`user-written SQL is refused: the role ${login} exists and is not Quarry's login for this organization (docs/deploy.md)`);
+  }
+  if (existing) await tolerate(`ALTER ROLE ${ident} ${attributes} PASSWORD ${verifier}`);
   const memberships = await membershipsOf(system, login);
   if (!memberships.includes("quarry_reader")) await tolerate(`GRANT quarry_reader TO ${ident}`);
   for (const name of memberships) if (name !== "quarry_reader") await system.exec(`REVOKE ${quoteIdent(name)} FROM ${ident}`);
@@ -123,86 +160,4 @@ export function withLogin(databaseUrl: string, login: string, password: string):
   url.username = encodeURIComponent(login);
   url.password = encodeURIComponent(password);
   return url.toString();
-}
-
-/**
- * The pool user SQL runs on: QUARRY_READER_DATABASE_URL when set, else the provisioned login.
- * Either is checked at open; a login that could leave its scope is refused, not used.
- */
-export async function openReaderPool(options: { system: SqlRunner; databaseUrl: string; readerUrl: string | null; max: number }): Promise<pg.Pool> {
-  let connectionString: string;
-  let login: string;
-  if (options.readerUrl) {
-    connectionString = options.readerUrl;
-    login = decodeURIComponent(new URL(options.readerUrl).username);
-  } else {
-    const [me] = await options.system.query<{ name: string }>("SELECT current_user AS name");
-    login = readerLoginName(me.name);
-    const password = readerLoginPassword();
-    await provisionReaderLogin(options.system, login, password);
-    connectionString = withLogin(options.databaseUrl, login, password);
-  }
-  const problem = await readerLoginProblem(options.system, login);
-  if (problem) throw new ReaderLoginUnavailable(`user-written SQL is refused: its login is unsafe (${problem})`);
-  const pool = new pg.Pool({ connectionString, max: options.max });
-  pool.on("error", (error) => log.warn("idle reader connection lost", { error: error.message }));
-  try {
-    // The session user is what RESET ROLE returns to: it must be the checked login.
-    const { rows } = await pool.query<{ login: string }>("SELECT session_user AS login");
-    if (rows[0]?.login !== login) throw new ReaderLoginUnavailable(`user-written SQL is refused: its connection logs in as ${rows[0]?.login}, not ${login}`);
-  } catch (error) {
-    await pool.end();
-    if (error instanceof ReaderLoginUnavailable) throw error;
-    throw new ReaderLoginUnavailable(`user-written SQL is refused: the reader login ${login} cannot connect (${(error as Error).message})`);
-  }
-  return pool;
-}
-
-/** How long a failed provisioning is remembered before the next user query tries again (an operator may fix the grant meanwhile). */
-const RETRY_AFTER_FAILURE_MS = 30_000;
-
-/**
- * The reader login of one process: opened on first use (and at boot, to say at start whether user
- * SQL can run), a failure remembered briefly and then tried again.
- */
-export class ReaderLogin<Client> {
-  private opened: Promise<{ pool: pg.Pool; client: Client }> | undefined;
-  private failure: { error: ReaderLoginUnavailable; at: number } | undefined;
-
-  constructor(
-    private readonly options: { system: SqlRunner; databaseUrl: string; readerUrl: string | null; max: number },
-    private readonly clientFor: (pool: pg.Pool) => Client,
-  ) {}
-
-  /** The client on the confined login; throws ReaderLoginUnavailable with the reason. */
-  async client(): Promise<Client> {
-    if (this.failure && Date.now() - this.failure.at < RETRY_AFTER_FAILURE_MS) throw this.failure.error;
-    this.opened ??= openReaderPool(this.options).then((pool) => ({ pool, client: this.clientFor(pool) }));
-    try {
-      const { client } = await this.opened;
-      this.failure = undefined;
-      return client;
-    } catch (error) {
-      this.opened = undefined;
-      const unavailable = error instanceof ReaderLoginUnavailable ? error : new ReaderLoginUnavailable(`user-written SQL is refused: ${(error as Error).message}`);
-      this.failure = { error: unavailable, at: Date.now() };
-      throw unavailable;
-    }
-  }
-
-  /** Whether user SQL can run, for the readiness report: null when it can, else why not. */
-  async problem(): Promise<string | null> {
-    try {
-      await this.client();
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  }
-
-  async close(): Promise<void> {
-    const opened = this.opened;
-    this.opened = undefined;
-    if (opened) await (await opened.catch(() => undefined))?.pool.end();
-  }
 }

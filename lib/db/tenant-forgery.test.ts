@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { closeDb, getDb } from "./client";
-import { readerLoginName } from "./reader-login";
+import { organizationLoginName } from "./reader-login";
 import { withTenant } from "./tenant";
 
 /*
@@ -100,11 +100,11 @@ describe("a tenant statement cannot sign settings or change role to get out", ()
  */
 const onServer = process.env.QUARRY_TEST_ENGINE === "postgres";
 describe.skipIf(!onServer)("on PostgreSQL, configured with DATABASE_URL only", () => {
-  const READER_LOGIN = readerLoginName("quarry");
+  const READER_LOGIN = organizationLoginName("quarry", "org_acme");
 
   afterAll(() => closeDb());
 
-  it("reader work runs on the reader login", async () => {
+  it("reader work runs on the organization's reader login", async () => {
     expect((await getDb()).readerLease).toBeDefined();
     const [row] = await withTenant({ orgId: "org_acme" }, (tx) => tx.$queryRawUnsafe<{ login: string; role: string }[]>("SELECT session_user::text AS login, current_user::text AS role"), { role: "reader" });
     expect(row).toEqual({ login: READER_LOGIN, role: "quarry_reader" });

@@ -2,6 +2,7 @@ import "server-only";
 import { Unavailable } from "@/lib/errors";
 import type { ReaderLease } from "./analytics-copy";
 import { getDb } from "./client";
+import { ENTER_READER_ROLE } from "./forgetful-pool";
 import type { Prisma } from "./generated/client";
 
 /** A transaction client bound to one tenant; the only handle through which tenant tables are touched. */
@@ -45,8 +46,9 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   if (!scope.orgId) throw new Error("withTenant needs an organization id");
   const db = await getDb();
   const role = options.role ?? "app";
-  // Reader work goes to an embedded analytics engine, or on a server to the confined reader login.
-  const lease = role === "reader" && db.readerLease ? await readerLease(db.readerLease, options.userSql === true) : undefined;
+  // Reader work of an organization goes to an embedded analytics engine, or on a server to that organization's confined login.
+  const confined = db.readerLease;
+  const lease = role === "reader" && confined ? await readerLease(() => confined(scope.orgId), options.userSql === true) : undefined;
   const prisma = lease?.prisma ?? db.prisma;
   try {
     return await startTransaction(() => prisma.$transaction(
@@ -55,7 +57,8 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
         // Reader work is always read-only: the signing function refuses read-only transactions, so
         // user SQL cannot sign tenant settings of its own (migration 0017).
         if (options.readOnly || role === "reader") await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
-        await tx.$executeRawUnsafe(`SET LOCAL ROLE ${ROLE_NAMES[role]}`);
+        // The reader's statement is the one a forgetful pool watches for (forgetful-pool.ts).
+        await tx.$executeRawUnsafe(role === "reader" ? ENTER_READER_ROLE : `SET LOCAL ROLE ${ROLE_NAMES.app}`);
         return work(tx);
       },
       { timeout: options.timeoutMs ?? 30_000, maxWait: options.connectionWaitMs ?? 30_000 },
