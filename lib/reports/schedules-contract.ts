@@ -4,6 +4,7 @@ import { Role } from "@/lib/access/roles";
 // Who edits a dashboard edits its report schedules: the one list of editor roles.
 import { EDITORS } from "@/lib/dashboards/contract";
 import { pageOf, pageQuery } from "@/lib/pagination";
+import { HEADER_SAFE_MESSAGE, isHeaderSafe } from "@/lib/notifications/transports/header-text";
 
 const ts = z.iso.datetime().describe("ISO 8601, UTC");
 const tags = ["Reports"];
@@ -17,7 +18,7 @@ const distinct = <T>(list: T[]) => new Set(list).size === list.length;
 /** The fields a schedule is made of; every one optional in an edit. */
 const scheduleFields = {
   dashboard_id: z.string().min(1).max(200).describe("The dashboard (id or slug); it must be published"),
-  name: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1).max(200).refine(isHeaderSafe, HEADER_SAFE_MESSAGE).describe("Goes into each e-mail's subject: no line breaks or other control characters"),
   cron: z.string().trim().min(1).max(120).describe("Five-field cron expression read in `time_zone`, e.g. `0 8 * * 1` (Mondays 08:00)"),
   time_zone: z.string().min(1).max(64).describe("IANA time zone of the cron expression, e.g. Europe/Berlin"),
   formats: z.array(ReportFormat).min(1).max(2).refine(distinct, "Formats must not repeat").describe("pdf (whole dashboard, paginated) and/or png (one tab)"),

@@ -12,6 +12,7 @@ import { enqueueDeliveries, pendingOf } from "@/lib/notifications/pipeline/evalu
 import type { ReportRenderer, ReportRunJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { loadOptOuts } from "@/lib/notifications/settings/opt-outs";
 import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet-hours";
+import { headerText } from "@/lib/notifications/transports/header-text";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { emailGroups } from "./email-groups";
 import { domainOf } from "./schedules";
@@ -210,7 +211,8 @@ export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
     if (claimed.count === 0) return [];
     const cfg = notificationsConfig();
     const quiet = await loadQuietHours(tx);
-    const subject = `${schedule.name}: ${dashboard?.name ?? "dashboard"}`;
+    // A header value: names saved before they were checked (or a dashboard's) must not carry a line break into it.
+    const subject = headerText(`${schedule.name}: ${dashboard?.name ?? "dashboard"}`);
     const rows = targets.map((t) => {
       const key = scopeKey(t.scope);
       const skipReason = t.skipReason ?? (denied.has(key) ? `the recipient's role (${t.scope.role}) may not view this dashboard` : undefined);

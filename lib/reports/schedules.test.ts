@@ -78,6 +78,10 @@ describe("report schedules: create, list, edit, pause, delete", () => {
     expect(await problems({ filters: { region: "East" } })).toEqual([["body.filters.region", "unknown_filter"]]);
     expect(await problems({ filters: { date: "next blue moon" } })).toEqual([["body.filters.date", "bad_filter_value"]]);
     expect(await problems({ time_zone: "Mars/Olympus" })).toContainEqual(["body.time_zone", "time_zone"]);
+    // The name goes into each e-mail's Subject header: a line break there would start a header of its own (issue 41).
+    for (const name of ["Weekly\r\nBcc: all@example.com", "Weekly\nsales", "Weekly\u0000sales", "Weekly\u2028sales"]) {
+      expect(await problems({ name }), JSON.stringify(name)).toEqual([["body.name", "custom"]]);
+    }
     expect(await problems({ tab: "nowhere" })).toEqual([["body.tab", "unknown_tab"]]);
     expect(await problems({ user_ids: ["usr_globex_admin"] })).toEqual([["body.user_ids.0", "unknown_user"]]);
     expect(await problems({ user_ids: [], addresses: [] })).toEqual([["body.user_ids", "missing"]]);

@@ -7,6 +7,7 @@ import { notificationsConfig } from "@/lib/config/notifications";
 import type { ChannelKind } from "@/lib/notifications/channel-kinds";
 import { isDemoOutbox } from "@/lib/notifications/transports/outbox-channel";
 import { UnsafeTargetError, assertPublicHost, guardedFetch } from "@/lib/notifications/transports/url-guard";
+import { headerText } from "@/lib/notifications/transports/header-text";
 
 /** A channel as the sender needs it: settings and opened secrets (lib/notifications/settings/channels.ts). Never leaves the server. */
 export interface ResolvedChannel {
@@ -100,7 +101,7 @@ async function guarded(channel: ResolvedChannel, send: () => Promise<void>): Pro
   }
 }
 
-async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, content: Pick<Mail.Options, "text" | "attachments" | "headers">) {
+async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, content: { text: string; attachments?: Mail.Attachment[]; headers: Record<string, string> }) {
   const s = channel.settings as { host: string; port: number; secure: boolean; user?: string; from: string };
   // Connect to the address that was checked; the host name is still what TLS verifies (servername).
   const target = await assertPublicHost(s.host);
@@ -115,13 +116,17 @@ async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, con
     greetingTimeout: timeout,
     socketTimeout: timeout,
   });
+  // Header values built from stored text lose their control characters here, whatever the row holds.
+  const headers = Object.fromEntries(Object.entries(content.headers).map(([name, value]) => [name, headerText(value)]));
   try {
     await transport.sendMail({
       from: s.from,
       to: message.recipient,
-      subject: message.subject,
+      subject: headerText(message.subject),
       messageId: `<${message.id}@quarry.notifications>`,
-      ...content,
+      text: content.text,
+      headers,
+      attachments: content.attachments?.map((a) => ({ ...a, filename: typeof a.filename === "string" ? headerText(a.filename) : a.filename })),
     });
   } catch (error) {
     const e = error as { code?: string; responseCode?: number; message?: string };
