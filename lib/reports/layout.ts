@@ -93,6 +93,11 @@ export interface LayoutLimits {
    * where the first one's deadline stopped it (`bandsDrawn`), so what it says was left out is.
    */
   maxBands?: number;
+  /**
+   * Nothing is drawn below this y (a PNG's tallest image): a box reaching past it ends there. A
+   * chart hundreds of thousands of pixels tall is what made resvg panic, and no one would see it.
+   */
+  maxY?: number;
   /** Chart SVGs by block and size, shared between layouts of one model so a second layout draws no chart again. */
   charts?: Map<PlacedBlock, { width: number; height: number; svg: string }>;
 }
@@ -487,7 +492,7 @@ function drawGrid(cursor: Cursor, g: Geometry, blocks: PlacedBlock[]): void {
       cursor.current = first;
       cursor.y = top;
       const box = boxOf(g, b, top + (b.y - minY) * g.rowHeight);
-      box.h = Math.max(20, Math.min(box.h, cursor.bottom - box.y));
+      box.h = Math.max(20, Math.min(box.h, cursor.bottom - box.y, (cursor.limits.maxY ?? Number.POSITIVE_INFINITY) - box.y));
       const y = drawBlock(cursor, box, b);
       if (cursor.current > end.page || (cursor.current === end.page && y > end.y)) end = { page: cursor.current, y };
       if (cursor.full) return;

@@ -43,7 +43,7 @@ export async function drawReport(job: DrawJob): Promise<DrawResult> {
   const charts = new Map();
   const cut = [...job.cut];
   if (job.format === "png") {
-    const { pages } = layoutReport(withCutNote(job.model, cut), job.page, { maxPages: 1, deadline, charts });
+    const { pages } = layoutReport(withCutNote(job.model, cut), job.page, { maxPages: 1, deadline, charts, maxY: job.maxPngHeight });
     const page = pages[0];
     if (page.height > job.maxPngHeight) {
       cut.push(`Image cut at ${job.maxPngHeight} px of ${page.height} px.`);

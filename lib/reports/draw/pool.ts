@@ -78,6 +78,11 @@ export class DrawPool {
     }
   }
 
+  /** The ids of the processes waiting for a job (for tests and diagnostics). */
+  idleProcessIds(): number[] {
+    return this.idle.flatMap(({ child }) => (child.pid === undefined ? [] : [child.pid]));
+  }
+
   /** Stops every idle process (tests, shutdown); a drawing one ends with its job. */
   close(): void {
     for (const drawer of this.idle.splice(0)) this.stop(drawer);
