@@ -69,7 +69,8 @@ describe("plan", () => {
   it("answers create / update with diffs, every validation error with file:line:col, and SQL checked under the read-only role", async () => {
     const files = [
       { path: "small.yaml", content: SMALL.replace("layout: { x: 3, y: 2, w: 6, h: 4 }", "layout: { x: 6, y: 2, w: 6, h: 4 }") },
-      { path: "new-one.yaml", content: SMALL + SQL_WIDGET("SELECT o.channel, o.no_such_column FROM orders o") },
+      // Passes the allow-list (its names resolve) and fails only in the database: text + integer has no operator.
+      { path: "new-one.yaml", content: SMALL + SQL_WIDGET("SELECT o.channel, o.channel + 1 AS wrong FROM orders o") },
       { path: "broken.yaml", content: SMALL.replace("component: kpi", "component: gauge-ish").replace("dataset: sales\n    columns: [channel", "dataset: nope\n    columns: [channel") },
       { path: "Bad_Name.yaml", content: SMALL },
     ];
@@ -79,7 +80,7 @@ describe("plan", () => {
     expect(itemOf(res, "small")).toMatchObject({ action: "update", diff_vs_draft: { summary: { moved: 1 }, entries: [{ section: "widgets", id: "by_channel", change: "moved" }] } });
     const created = itemOf(res, "new-one");
     expect(created).toMatchObject({ action: "create", base: null, dashboard_id: null, publish_needed: true });
-    expect(created.checks).toContainEqual({ kind: "sql", severity: "error", widget: "raw", message: expect.stringMatching(/no_such_column/) });
+    expect(created.checks).toContainEqual({ kind: "sql", severity: "error", widget: "raw", message: expect.stringMatching(/operator does not exist/) });
     const broken = itemOf(res, "broken");
     expect(broken.action).toBe("invalid");
     expect(broken.errors.length).toBeGreaterThanOrEqual(2);

@@ -90,17 +90,25 @@ async function currentState(principal: Principal): Promise<Map<string, Dashboard
   });
 }
 
+/** How long one plan's SQL checks may take in all (each EXPLAIN is bounded by EXPLAIN_TIMEOUT_MS too). */
+export const PLAN_SQL_BUDGET_MS = 20_000;
+
 /**
  * Each widget's statements compiled and `EXPLAIN`ed under the read-only role, as the dashboard would
  * run them with its filters at their defaults: unknown tables or columns, type errors and what the
  * reader may not read show here, not on the published dashboard.
  */
-async function sqlChecks(scope: TenantScope, timeZone: string, dashboard: ParsedDashboard): Promise<PlanCheck[]> {
+async function sqlChecks(scope: TenantScope, timeZone: string, dashboard: ParsedDashboard, deadline: number): Promise<PlanCheck[]> {
   const checks: PlanCheck[] = [];
   const now = new Date();
   for (const widget of dashboard.widgets) {
     const kind = widget.spec.data?.kind;
     if (kind !== "sql" && kind !== "dataset" && kind !== "kpi") continue;
+    if (Date.now() >= deadline) {
+      // Unchecked SQL is not passed as checked: apply stops, and a smaller plan gets its own budget.
+      checks.push({ kind: "sql", severity: "error", widget: widget.metadata.id, message: `not checked: this plan's SQL checks used their ${PLAN_SQL_BUDGET_MS / 1000} s; plan fewer dashboards at once` });
+      continue;
+    }
     try {
       await runWidgetQuery({
         scope,
@@ -162,6 +170,7 @@ async function compute(principal: Principal, body: { files: ManifestFile[]; prun
   const scope = principalScope(principal);
   const timeZone = (await findOrganization(principal.orgId))?.timeZone ?? "UTC";
   const items: PlanItem[] = [];
+  const sqlDeadline = Date.now() + PLAN_SQL_BUDGET_MS;
   for (const f of files) {
     const current = state.get(f.slug);
     const base = baseOf(current?.row);
@@ -182,7 +191,7 @@ async function compute(principal: Principal, body: { files: ManifestFile[]; prun
       diff_vs_draft: current ? vsDraft : null,
       diff_vs_published: current?.publishedYaml ? vsPublished : null,
       errors: [],
-      checks: [...(await sqlChecks(scope, timeZone, f.parsed)), ...embedAndPublicChecks(f.parsed, current, publishNeeded)],
+      checks: [...(await sqlChecks(scope, timeZone, f.parsed, sqlDeadline)), ...embedAndPublicChecks(f.parsed, current, publishNeeded)],
     });
   }
   const named = new Set(files.map((f) => f.slug));

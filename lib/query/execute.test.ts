@@ -97,3 +97,23 @@ describe("checking a statement with EXPLAIN (a plan of manifests)", () => {
     expect(explained).toBe(true);
   });
 });
+
+describe("EXPLAIN of a plan", () => {
+  it("stops at its own time limit however long the planner would fold constants", async () => {
+    const { explainReadOnly } = await import("./execute");
+    const fold = (i: number) => `length(power(7::numeric, ${20_000 + i})::text)`;
+    // More folded powers each round until planning outlasts the limit: every round that ends before it took less than
+    // the limit, so the test's time stays bounded whatever the machine's speed.
+    for (let count = 25; count <= 25 * 4 ** 5; count *= 4) {
+      const heavy = `SELECT ${Array.from({ length: count }, (_, i) => fold(i)).join(" + ")}`;
+      const outcome = await explainReadOnly(scope, heavy, [], { timeZone: "UTC" }).then(
+        () => "planned",
+        (error: unknown) => error,
+      );
+      if (outcome === "planned") continue;
+      expect(outcome).toMatchObject({ name: "QueryError", code: "timeout" });
+      return;
+    }
+    expect.unreachable("planning never outlasted the EXPLAIN time limit");
+  });
+});
