@@ -7,3 +7,11 @@
 DROP POLICY location_scope ON rollup_rows;
 CREATE POLICY location_scope ON rollup_rows AS RESTRICTIVE
   USING ((SELECT quarry_location_scope()) IS NULL OR location_id = ANY ((SELECT quarry_location_scope())::text[]));
+
+-- Rollups built before the scope rule (lib/query/rollup-scope.ts) may hold rows filed under one location that hold
+-- others' (a location dimension over a cross join, a dimension that is a subquery), and user SQL may read rollup_rows
+-- directly. So nothing built before it is kept: every rollup is pending again, and the worker builds those that pass
+-- the rule (a query that finds one pending asks for it; the tables answer meanwhile) and marks the others failed.
+DELETE FROM rollup_rows;
+DELETE FROM rollup_days;
+UPDATE rollups SET state = 'pending', error = NULL, built_version = NULL, built_at = NULL, row_count = NULL;
