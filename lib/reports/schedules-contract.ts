@@ -43,7 +43,11 @@ const scheduleFields = {
     .max(500)
     .nullable()
     .describe("The shared scope's locations (within the caller's own); null: the caller's whole scope. What addresses, Slack and the webhook receive"),
-  shared_approved: z.boolean().describe("Admins only: lets addresses, Slack and the webhook receive the shared scope. Reset when an editor changes who or what they receive"),
+  shared_approved: z
+    .boolean()
+    .describe(
+      "Admins only: lets addresses, Slack and the webhook receive the shared scope, for the dashboard version published now. Reset when an editor changes what they receive (dashboard, formats, paper, orientation, tab, width, filters, channels, addresses, groups, shared locations); a newer published version waits for a new approval",
+    ),
   paused: z.boolean(),
 };
 
@@ -106,8 +110,12 @@ export const ReportScheduleView = z
     group_ids: z.array(z.string()),
     shared_role: Role,
     shared_location_ids: z.array(z.string()).describe("Empty: every location"),
-    shared_approved: z.boolean(),
+    shared_approved: z.boolean().describe("Whether addresses, Slack and the webhook receive the shared scope now: an admin approved it for the dashboard's current published version"),
     shared_approved_by: z.string().nullable(),
+    shared_approved_version: z.number().int().nullable().describe("The dashboard's published version the admin approved; a newer one needs a new approval"),
+    shared_status: z
+      .enum(["approved", "waiting_for_approval", "waiting_for_reapproval"])
+      .describe("approved; waiting_for_approval (never approved, or an editor changed what outside recipients receive); waiting_for_reapproval (the dashboard was published again after the approval). Until approved, addresses, Slack and the webhook receive nothing"),
     paused: z.boolean(),
     next_run_at: ts.nullable().describe("Null while paused"),
     last_run: ReportRunView.nullable(),

@@ -319,6 +319,57 @@ describe("scheduled reports: the pipeline", () => {
     expect((await call(fileRoute.GET, "GET", { params: { token: globexLink.slice(globexLink.lastIndexOf("/") + 1) } })).status).toBe(404);
   }, 120_000);
 
+  it("sends outside recipients nothing of a version published after the approval, until an admin approves again (issue 41)", async () => {
+    const token = await tokenFor("acme", "admin");
+    const created = await call(dashboardsRoute.POST, "POST", { token, body: { name: "Versioned sales", slug: "versioned-sales-run", spec_yaml: SCHEDULE_TEST_MANIFEST } });
+    const publish = async () => expect((await call(publishRoute.POST, "POST", { token, params: { id: created.json.id } })).status).toBe(200);
+    await publish();
+    const schedule = await createReportSchedule(
+      admin,
+      { dashboard_id: created.json.id, name: "Versioned", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email", "webhook"], user_ids: ["usr_acme_admin"], addresses: ["partner@example.com"], group_ids: [], shared_location_ids: WEST, shared_approved: true, paused: false },
+      clock.now(),
+    );
+    const outcome = async (since: Date) =>
+      (await deliveriesOf(schedule.id)).filter((d) => d.createdAt >= since).map((d) => [d.channel, d.recipient === "admin@acme.test" ? "user" : "outside", d.status, d.status === "delivered" ? "" : (d.lastError ?? d.reason)]);
+
+    // Published again while the run renders: what was rendered is not what the admin approved.
+    let published = false;
+    const racing: Runtime = { ...rt, render: async (principal, input) => {
+      if (!published) {
+        published = true;
+        await publish();
+      }
+      return counting(principal, input);
+    } };
+    clock.advance(60_000);
+    let since = clock.now();
+    await sendReportNow(admin, schedule.id, racing);
+    await drainQueues(racing);
+    expect(await outcome(since)).toEqual(
+      expect.arrayContaining([
+        ["email", "user", "delivered", ""],
+        ["email", "outside", "dead", expect.stringMatching(/published again \(version 2\) after an admin approved version 1/)],
+        ["webhook", "outside", "dead", expect.stringMatching(/published again/)],
+      ]),
+    );
+
+    // The next run records them as skipped, with the reason; the schedule says it waits for a new approval.
+    clock.advance(60_000);
+    since = clock.now();
+    await sendReportNow(admin, schedule.id, rt);
+    await drainQueues(rt);
+    expect(await outcome(since)).toEqual(expect.arrayContaining([["email", "outside", "skipped", expect.stringMatching(/receive nothing until an admin approves again/)], ["webhook", "outside", "skipped", expect.any(String)]]));
+
+    expect(await updateReportSchedule(admin, schedule.id, { shared_approved: true }, clock.now())).toMatchObject({ shared_status: "approved", shared_approved_version: 2 });
+    clock.advance(60_000);
+    since = clock.now();
+    const mailsBefore = smtp.received.length;
+    await sendReportNow(admin, schedule.id, rt);
+    await drainQueues(rt);
+    expect((await outcome(since)).map((o) => o.slice(0, 3))).toEqual(expect.arrayContaining([["email", "outside", "delivered"], ["webhook", "outside", "delivered"]]));
+    expect(mailsTo(mailsBefore, "partner@example.com")).toHaveLength(1);
+  }, 180_000);
+
   it("retries a failing send with backoff, dead-letters it, and shows it in delivery health and the dead letters", async () => {
     // Behind the database's clock, so the queue hands out each retry as soon as the test's clock reaches it.
     clock.set(new Date("2025-07-07T05:00:00Z"));

@@ -15,7 +15,7 @@ import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet
 import { headerText } from "@/lib/notifications/transports/header-text";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { emailGroups } from "./email-groups";
-import { domainOf } from "./schedules";
+import { domainOf, sharedApproval } from "./schedules";
 import { DOWNLOAD_LINK_SECONDS, downloadLink } from "./schedules-links";
 import { parseScopeKey, reportScope, scopeKey, scopePrincipal, withinLocations, type ReportScope } from "./schedules-scope";
 
@@ -39,12 +39,13 @@ export const describeScope = (scope: ReportScope) =>
 /**
  * Who receives a run and in which scope: each user recipient in their own role and locations (read now, so a
  * changed scope applies from the next run); addresses, Slack and the webhook in the shared scope, only while an
- * admin's approval stands and still within its creator's scope, and addresses only in the allowed domains. Email
+ * admin's approval stands for the dashboard version published now and still within its creator's scope, and addresses only in the allowed domains. Email
  * groups are read now too: a member who is a user is that user, any other member an address; one address is mailed
  * once, however many ways it is named (a user first, then an address of its own).
  */
 async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Target[]> {
   const groups = await emailGroups(tx, schedule.groupIds);
+  const dashboard = await tx.dashboard.findUnique({ where: { id: schedule.dashboardId }, select: { publishedVersion: true } });
   const members = [...new Set(groups.flatMap((g) => g.members))].sort();
   const [usable, optOuts, unsubscribed, users, domains, creator] = await Promise.all([
     usableKinds(tx),
@@ -60,8 +61,9 @@ async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Ta
   ]);
   const gone = new Set(unsubscribed.map((u) => u.recipient));
   const shared = reportScope(Role.parse(schedule.sharedRole), schedule.sharedLocationIds);
-  const sharedSkip = !schedule.sharedApprovedBy
-    ? "the shared scope of addresses, Slack and webhooks waits for an admin's approval"
+  const approval = sharedApproval(schedule, dashboard?.publishedVersion ?? null);
+  const sharedSkip = approval.reason
+    ? approval.reason
     : creator && !withinLocations(shared.locationIds, creator.locationIds.length > 0 ? creator.locationIds : null)
       ? "the shared scope is wider than its creator's current locations"
       : undefined;
@@ -286,6 +288,15 @@ export async function reportAttachments(rt: Runtime, d: NotificationDelivery): P
       throw new ReportUnavailable(`Render failed: ${(error as Error).message}`, false);
     }
   }
+  // Checked after the files exist: published versions only grow, so a version that is still the approved one now
+  // was the one rendered. An outside recipient (Slack, a webhook, an address that is no user) gets nothing else.
+  const outsideRefusal = await withTenant(scope, async (tx) => {
+    const outside = d.channel !== "email" || !(await tx.user.findFirst({ where: { email: { equals: d.recipient, mode: "insensitive" } }, select: { id: true } }));
+    if (!outside) return undefined;
+    const dashboard = await tx.dashboard.findUnique({ where: { id: schedule.dashboardId }, select: { publishedVersion: true } });
+    return sharedApproval(schedule, dashboard?.publishedVersion ?? null).reason;
+  });
+  if (outsideRefusal) throw new ReportUnavailable(outsideRefusal, true);
   const rows = await withTenant(scope, (tx) => tx.reportFile.findMany({ where: { runId: run.id, scopeKey: d.reportScope! }, orderBy: { format: "asc" } }));
   const now = rt.clock.now();
   const files = await Promise.all(

@@ -164,6 +164,33 @@ describe("report schedules: who may do what", () => {
     expect(widened.json.shared_approved).toBe(false);
   });
 
+  it("resets the approval on any change of what outside recipients receive, and holds it for one published version (issue 41)", async () => {
+    const other = await call(dashboardsRoute.POST, "POST", { token: admin, body: { name: "Versioned sales", slug: "versioned-sales", spec_yaml: SCHEDULE_TEST_MANIFEST } });
+    const publish = async () => (await call(publishRoute.POST, "POST", { token: admin, params: { id: other.json.id } })).json.published_version as number;
+    const v1 = await publish();
+    const made = await create(gm, { ...base(), dashboard_id: other.json.id, channels: ["email", "slack"] });
+    expect(made.json).toMatchObject({ shared_approved: false, shared_status: "waiting_for_approval", shared_approved_version: null });
+    const id = made.json.id as string;
+    const approve = () => call(scheduleRoute.PATCH, "PATCH", { token: admin, params: { id }, body: { shared_approved: true } });
+    const edit = (body: object) => call(scheduleRoute.PATCH, "PATCH", { token: gm, params: { id }, body });
+    for (const change of [{ tab: "main" }, { formats: ["pdf", "png"] }, { width: 1200 }, { paper: "letter" }, { orientation: "landscape" }, { filters: { date: "2025-06-01 to 2025-07-01" } }]) {
+      expect((await approve()).json).toMatchObject({ shared_approved: true, shared_status: "approved", shared_approved_version: v1 });
+      const changed = await edit(change);
+      expect(changed.status).toBe(200);
+      expect(changed.json, JSON.stringify(change)).toMatchObject({ ...change, shared_approved: false, shared_status: "waiting_for_approval", shared_approved_by: null });
+    }
+    // What they receive written again as it is, a new name or time: the approval stands.
+    await approve();
+    const same = await edit({ filters: { date: "2025-06-01 to 2025-07-01" }, formats: ["png", "pdf"], name: "Renamed", cron: "0 9 * * 1" });
+    expect(same.json).toMatchObject({ shared_approved: true, shared_status: "approved" });
+
+    // A newer published version waits for a new approval; the approval says which version it was for.
+    const v2 = await publish();
+    expect(v2).toBe(v1 + 1);
+    expect((await call(scheduleRoute.GET, "GET", { token: gm, params: { id } })).json).toMatchObject({ shared_approved: false, shared_status: "waiting_for_reapproval", shared_approved_version: v1, shared_approved_by: "usr_acme_admin" });
+    expect((await approve()).json).toMatchObject({ shared_approved: true, shared_status: "approved", shared_approved_version: v2 });
+  });
+
   it("keeps a location-scoped editor within their scope: no wider shared scope, no schedule of a wider one", async () => {
     const wider = await create(gm, { ...base(), shared_location_ids: ["loc_acme_nyc", "loc_acme_sfo"] });
     expect(wider.status).toBe(403);

@@ -1,4 +1,5 @@
 import "server-only";
+import { isDeepStrictEqual } from "node:util";
 import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/access/roles";
 import { grantForPrincipal } from "@/lib/dashboards/policy";
@@ -66,7 +67,7 @@ async function scheduledDashboard(principal: Principal, idOrSlug: string) {
   const granted = await grantForPrincipal(principal, idOrSlug, "published");
   if (granted.version === "draft") throw conflict("Publish the dashboard before scheduling reports of it");
   if (!granted.parsed.ok) throw conflict("The published version no longer passes Quarry's checks: publish a fixed version before scheduling it");
-  return { dashboardId: granted.dashboardId, manifest: granted.parsed.value };
+  return { dashboardId: granted.dashboardId, manifest: granted.parsed.value, version: granted.version };
 }
 
 /**
@@ -148,7 +149,7 @@ async function findOr404(tx: TenantTx, principal: Principal, id: string): Promis
 async function views(tx: TenantTx, rows: ReportSchedule[], now: Date): Promise<ReportScheduleView[]> {
   const ids = rows.map((r) => r.id);
   const [dashboards, runs] = await Promise.all([
-    tx.dashboard.findMany({ where: { id: { in: rows.map((r) => r.dashboardId) } }, select: { id: true, name: true, slug: true } }),
+    tx.dashboard.findMany({ where: { id: { in: rows.map((r) => r.dashboardId) } }, select: { id: true, name: true, slug: true, publishedVersion: true } }),
     tx.$queryRaw<ReportRun[]>`
       SELECT DISTINCT ON (schedule_id) id, org_id AS "orgId", schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trigger, status, renders, error,
              created_at AS "createdAt", finished_at AS "finishedAt"
@@ -171,8 +172,39 @@ export function runView(run: ReportRun) {
   };
 }
 
-function view(r: ReportSchedule, dashboard: { name: string; slug: string } | undefined, lastRun: ReportRun | null, now: Date): ReportScheduleView {
+/**
+ * Whether addresses, Slack and webhooks may receive a schedule's shared scope: an admin approved it, for the
+ * dashboard version published now. A newer published version waits for a new approval, and they receive nothing
+ * meanwhile (the run records why).
+ */
+export function sharedApproval(r: Pick<ReportSchedule, "sharedApprovedBy" | "sharedApprovedVersion">, publishedVersion: number | null): { status: "approved" | "waiting_for_approval" | "waiting_for_reapproval"; reason?: string } {
+  if (r.sharedApprovedBy === null) return { status: "waiting_for_approval", reason: "the shared scope of addresses, Slack and webhooks waits for an admin's approval" };
+  if (r.sharedApprovedVersion !== null && r.sharedApprovedVersion === publishedVersion) return { status: "approved" };
+  return {
+    status: "waiting_for_reapproval",
+    reason: `the dashboard was published again (version ${publishedVersion ?? "none"}) after an admin approved version ${r.sharedApprovedVersion ?? "unknown"} for addresses, Slack and webhooks: they receive nothing until an admin approves again`,
+  };
+}
+
+/**
+ * What addresses, Slack and webhooks receive from a schedule, as compared for its approval: the dashboard, formats,
+ * paper, orientation, tab, width, filters, channels, addresses, email groups and shared locations. Its name, timing,
+ * pause and user recipients (who receive their own scope) are not part of it.
+ */
+const sharedContent = (c: { dashboardId: string; formats: string[]; filters: unknown; options: unknown; channels: string[]; addresses: string[]; groupIds: string[]; sharedLocationIds: string[] }) => ({
+  dashboardId: c.dashboardId,
+  formats: [...c.formats].sort(),
+  filters: c.filters,
+  options: c.options,
+  channels: [...c.channels].sort(),
+  addresses: [...c.addresses].sort(),
+  groupIds: [...c.groupIds].sort(),
+  sharedLocationIds: [...c.sharedLocationIds].sort(),
+});
+
+function view(r: ReportSchedule, dashboard: { name: string; slug: string; publishedVersion: number | null } | undefined, lastRun: ReportRun | null, now: Date): ReportScheduleView {
   const options = r.options as { paper?: "a4" | "letter"; orientation?: "portrait" | "landscape"; tab?: string | null; width?: number | null };
+  const approval = sharedApproval(r, dashboard?.publishedVersion ?? null);
   return {
     id: r.id,
     dashboard_id: r.dashboardId,
@@ -193,8 +225,10 @@ function view(r: ReportSchedule, dashboard: { name: string; slug: string } | und
     group_ids: r.groupIds,
     shared_role: r.sharedRole as ReportScheduleView["shared_role"],
     shared_location_ids: r.sharedLocationIds,
-    shared_approved: r.sharedApprovedBy !== null,
+    shared_approved: approval.status === "approved",
     shared_approved_by: r.sharedApprovedBy,
+    shared_approved_version: r.sharedApprovedVersion,
+    shared_status: approval.status,
     paused: r.paused,
     next_run_at: r.paused ? null : (nextRuns(r.cron, now, 1, r.timeZone)[0]?.toISOString() ?? null),
     last_run: lastRun ? runView(lastRun) : null,
@@ -261,6 +295,7 @@ export async function createReportSchedule(principal: Principal, body: CreateRep
         sharedRole: principal.role,
         sharedApprovedBy: body.shared_approved ? principal.userId : null,
         sharedApprovedAt: body.shared_approved ? now : null,
+        sharedApprovedVersion: body.shared_approved ? dashboard.version : null,
         createdBy: principal.userId,
         updatedBy: principal.userId,
         createdAt: now,
@@ -289,7 +324,8 @@ export async function getReportSchedule(principal: Principal, id: string, now: D
 
 /**
  * An edit: merged onto the stored schedule and checked as a whole. The admin's approval of the shared scope
- * holds for what was approved: an editor who changes who receives it, or what they see, resets it.
+ * holds for what was approved (sharedContent) at the version then published: an editor who changes who receives
+ * it, or what they receive, resets it.
  */
 export async function updateReportSchedule(principal: Principal, id: string, body: UpdateReportScheduleBody, now: Date) {
   mayApprove(principal, body.shared_approved);
@@ -301,17 +337,15 @@ export async function updateReportSchedule(principal: Principal, id: string, bod
     const row = await findOr404(tx, principal, id);
     const checked = await checkSettings(principal, tx, settings, now, dashboard);
     const data = columns(settings, checked);
-    const sharedChanged =
-      data.dashboardId !== row.dashboardId ||
-      JSON.stringify(data.addresses) !== JSON.stringify(row.addresses) ||
-      // A group's outside members receive the shared scope too.
-      JSON.stringify([...data.groupIds].sort()) !== JSON.stringify([...row.groupIds].sort()) ||
-      JSON.stringify(data.sharedLocationIds) !== JSON.stringify(row.sharedLocationIds) ||
-      JSON.stringify([...data.channels].sort()) !== JSON.stringify([...row.channels].sort()) ||
-      JSON.stringify(data.filters) !== JSON.stringify(row.filters);
-    let approval: { sharedApprovedBy: string | null; sharedApprovedAt: Date | null } = { sharedApprovedBy: row.sharedApprovedBy, sharedApprovedAt: row.sharedApprovedAt };
-    if (body.shared_approved === true) approval = { sharedApprovedBy: principal.userId, sharedApprovedAt: now };
-    else if (body.shared_approved === false || (sharedChanged && principal.role !== "admin")) approval = { sharedApprovedBy: null, sharedApprovedAt: null };
+    const sharedChanged = !isDeepStrictEqual(sharedContent(data), sharedContent(row));
+    type Approval = Pick<ReportSchedule, "sharedApprovedBy" | "sharedApprovedAt" | "sharedApprovedVersion">;
+    const approvedNow: Approval = { sharedApprovedBy: principal.userId, sharedApprovedAt: now, sharedApprovedVersion: dashboard.version };
+    const none: Approval = { sharedApprovedBy: null, sharedApprovedAt: null, sharedApprovedVersion: null };
+    let approval: Approval = { sharedApprovedBy: row.sharedApprovedBy, sharedApprovedAt: row.sharedApprovedAt, sharedApprovedVersion: row.sharedApprovedVersion };
+    if (body.shared_approved === true) approval = approvedNow;
+    else if (body.shared_approved === false) approval = none;
+    // An admin's own change of an approved schedule is their approval of what they saved, for the version published now.
+    else if (sharedChanged) approval = principal.role === "admin" && row.sharedApprovedBy !== null ? approvedNow : none;
     const updated = await tx.reportSchedule.update({
       where: { id: row.id },
       // The shared scope takes the role of whoever last set it: never more than that editor may see.
