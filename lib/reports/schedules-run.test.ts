@@ -334,13 +334,16 @@ describe("scheduled reports: the pipeline", () => {
 
     // Published again while the run renders: what was rendered is not what the admin approved.
     let published = false;
-    const racing: Runtime = { ...rt, render: async (principal, input) => {
-      if (!published) {
-        published = true;
-        await publish();
-      }
-      return counting(principal, input);
-    } };
+    const racing: typeof rt = {
+      ...rt,
+      render: async (principal, input) => {
+        if (!published) {
+          published = true;
+          await publish();
+        }
+        return counting(principal, input);
+      },
+    };
     clock.advance(60_000);
     let since = clock.now();
     await sendReportNow(admin, schedule.id, racing);
