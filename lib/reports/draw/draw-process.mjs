@@ -15,6 +15,9 @@
 import { fileURLToPath } from "node:url";
 import { register } from "tsx/esm/api";
 
+// The heavy libraries load natively first: through tsx's loader hooks ECharts' hundreds of modules
+// took 6.7 s instead of 1.6 s on a busy machine, and every draw process pays its start once.
+await Promise.all([import("echarts"), import("pdfkit"), import("svg-to-pdfkit"), import("@resvg/resvg-js")]);
 register({ tsconfig: fileURLToPath(new URL("../../../tsconfig.json", import.meta.url)) });
 const { drawReport } = await import("./job.ts");
 
