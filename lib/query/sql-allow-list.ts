@@ -69,6 +69,8 @@ export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set(
     "generate_series unnest array_length cardinality array_position array_positions array_remove array_append array_prepend",
     "array_cat array_lower array_upper json_build_object jsonb_build_object json_build_array jsonb_build_array to_json to_jsonb",
     "row_to_json json_extract_path_text jsonb_extract_path_text json_array_length jsonb_array_length jsonb_typeof json_typeof",
+    // the type of a value (the rollup build learns its expressions' types with it)
+    "pg_typeof",
   ]
     .join(" ")
     .split(" "),

@@ -55,15 +55,8 @@ async function probeTypes(orgId: string, definition: RollupDefinition, timeZone:
     `FROM (SELECT 1) AS _one\n` +
     `LEFT JOIN (SELECT ${dimensions.map((c, i) => `${c} AS "c${i}"`).join(", ")} FROM ${definition.source} LIMIT 0) AS _s ON TRUE\n` +
     `CROSS JOIN (SELECT ${definition.measures.map((m, j) => `${m.expression} AS "a${j}"`).join(", ")} FROM ${definition.source} WHERE FALSE) AS _m`;
-  // pg_typeof is outside the allow-list, so this wrapper of expressions already checked (the aggregate runs first) runs on the reader directly.
-  const [row] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<Record<string, string>[]>(text), {
-    role: "reader",
-    userSql: true,
-    readOnly: true,
-    statementTimeoutMs: STATEMENT_TIMEOUT_MS,
-    timeoutMs: STATEMENT_TIMEOUT_MS + 5_000,
-    timeZone,
-  });
+  // Through the same allow-list, name resolution and reader login as every user statement (pg_typeof is on the list).
+  const [row] = (await runReadOnly({ orgId }, asJsonRows(text), [], { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as Record<string, string>[];
   const readBack = (type: string, what: string) => {
     const cast = READ_BACK[type];
     if (!cast) throw new Error(`${what} is of type ${type}, which a rollup cannot hold exactly`);
@@ -161,8 +154,6 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
     }
     const started = performance.now();
     try {
-      // The aggregate first: runReadOnly checks it on the allow-list, so the type probe (which the
-      // allow-list cannot take) only ever runs expressions that passed it.
       const statement = aggregateStatement(definition, maxRows);
       const rows = (await runReadOnly({ orgId }, statement.text, statement.values, { timeZone, statementTimeoutMs: STATEMENT_TIMEOUT_MS })) as unknown as AggregateRow[];
       if (rows.length > maxRows) throw new Error(overCapReason(maxRows));
