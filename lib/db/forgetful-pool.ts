@@ -28,7 +28,7 @@ export interface ForgetfulPoolOptions {
   forget: "every lease" | "reader leases";
 }
 
-type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: Error | boolean) => void) => void;
 
 export class ForgetfulPool extends pg.Pool {
   /** Resets done, and connections destroyed because a reset failed (tests and benches read them). */
@@ -69,7 +69,7 @@ export class ForgetfulPool extends pg.Pool {
       client.query = query;
       client.release = release;
       if (error || !marked) return release(error);
-      query.call(client, "DISCARD ALL").then(
+      client.query("DISCARD ALL").then(
         () => {
           this.resets.done++;
           release();
