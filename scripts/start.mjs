@@ -1,8 +1,9 @@
 // Starts the built app on PORT (default 3000) with the embedded defaults.
 // `npm start` runs `next build` first when no build exists, so a fresh clone needs nothing else.
-import { spawnSync, spawn } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { MALLOC_ENV } from "./malloc-env.mjs";
+import { supervise } from "./supervise.mjs";
 
 const port = process.env.PORT ?? "3000";
 process.env.NEXTAUTH_URL ??= process.env.QUARRY_PUBLIC_URL ?? `http://localhost:${port}`;
@@ -13,9 +14,10 @@ if (!fs.existsSync(".next/BUILD_ID")) {
 }
 // scripts/server.mjs, not `next start`: it stamps each request with its socket address (see that file).
 // The allocator settings (scripts/malloc-env.mjs) hold the server's memory down; the engines it forks inherit them.
-const server = spawn(process.execPath, ["scripts/server.mjs"], {
-  stdio: "inherit",
+// Supervised (scripts/supervise.mjs): a server that dies while serving is started again.
+const supervisor = supervise({
+  command: process.execPath,
+  args: ["scripts/server.mjs"],
   env: { ...MALLOC_ENV, ...process.env, PORT: port, NODE_ENV: "production" },
 });
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));
-server.on("exit", (code) => process.exit(code ?? 0));
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => supervisor.stop(signal));
