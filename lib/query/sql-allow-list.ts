@@ -318,7 +318,7 @@ class Walker {
       this.select(node.rarg as Node, named);
       scope.relations.push({ name: null, columns: new Set(outputs) });
     } else if (node.valuesLists) {
-      this.value(node.valuesLists, named);
+      this.value(node.valuesLists, scope);
       const first = unwrap((node.valuesLists as unknown[])[0])[1].items as unknown[] | undefined;
       outputs = (first ?? []).map((_, i) => `column${i + 1}`);
     } else {
