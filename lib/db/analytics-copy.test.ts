@@ -38,6 +38,25 @@ describe("the embedded analytics copy", () => {
     expect(await asReader<{ n: number }>("SELECT copy_test_answer() AS n")).toEqual([{ n: 42 }]);
   }, 120_000);
 
+  it.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("holds only what the reader may read: a statement that resets its role to the engine's superuser finds no user, key or document", async () => {
+    const { system } = await getDb();
+    const [primary] = await system.query<{ users: number; keys: number }>("SELECT (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM quarry_tenant_key)::int AS keys");
+    expect(primary.users).toBeGreaterThan(0);
+    // As an escaped statement would run it (past the allow-list): the role reset inside a reader transaction.
+    const [copy] = await withTenant({ orgId: "org_acme" }, async (tx) => {
+      await tx.$executeRawUnsafe("RESET ROLE");
+      return tx.$queryRawUnsafe<{ who: string; users: number; documents: number; apiKeys: number; settings: number; orders: number }[]>(
+        `SELECT current_user AS who, (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM documents)::int AS documents,
+                (SELECT count(*) FROM api_keys)::int AS "apiKeys", (SELECT count(*) FROM notification_channel_configs)::int AS settings,
+                (SELECT count(*) FROM orders)::int AS orders`,
+      );
+    }, { role: "reader", readOnly: true });
+    expect(copy).toMatchObject({ users: 0, documents: 0, apiKeys: 0, settings: 0 });
+    expect(copy.orders).toBeGreaterThan(0);
+    // The reader's own path still works on the stripped copy: signed tenant settings, row-level security.
+    expect(await asReader<{ n: number }>("SELECT count(DISTINCT org_id)::int AS n FROM orders")).toEqual([{ n: 1 }]);
+  }, 120_000);
+
   it.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("sizes the primary's buffers for its small reads and leaves the analytics engines PGlite's own for warehouse scans", async () => {
     const { system } = await getDb();
     const [primary] = await system.query<{ shared_buffers: string }>("SHOW shared_buffers");

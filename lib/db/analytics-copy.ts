@@ -20,6 +20,32 @@ const READER_TABLE_WRITE = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|TRUNCATE(?:\
 /** Schema, function and privilege changes (migrations, tests' helper functions). */
 const DEFINITION_CHANGE = /(?:^|;)\s*(?:CREATE|ALTER|DROP|GRANT|REVOKE)\s/i;
 
+/**
+ * Empties, in an analytics copy, every table the reader role may not read: users, sessions, keys,
+ * secrets, documents, notification and report state. PGlite has one session user, the embedded
+ * superuser, so a statement that got past the allow-list and reset its role would read the whole copy
+ * (docs/embedded-engine.md); a copy that holds only what quarry_reader may read leaves it nothing
+ * more than the warehouse. Kept: the tables the reader may read, the tenant key its signed settings
+ * are checked against (read by SECURITY DEFINER functions), the migrations ledger, and every table a
+ * kept one references (a TRUNCATE must not cascade into them).
+ */
+export const STRIP_TO_READER_TABLES = `DO $strip$
+DECLARE targets text;
+BEGIN
+  WITH RECURSIVE kept(oid) AS (
+    SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind IN ('r', 'p') AND n.nspname = 'public'
+       AND (has_table_privilege('quarry_reader', c.oid, 'SELECT') OR c.relname IN ('quarry_tenant_key', '_quarry_migrations'))
+    UNION
+    SELECT k.confrelid FROM pg_constraint k JOIN kept ON k.conrelid = kept.oid WHERE k.contype = 'f'
+  )
+  SELECT string_agg(format('%I.%I', n.nspname, c.relname), ', ') INTO targets
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+     AND c.oid NOT IN (SELECT oid FROM kept);
+  IF targets IS NOT NULL THEN EXECUTE 'TRUNCATE ' || targets; END IF;
+END $strip$`;
+
 /** A reader client held for one transaction; `release` hands its engine back to the pool. */
 export interface ReaderLease {
   prisma: PrismaClient;
@@ -202,6 +228,7 @@ export class AnalyticsCopy {
     } else {
       await replica.engine.reload((target) => primary.snapshot(target));
     }
+    await replica.engine.pool.query(STRIP_TO_READER_TABLES);
     replica.copied = generation;
     log.info("analytics copy refreshed", { engine: replica.index, ms: Date.now() - started });
   }
