@@ -44,8 +44,11 @@ const Env = z.object({
   QUARRY_READER_DATABASE_URL: z.string().url().optional(),
   /** User SQL statements running at once in one process on a server (the reader pool's size; embedded: one per analytics engine). */
   QUARRY_USER_SQL_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(4),
-  /** Of those, at most this many for one organization; the rest of its requests wait their turn. */
-  QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).default(1),
+  /**
+   * Of those, at most this many for one organization even while the others sit idle; unset, every
+   * one (an organization alone uses them all and yields them as others wait, lib/query/fair-queue.ts).
+   */
+  QUARRY_USER_SQL_PER_ORG: z.coerce.number().int().min(1).max(200).optional(),
   /** How long a request waits for a user-SQL slot before it answers 503 with Retry-After. */
   QUARRY_USER_SQL_QUEUE_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   /**
@@ -89,6 +92,17 @@ const Env = z.object({
 
 export type Config = ReturnType<typeof loadConfig>;
 
+/**
+ * The user-SQL slots of one process (lib/query/fair-queue.ts). On a server, QUARRY_USER_SQL_CONCURRENCY;
+ * each organization's login pool (lib/db/client.ts) has as many connections as the organization may
+ * hold slots (at least two), so a slot granted never waits for a connection of its own pool. Embedded,
+ * one per analytics engine: an engine answers one statement at a time, so more would only queue inside.
+ */
+function userSqlSlots(e: z.infer<typeof Env>): { total: number; perKey: number; deadlineMs: number } {
+  const total = e.DATABASE_URL ? e.QUARRY_USER_SQL_CONCURRENCY : e.QUARRY_EMBEDDED_ANALYTICS === "true" ? e.QUARRY_EMBEDDED_ANALYTICS_ENGINES : 1;
+  return { total, perKey: Math.min(e.QUARRY_USER_SQL_PER_ORG ?? total, total), deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS };
+}
+
 /** Thrown at start when the environment is invalid; the message names each offending variable. */
 export class ConfigError extends Error {}
 
@@ -120,10 +134,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
           analyticsIdleMs: e.QUARRY_EMBEDDED_ANALYTICS_IDLE_MS,
           tsvectorWorker: e.QUARRY_EMBEDDED_TSVECTOR_WORKER === "true",
         } as const),
-    // An embedded engine answers one statement at a time, so one slot per analytics engine: more would only queue inside them.
-    userSql: e.DATABASE_URL
-      ? { total: e.QUARRY_USER_SQL_CONCURRENCY, perKey: Math.min(e.QUARRY_USER_SQL_PER_ORG, e.QUARRY_USER_SQL_CONCURRENCY), deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS }
-      : { total: e.QUARRY_EMBEDDED_ANALYTICS === "true" ? e.QUARRY_EMBEDDED_ANALYTICS_ENGINES : 1, perKey: 1, deadlineMs: e.QUARRY_USER_SQL_QUEUE_MS },
+    userSql: userSqlSlots(e),
     rollups: { maxRows: e.QUARRY_ROLLUP_MAX_ROWS },
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,

@@ -27,6 +27,73 @@ describe("FairQueue", () => {
     expect(queue.snapshot()).toEqual({ running: 0, lines: {} });
   });
 
+  it("lets one organization alone use every idle slot", async () => {
+    const queue = new FairQueue({ total: 3, perKey: 3, deadlineMs: 60_000 });
+    const log: string[] = [];
+    const gates = Array.from({ length: 5 }, (_, i) => gate(log, `a${i}`));
+    const runs = gates.map((g) => queue.run("a", g.work));
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2"]);
+    expect(queue.snapshot()).toEqual({ running: 3, lines: { a: { running: 3, waiting: 2 } } });
+    gates[1].open();
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2", "a3"]);
+    for (const g of gates) g.open();
+    await Promise.all(runs);
+    expect(queue.snapshot()).toEqual({ running: 0, lines: {} });
+  });
+
+  it("gives an organization that arrives while another holds every slot the next slot to free, then equal shares", async () => {
+    const queue = new FairQueue({ total: 3, perKey: 3, deadlineMs: 60_000 });
+    const log: string[] = [];
+    const a = Array.from({ length: 6 }, (_, i) => gate(log, `a${i}`));
+    const b = Array.from({ length: 3 }, (_, i) => gate(log, `b${i}`));
+    const runs = a.map((g) => queue.run("a", g.work));
+    await tick();
+    runs.push(...b.map((g) => queue.run("b", g.work)));
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2"]);
+    expect(queue.snapshot().lines).toEqual({ a: { running: 3, waiting: 3 }, b: { running: 0, waiting: 3 } });
+    // a3, a4, a5 were queued first, but b runs nothing: the freed slot is b's.
+    a[0].open();
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2", "b0"]);
+    // Equal shares now (a 1 running, b 1): in turn, and a was served longer ago.
+    a[1].open();
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2", "b0", "a3"]);
+    a[2].open();
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2", "b0", "a3", "b1"]);
+    b[0].open();
+    await tick();
+    expect(log).toEqual(["a0", "a1", "a2", "b0", "a3", "b1", "a4"]);
+    expect(queue.snapshot().lines).toEqual({ a: { running: 2, waiting: 1 }, b: { running: 1, waiting: 1 } });
+    for (const g of [...a, ...b]) g.open();
+    await Promise.all(runs);
+    expect(log.slice(7).sort()).toEqual(["a5", "b2"]);
+    expect(queue.snapshot()).toEqual({ running: 0, lines: {} });
+  });
+
+  it("serves the organization with the fewest running first, whatever the order they queued in", async () => {
+    const queue = new FairQueue({ total: 2, perKey: 2, deadlineMs: 60_000 });
+    const log: string[] = [];
+    const a = Array.from({ length: 3 }, (_, i) => gate(log, `a${i}`));
+    const c = gate(log, "c0");
+    const runs = [queue.run("a", a[0].work), queue.run("c", c.work), queue.run("a", a[1].work), queue.run("a", a[2].work)];
+    const b = gate(log, "b0");
+    runs.push(queue.run("b", b.work));
+    await tick();
+    expect(log).toEqual(["a0", "c0"]);
+    // c frees its slot: a (1 running, queued first) and b (0 running) wait; b has fewer.
+    c.open();
+    await tick();
+    expect(log).toEqual(["a0", "c0", "b0"]);
+    for (const g of [...a, b]) g.open();
+    await Promise.all(runs);
+    expect(log).toEqual(["a0", "c0", "b0", "a1", "a2"]);
+  });
+
   it("gives another organization a slot at once while one organization's line is long", async () => {
     const queue = new FairQueue({ total: 3, perKey: 2, deadlineMs: 60_000 });
     const log: string[] = [];

@@ -1,10 +1,14 @@
 /**
- * Slots for user SQL in one process, shared fairly between organizations. At most `total` pieces
- * of work run at once (the reader pool's size) and at most `perKey` of one organization; a caller
- * waits in its organization's line, and a freed slot goes to the organization that has waited
- * longest among those under their own limit (round robin; the one that just finished goes last), so sixteen runaway statements of one
- * organization hold `perKey` slots, not the process. A caller that has not started by `deadlineMs`
- * gets QueueDeadline, which the service layer turns into 503 with Retry-After.
+ * Slots for user SQL in one process, shared fairly between organizations without leaving any idle.
+ * At most `total` pieces of work run at once (the reader pool's size) and at most `perKey` of one
+ * organization (by default every slot). An organization alone may use every idle slot, so eight
+ * analysts of one organization run side by side; while others wait, each slot that frees goes to
+ * the waiting organization with the fewest running (round robin among equals; the one that was
+ * served last goes last), so a newcomer takes the next slot to free before any more of the busy
+ * organization's queued work, and busy organizations converge on equal shares. A slot is never
+ * taken back from running work: a runaway statement holds its slot until its statement time limit,
+ * so an organization holding every slot yields them all within that bound. A caller that has not
+ * started by `deadlineMs` gets QueueDeadline, which the service layer turns into 503 with Retry-After.
  *
  * In memory on purpose: it bounds this process's connections, which no other process shares; each
  * replica has its own pool and its own queue.
@@ -37,13 +41,15 @@ interface Waiter {
 interface Line {
   running: number;
   waiting: Waiter[];
+  /** When this organization last got a slot (a grant count): among organizations with as many running, the one served longest ago goes first. */
+  lastServed: number;
 }
 
 export class FairQueue {
+  /** Organizations running or waiting, in the order they came (a Map keeps it): who came first goes first among equals never served. */
   private readonly lines = new Map<string, Line>();
-  /** Organizations with someone waiting, in the order they are served next. */
-  private readonly turn: string[] = [];
   private running = 0;
+  private grants = 0;
 
   constructor(readonly limits: { total: number; perKey: number; deadlineMs: number }) {}
 
@@ -65,7 +71,7 @@ export class FairQueue {
   private line(key: string): Line {
     let line = this.lines.get(key);
     if (!line) {
-      line = { running: 0, waiting: [] };
+      line = { running: 0, waiting: [], lastServed: 0 };
       this.lines.set(key, line);
     }
     return line;
@@ -73,9 +79,9 @@ export class FairQueue {
 
   private acquire(key: string): Promise<void> {
     const line = this.line(key);
+    // dispatch() leaves no slot free while someone under their limit waits, so a free slot is this caller's to take.
     if (line.waiting.length === 0 && line.running < this.limits.perKey && this.running < this.limits.total) {
-      line.running++;
-      this.running++;
+      this.grant(line);
       return Promise.resolve();
     }
     const queuedAt = Date.now();
@@ -87,13 +93,11 @@ export class FairQueue {
         },
         timer: setTimeout(() => {
           line.waiting.splice(line.waiting.indexOf(waiter), 1);
-          if (line.waiting.length === 0) this.turn.splice(this.turn.indexOf(key), 1);
           this.forget(key);
           reject(new QueueDeadline(Date.now() - queuedAt));
         }, this.limits.deadlineMs),
       };
       line.waiting.push(waiter);
-      if (!this.turn.includes(key)) this.turn.push(key);
     });
   }
 
@@ -101,30 +105,38 @@ export class FairQueue {
     const line = this.line(key);
     line.running--;
     this.running--;
-    // The organization that just had a slot waits behind the others for its next one.
-    const place = this.turn.indexOf(key);
-    if (place !== -1) this.turn.push(...this.turn.splice(place, 1));
     this.dispatch();
     this.forget(key);
   }
 
-  /** Starts waiters while slots are free, taking organizations in turn. */
+  /** Starts waiters while slots are free, each in the line nextLine() picks. */
   private dispatch(): void {
-    let scanned = 0;
-    while (this.running < this.limits.total && scanned < this.turn.length) {
-      const key = this.turn.shift()!;
-      const line = this.line(key);
-      if (line.running < this.limits.perKey && line.waiting.length > 0) {
-        const waiter = line.waiting.shift()!;
-        line.running++;
-        this.running++;
-        waiter.start();
-        scanned = 0;
-      } else {
-        scanned++;
-      }
-      if (line.waiting.length > 0) this.turn.push(key);
+    while (this.running < this.limits.total) {
+      const line = this.nextLine();
+      if (!line) return;
+      const waiter = line.waiting.shift()!;
+      this.grant(line);
+      waiter.start();
     }
+  }
+
+  /**
+   * The waiting organization under its own limit with the fewest running; among equals, the one
+   * served longest ago (round robin: whoever just had a slot goes behind the others).
+   */
+  private nextLine(): Line | undefined {
+    let best: Line | undefined;
+    for (const line of this.lines.values()) {
+      if (line.waiting.length === 0 || line.running >= this.limits.perKey) continue;
+      if (!best || line.running < best.running || (line.running === best.running && line.lastServed < best.lastServed)) best = line;
+    }
+    return best;
+  }
+
+  private grant(line: Line): void {
+    line.running++;
+    this.running++;
+    line.lastServed = ++this.grants;
   }
 
   private forget(key: string): void {
