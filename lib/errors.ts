@@ -118,7 +118,6 @@ export class TimedOut extends DomainError {
   static readonly kind = "timed_out";
 }
 
-export const badRequest = (detail: string) => new Malformed(detail);
 export const unauthorized = (detail = "Not authenticated") => new Unauthenticated(detail);
 export const forbidden = (detail = "Not allowed for your role") => new Forbidden(detail);
 export const notFound = (what = "Resource") => new NotFound(`${what} not found`);

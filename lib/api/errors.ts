@@ -35,11 +35,6 @@ export function asDomainError(error: unknown): DomainError | null {
   return typeof code === "string" && Object.hasOwn(DATABASE_ERRORS, code) ? DATABASE_ERRORS[code]() : null;
 }
 
-/** The status a domain error answers with; null for anything else (a defect: 500). */
-export function httpStatusOf(error: unknown): number | null {
-  return error instanceof DomainError ? HTTP_STATUS[error.kind] : null;
-}
-
 /** What the caller receives for a domain error: status, `detail` and the headers its kind calls for. */
 export function httpViewOf(error: DomainError): { status: number; detail: DomainError["detail"]; headers: Record<string, string> } {
   const headers: Record<string, string> = {};

@@ -115,11 +115,6 @@ export function diffManifests(beforeYaml: string, afterYaml: string): ManifestDi
   };
 }
 
-/** Whether two manifests mean the same thing. */
-export function sameManifest(a: string, b: string): boolean {
-  return !diffManifests(a, b).changed;
-}
-
 /**
  * Field-level differences. Objects compare by key whatever their order; lists of objects that all
  * carry an `id` (dimensions, metrics, tabs' entries) compare by id, other lists by position.

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Role } from "@/lib/access/roles";
-import { CHART_TYPES, echartsOptionProblems } from "./echarts-option-allow-list";
+import { echartsOptionProblems } from "./echarts-option-allow-list";
 import { optionBoundProblems } from "./echarts-option-bounds";
 import { ValueFormat } from "./value-format";
 import { isSitePath } from "./site-path";
@@ -157,8 +157,6 @@ const Platform = z
 
 export const Component = z.enum(["echarts", "kpi", "table", "tabulator", "filter", "text", "image", "markdown"]);
 export type Component = z.infer<typeof Component>;
-
-export const EchartsSeriesType = z.enum(CHART_TYPES);
 
 const GridBox = {
   x: z.int().min(0).max(1000),

@@ -135,5 +135,3 @@ export class ChunkCopyWriter {
     this.length += 4 + bytes;
   }
 }
-
-export const CHUNK_COPY_SQL = (table: string) => `COPY ${table} (${CHUNK_COPY_COLUMNS.join(", ")}) FROM STDIN WITH (FORMAT binary)`;
