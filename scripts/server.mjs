@@ -9,6 +9,10 @@
 // Next.js prepares the app, whose instrumentation opens (and in embedded mode migrates) the database.
 // A server that cannot have its port, or whose QUARRY_DATA_DIR another process holds, exits without
 // having touched the database. Requests that arrive while the app boots wait for it.
+//
+// Stopping (issue 47 §1): SIGINT, SIGTERM or SIGHUP, or its supervisor gone (scripts/supervise.mjs: the IPC
+// channel closes when scripts/start.mjs dies, even by SIGKILL) closes the port and exits; the engines it forked see
+// their channel close and close their databases (lib/db/engine-process.mjs), and the supervisor waits for them.
 import { spawnSync } from "node:child_process";
 import crypto from "node:crypto";
 import http from "node:http";
@@ -16,6 +20,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import next from "next";
 import { DataDirLocked, lockDataDir } from "../lib/db/data-dir-lock.mjs";
+import { describePortHolder } from "./port-holder.mjs";
+import { onStopRequest } from "./supervise.mjs";
 
 const PEER_HEADER = "x-quarry-peer";
 const PEER_KEY_HEADER = "x-quarry-peer-key";
@@ -39,11 +45,19 @@ const server = http.createServer((req, res) => {
   if (handle) handle(req, res);
   else void ready.then(() => handle(req, res));
 });
+onStopRequest(() => {
+  // In-flight requests finish; idle keep-alive connections would hold close() open, so it is bounded.
+  server.close(() => process.exit(0));
+  server.closeIdleConnections();
+  setTimeout(() => process.exit(0), 3000).unref();
+});
 
 // 1. The port. All interfaces, as `next start` does (HOSTNAME is often the machine's name in containers, so it is not read).
 await new Promise((resolve) => {
   server.once("error", (error) => {
-    console.error(`Quarry cannot listen on port ${port}: ${error.code === "EADDRINUSE" ? "another process is using it" : error.message}. Nothing was started.`);
+    const holder = error.code === "EADDRINUSE" ? describePortHolder(port) : undefined;
+    const why = error.code !== "EADDRINUSE" ? error.message : holder ? `${holder} is using it` : "another process is using it";
+    console.error(`Quarry cannot listen on port ${port}: ${why}. Nothing was started.`);
     process.exit(1);
   });
   server.listen(port, resolve);
@@ -74,13 +88,6 @@ try {
 }
 handle = app.getRequestHandler();
 markReady();
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    server.close(() => process.exit(0));
-    // Idle keep-alive connections would hold close() open.
-    setTimeout(() => process.exit(0), 3000).unref();
-  });
-}
 try {
   await booted;
 } catch (error) {

@@ -1,3 +1,4 @@
+export const STOP_GRACE_MS: number;
 export function supervise(options: {
   command: string;
   args: string[];
@@ -5,6 +6,10 @@ export function supervise(options: {
   startupMs?: number;
   maxRestarts?: number;
   windowMs?: number;
+  stopGraceMs?: number;
   log?: (line: string) => void;
   onExit?: (code: number) => void;
-}): { stop: (signal?: NodeJS.Signals) => void; restarts: () => number };
+}): { stop: (signal?: NodeJS.Signals) => void; restarts: () => number; pid: () => number | undefined };
+export function groupAlive(group: number): boolean;
+export function onStopRequest(stop: (reason: string) => void, options?: { watch?: number[] }): void;
+export function npmAncestors(env?: NodeJS.ProcessEnv): number[];

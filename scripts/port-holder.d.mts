@@ -1,0 +1,1 @@
+export function describePortHolder(port: number): string | undefined;
