@@ -41,11 +41,16 @@ interface Drawer {
   stderr: string;
 }
 
+/** What draws a report's job: the pool of draw processes (bench/report-render.ts also draws in its own process, for its baseline). */
+export interface ReportDrawer {
+  draw(job: DrawJob): Promise<DrawResult>;
+}
+
 export interface DrawPoolOptions extends DrawProcessLimits {
   maxProcesses: number;
 }
 
-export class DrawPool {
+export class DrawPool implements ReportDrawer {
   private readonly idle: Drawer[] = [];
   private running = 0;
   private readonly waiting: (() => void)[] = [];
@@ -218,4 +223,4 @@ export function residentMb(pid: number | undefined): number | null {
 }
 
 /** This server's draw processes, one pool per process (shared by every bundled copy of this module). */
-export const drawPool = processSingleton("report draw processes", () => new DrawPool({ ...DRAW_PROCESS_LIMITS, maxProcesses: REPORT_QUEUE_LIMITS.total }));
+export const drawPool = processSingleton<ReportDrawer>("report draw processes", () => new DrawPool({ ...DRAW_PROCESS_LIMITS, maxProcesses: REPORT_QUEUE_LIMITS.total }));
