@@ -1,8 +1,8 @@
 import "server-only";
-import type { ReportHooks } from "@/lib/notifications/pipeline/runtime";
+import { insertRun, type ReportHooks } from "@/lib/notifications/pipeline/runtime";
 import { latestDue } from "@/lib/notifications/settings/cron";
 import { SendError } from "@/lib/notifications/transports/send";
-import { insertReportRun } from "./schedules";
+import { REPORT_RUNS } from "./schedules";
 import { unsubscribeLinks } from "./schedules-links";
 import { ReportUnavailable, pruneReportFiles, reportAttachments, runReport } from "./schedules-run";
 
@@ -14,7 +14,7 @@ export const reportHooks: ReportHooks = {
       // The cron is read in the schedule's own time zone; missed occurrences collapse into the latest.
       const occurrence = latestDue(schedule.cron, now, schedule.lastScheduledFor ?? schedule.createdAt, schedule.timeZone);
       if (!occurrence) continue;
-      const id = await insertReportRun(tx, orgId, schedule.id, occurrence, "cron");
+      const id = await insertRun(tx, REPORT_RUNS, orgId, schedule.id, occurrence, "cron");
       await tx.reportSchedule.update({ where: { id: schedule.id }, data: { lastScheduledFor: occurrence } });
       if (id) due.push(id);
     }

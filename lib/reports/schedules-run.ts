@@ -1,18 +1,16 @@
 import "server-only";
 import { findOrganization, type OrgIdentity } from "@/lib/auth/directory";
 import { Role } from "@/lib/access/roles";
-import { notificationsConfig } from "@/lib/config/notifications";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery, ReportRun, ReportSchedule } from "@/lib/db/generated/client";
 import { Forbidden, NotFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { resolveChannel, usableKinds } from "@/lib/notifications/settings/channels";
-import { enqueueDeliveries, pendingOf } from "@/lib/notifications/pipeline/evaluate";
+import { usableKinds } from "@/lib/notifications/settings/channels";
+import { CHANNEL_UNUSABLE, channelRecipient, fanOut, leftGroupsReason } from "@/lib/notifications/pipeline/fan-out";
 import type { ReportRenderer, ReportRunJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { loadOptOuts } from "@/lib/notifications/settings/opt-outs";
-import { loadQuietHours, quietOutcome } from "@/lib/notifications/settings/quiet-hours";
-import { headerText } from "@/lib/notifications/transports/header-text";
+import type { ReportAttachment } from "@/lib/notifications/transports/send";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { emailGroups } from "./email-groups";
 import { domainOf, sharedApproval } from "./schedules";
@@ -72,7 +70,7 @@ async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Ta
   const targets: Target[] = [];
   for (const channel of schedule.channels as Channel[]) {
     if (!usable.has(channel)) {
-      targets.push({ channel, recipient: "-", scope: shared, renderFor: schedule.createdBy, skipReason: "channel not configured or disabled" });
+      targets.push({ channel, recipient: "-", scope: shared, renderFor: schedule.createdBy, skipReason: CHANNEL_UNUSABLE });
       continue;
     }
     if (channel === "email") {
@@ -101,7 +99,7 @@ async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Ta
         // A member who left every group that names them (a group opt-out) hears nothing through them.
         const via = groups.filter((g) => g.members.includes(address));
         const left = via.filter((g) => optOuts.leftGroup(g.id, address));
-        const leftAll = left.length === via.length ? `recipient unsubscribed from group ${left.map((g) => `'${g.groupName}'`).join(", ")}` : undefined;
+        const leftAll = left.length === via.length ? leftGroupsReason(left.map((g) => g.groupName)) : undefined;
         const user = userOf.get(address);
         if (user) asUser(user, leftAll);
         else asAddress(address, leftAll);
@@ -111,13 +109,8 @@ async function reportTargets(tx: TenantTx, schedule: ReportSchedule): Promise<Ta
         targets.push({ channel, recipient: `group ${id}`, scope: shared, renderFor: schedule.createdBy, skipReason: "this email group was removed" });
       }
     }
-    if (channel === "slack") {
-      const resolved = await resolveChannel(tx, schedule.orgId, "slack");
-      targets.push({ channel, recipient: resolved?.settings.mode === "bot" ? String(resolved.settings.channel) : "slack-webhook", scope: shared, renderFor: schedule.createdBy, skipReason: sharedSkip });
-    }
-    if (channel === "webhook") {
-      const resolved = await resolveChannel(tx, schedule.orgId, "webhook");
-      targets.push({ channel, recipient: new URL(String(resolved?.settings.url)).host, scope: shared, renderFor: schedule.createdBy, skipReason: sharedSkip });
+    if (channel === "slack" || channel === "webhook") {
+      targets.push({ channel, recipient: await channelRecipient(tx, schedule.orgId, channel), scope: shared, renderFor: schedule.createdBy, skipReason: sharedSkip });
     }
   }
   return targets;
@@ -207,55 +200,27 @@ export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
   }
 
   const now = rt.clock.now();
-  const pending = await withTenant(scope, async (tx) => {
+  await fanOut(rt, job.orgId, now, async (tx) => {
     // Claiming the run makes a second run of the same job (a redelivered one) fan out nothing.
     const claimed = await tx.reportRun.updateMany({ where: { id: run.id, status: "queued" }, data: { status: "sent", renders, finishedAt: now } });
-    if (claimed.count === 0) return [];
-    const cfg = notificationsConfig();
-    const quiet = await loadQuietHours(tx);
-    // A header value: names saved before they were checked (or a dashboard's) must not carry a line break into it.
-    const subject = headerText(`${schedule.name}: ${dashboard?.name ?? "dashboard"}`);
-    const rows = targets.map((t) => {
-      const key = scopeKey(t.scope);
-      const skipReason = t.skipReason ?? (denied.has(key) ? `the recipient's role (${t.scope.role}) may not view this dashboard` : undefined);
-      const quietly = skipReason ? null : quietOutcome(quiet, t.channel, now);
-      const skip = skipReason ?? (quietly && "skip" in quietly ? quietly.skip : undefined);
-      const deferTo = quietly && "deferTo" in quietly ? quietly : null;
-      return {
-        id: newId("ndl"),
-        orgId: schedule.orgId,
-        scheduleId: schedule.id,
-        reportRunId: run.id,
-        reportScope: key,
-        channel: t.channel,
-        recipient: t.recipient,
-        status: skip ? "skipped" : "pending",
-        reason: skip ?? deferTo?.reason ?? "queued",
-        subject,
-        body: `${dashboard?.name ?? "The dashboard"} as of ${run.scheduledFor.toISOString()}, in the scope of ${describeScope(t.scope)}.`,
-        severity: "info",
-        dedupeKey: `report:${run.id}`,
-        maxAttempts: cfg.max_attempts,
-        nextAttemptAt: skip ? null : (deferTo?.deferTo ?? now),
-        createdAt: now,
-        updatedAt: now,
-      };
-    });
-    await tx.notificationDelivery.createMany({ data: rows, skipDuplicates: true });
-    return pendingOf(rows);
+    if (claimed.count === 0) return null;
+    return {
+      origin: { reportRunId: run.id, scheduleId: schedule.id },
+      subject: `${schedule.name}: ${dashboard?.name ?? "dashboard"}`,
+      severity: "info",
+      dedupeKey: `report:${run.id}`,
+      targets: targets.map((t) => {
+        const key = scopeKey(t.scope);
+        return {
+          channel: t.channel,
+          recipient: t.recipient,
+          skipReason: t.skipReason ?? (denied.has(key) ? `the recipient's role (${t.scope.role}) may not view this dashboard` : undefined),
+          reportScope: key,
+          body: `${dashboard?.name ?? "The dashboard"} as of ${run.scheduledFor.toISOString()}, in the scope of ${describeScope(t.scope)}.`,
+        };
+      }),
+    };
   });
-  await enqueueDeliveries(rt, job.orgId, pending, now);
-}
-
-/** A report delivery's files, with a signed link each; rendered now when the run could not (a failed render is retried here). */
-export interface ReportAttachment {
-  format: "pdf" | "png";
-  filename: string;
-  contentType: string;
-  bytes: Buffer;
-  pages: number;
-  url: string;
-  expiresAt: Date;
 }
 
 export class ReportUnavailable extends Error {

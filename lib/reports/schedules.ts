@@ -10,7 +10,7 @@ import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/l
 import { newId } from "@/lib/ids";
 import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
 import { QUEUES } from "@/lib/job-queue";
-import type { ReportRunJob, Runtime } from "@/lib/notifications/pipeline/runtime";
+import { insertRun, type ReportRunJob, type RunTable, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
@@ -362,21 +362,15 @@ export async function deleteReportSchedule(principal: Principal, id: string) {
   });
 }
 
-/** Records a run of a schedule for one occurrence; null when that occurrence already has its run. */
-export async function insertReportRun(tx: TenantTx, orgId: string, scheduleId: string, scheduledFor: Date, trigger: "cron" | "manual"): Promise<string | null> {
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO report_runs (id, org_id, schedule_id, scheduled_for, trigger, created_at)
-    VALUES (${newId("rrn")}, ${orgId}, ${scheduleId}, ${scheduledFor}, ${trigger}, ${scheduledFor})
-    ON CONFLICT (schedule_id, scheduled_for) DO NOTHING RETURNING id`;
-  return rows[0]?.id ?? null;
-}
+/** A schedule's runs, recorded by the pipeline's one run insertion. */
+export const REPORT_RUNS: RunTable = { table: "report_runs", ownerColumn: "schedule_id", idPrefix: "rrn" };
 
 /** "Send now": one run at this instant, paused or not. */
 export async function sendReportNow(principal: Principal, id: string, rt: Runtime) {
   const now = rt.clock.now();
   const run = await withTenant(principal, async (tx) => {
     const row = await findOr404(tx, principal, id);
-    const runId = await insertReportRun(tx, principal.orgId, row.id, now, "manual");
+    const runId = await insertRun(tx, REPORT_RUNS, principal.orgId, row.id, now, "manual");
     if (!runId) throw conflict("This report was already sent at this instant");
     return tx.reportRun.findUniqueOrThrow({ where: { id: runId } });
   });

@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound, conflict } from "@/lib/errors";
 import { QUEUES } from "@/lib/job-queue";
-import { insertRun, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { RULE_RUNS, insertRun, type EvaluateJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 
 /** Manual trigger (rate limited at the route): one run now, outside the cadence. */
 export async function triggerRule(principal: Principal, ruleId: string, rt: Runtime) {
@@ -12,7 +12,7 @@ export async function triggerRule(principal: Principal, ruleId: string, rt: Runt
     const rule = await tx.notificationRule.findUnique({ where: { id: ruleId } });
     if (!rule) throw notFound("Rule");
     if (!rule.enabled) throw conflict("The rule is disabled; enable it before triggering it");
-    const id = await insertRun(tx, principal.orgId, rule.id, now, "manual");
+    const id = await insertRun(tx, RULE_RUNS, principal.orgId, rule.id, now, "manual");
     if (!id) throw conflict("The rule was already triggered at this instant");
     return tx.notificationRuleRun.findUniqueOrThrow({ where: { id } });
   });

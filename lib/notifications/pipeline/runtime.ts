@@ -1,7 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
 import type { TenantTx } from "@/lib/db/tenant";
-import type { NotificationDelivery } from "@/lib/db/generated/client";
+import { Prisma, type NotificationDelivery } from "@/lib/db/generated/client";
 import { type JobQueue, getQueue } from "@/lib/job-queue";
 import { type Clock, systemClock } from "@/lib/notifications/clock";
 import type { ReportMessage } from "@/lib/notifications/transports/send";
@@ -62,11 +62,30 @@ export interface DeliverJob {
   attempt: number;
 }
 
-/** Records a run of a rule for one occurrence; null when that occurrence already has its run (the unique (rule, occurrence) key). */
-export async function insertRun(tx: TenantTx, orgId: string, ruleId: string, scheduledFor: Date, trigger: "cron" | "manual"): Promise<string | null> {
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO notification_rule_runs (id, org_id, rule_id, scheduled_for, trigger, created_at)
-    VALUES (${newId("nrn")}, ${orgId}, ${ruleId}, ${scheduledFor}, ${trigger}, ${scheduledFor})
-    ON CONFLICT (rule_id, scheduled_for) DO NOTHING RETURNING id`;
+/**
+ * A table of runs, one row per owner (a rule, a report schedule) and occurrence: its name, its owner column and
+ * the prefix of its ids. Declared in code by the domain that owns the table, never from input.
+ */
+export interface RunTable {
+  table: string;
+  ownerColumn: string;
+  idPrefix: string;
+}
+
+/** A rule's runs. */
+export const RULE_RUNS: RunTable = { table: "notification_rule_runs", ownerColumn: "rule_id", idPrefix: "nrn" };
+
+const IDENTIFIER = /^[a-z_]+$/;
+
+/**
+ * Records the run of one owner for one occurrence; null when that occurrence already has its run (the table's
+ * unique (owner, occurrence) key makes concurrent ticks and a manual trigger at the same instant record it once).
+ */
+export async function insertRun(tx: TenantTx, runs: RunTable, orgId: string, ownerId: string, scheduledFor: Date, trigger: "cron" | "manual"): Promise<string | null> {
+  if (!IDENTIFIER.test(runs.table) || !IDENTIFIER.test(runs.ownerColumn)) throw new Error(`Not a run table: ${runs.table}(${runs.ownerColumn})`);
+  const rows = await tx.$queryRaw<{ id: string }[]>(Prisma.sql`
+    INSERT INTO ${Prisma.raw(runs.table)} (id, org_id, ${Prisma.raw(runs.ownerColumn)}, scheduled_for, trigger, created_at)
+    VALUES (${newId(runs.idPrefix)}, ${orgId}, ${ownerId}, ${scheduledFor}, ${trigger}, ${scheduledFor})
+    ON CONFLICT (${Prisma.raw(runs.ownerColumn)}, scheduled_for) DO NOTHING RETURNING id`);
   return rows[0]?.id ?? null;
 }

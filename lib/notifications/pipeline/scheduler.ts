@@ -3,7 +3,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { latestDue } from "@/lib/notifications/settings/cron";
 import { QUEUES } from "@/lib/job-queue";
-import { insertRun, type DeliverJob, type EvaluateJob, type ReportRunJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { RULE_RUNS, insertRun, type DeliverJob, type EvaluateJob, type ReportRunJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 
 /** Deliveries or runs whose job should have run this long ago are re-queued by the tick (a crash between commit and enqueue). */
 const STRANDED_MS = 10 * 60_000;
@@ -33,7 +33,7 @@ export async function tick(rt: Runtime): Promise<{ queued: number; recovered: nu
       for (const rule of rules) {
         const due = latestDue(rule.cadenceCron, now, rule.lastScheduledFor ?? rule.createdAt);
         if (!due) continue;
-        const id = await insertRun(tx, orgId, rule.id, due, "cron");
+        const id = await insertRun(tx, RULE_RUNS, orgId, rule.id, due, "cron");
         await tx.notificationRule.update({ where: { id: rule.id }, data: { lastScheduledFor: due } });
         if (id) created.push(id);
       }

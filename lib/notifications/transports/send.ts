@@ -37,9 +37,12 @@ export class SendError extends Error {
   }
 }
 
-/** One file of a scheduled report, with its signed download link. */
-export interface ReportFileOut {
-  format: string;
+/**
+ * One file of a scheduled report as a delivery sends it: the bytes e-mail attaches and Slack uploads, and the signed
+ * download link (valid until `expiresAt`, never past the kept file) that Slack falls back to and webhooks carry.
+ */
+export interface ReportAttachment {
+  format: "pdf" | "png";
   filename: string;
   contentType: string;
   bytes: Buffer;
@@ -51,7 +54,7 @@ export interface ReportFileOut {
 /** A scheduled report to one recipient: e-mail attaches the files, Slack uploads them (or links them), webhooks link them. */
 export interface ReportMessage extends OutboundMessage {
   scheduleId: string;
-  files: ReportFileOut[];
+  files: ReportAttachment[];
   /** The recipient's unsubscribe URLs (e-mail): one-click for List-Unsubscribe, a page for the text. */
   unsubscribe?: { oneClick: string; page: string };
 }
