@@ -1,6 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { log } from "@/lib/log";
 import { EmbeddedEngine } from "./embedded-engine";
+import { READER_TABLE_WRITE } from "./warehouse";
 import { PrismaClient } from "./generated/client";
 
 /** The limit for analytics statements that set none; user SQL always sets its own (withTenant). */
@@ -12,11 +13,6 @@ const ANALYTICS_DEFAULT_LIMIT_MS = 120_000;
  */
 const SPARE_WARM_AFTER_MS = 1_500;
 
-/**
- * What quarry_reader may read (migration 0001: organizations, locations, products, orders,
- * sales_targets; migration 0036: rollup_rows), written or redefined. Statements are matched as sent, quoted or not.
- */
-const READER_TABLE_WRITE = /\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM|TRUNCATE(?:\s+TABLE)?|COPY|ALTER\s+TABLE|DROP\s+TABLE)\s+(?:ONLY\s+)?(?:"?public"?\.)?"?(?:organizations|locations|products|orders|sales_targets|rollup_rows)\b/i;
 /** Schema, function and privilege changes (migrations, tests' helper functions). */
 const DEFINITION_CHANGE = /(?:^|;)\s*(?:CREATE|ALTER|DROP|GRANT|REVOKE)\s/i;
 

@@ -1,4 +1,5 @@
 import type { Dataset, Rollup } from "@/lib/manifest/schema";
+import { WAREHOUSE_LOCATION_COLUMNS } from "@/lib/db/warehouse";
 
 /**
  * Rollups (issue 31 §2, docs/rollups.md): a dataset's declared pre-aggregations, as the engine
@@ -40,7 +41,7 @@ export interface RollupDefinition {
  * expression row-level, every location-scoped table joined on its location) is lib/query/rollup-scope.ts's, on
  * PostgreSQL's parser, on the server: the browser's editor checks these names only.
  */
-export const LOCATION_COLUMNS: Readonly<Record<string, string>> = { orders: "location_id", sales_targets: "location_id", locations: "id" };
+export const LOCATION_COLUMNS: Readonly<Record<string, string>> = WAREHOUSE_LOCATION_COLUMNS;
 const LOCATION_SCOPED = new RegExp(`\\b(${Object.keys(LOCATION_COLUMNS).join("|")})\\b`, "i");
 const LOCATION_COLUMN = new RegExp(`^\\s*(${Object.entries(LOCATION_COLUMNS).map(([table, column]) => `${table}\\.${column}`).join("|")})\\s*$`, "i");
 

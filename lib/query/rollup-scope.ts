@@ -1,4 +1,5 @@
 import { loadModule, parseSync } from "libpg-query";
+import { WAREHOUSE_COLUMNS } from "@/lib/db/warehouse";
 import { LOCATION_COLUMNS, type RollupDefinition, type RollupPart } from "./rollup-definition";
 
 /*
@@ -23,13 +24,6 @@ import { LOCATION_COLUMNS, type RollupDefinition, type RollupPart } from "./roll
 
 await loadModule();
 
-/** The warehouse tables a rollup's source may read, with their columns (migration 0001; a test compares with information_schema). */
-export const WAREHOUSE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  orders: ["id", "org_id", "order_date", "location_id", "product_id", "channel", "customer_id", "quantity", "amount", "cost"],
-  locations: ["id", "org_id", "code", "name", "city", "region", "created_at"],
-  products: ["id", "org_id", "sku", "name", "category", "unit_price", "unit_cost"],
-  sales_targets: ["org_id", "location_id", "month", "target_amount"],
-};
 
 /**
  * Functions a rollup expression may call (schema pg_catalog): every overload is a plain function that is

@@ -1,4 +1,5 @@
 import { loadModule, parseSync } from "libpg-query";
+import { READER_TABLES } from "@/lib/db/warehouse";
 
 /*
  * What SQL written in a manifest may do, decided on PostgreSQL's own parser (libpg-query: the
@@ -26,16 +27,9 @@ await loadModule();
  * builds from it (lib/rollups: statements routed to a rollup read rollup_rows, under the same
  * row-level security; they hold only aggregates of the warehouse rows the reader sees anyway).
  */
-export const ALLOWED_COLUMNS: ReadonlyMap<string, readonly string[]> = new Map([
-  ["orders", ["id", "org_id", "order_date", "location_id", "product_id", "channel", "customer_id", "quantity", "amount", "cost"]],
-  ["locations", ["id", "org_id", "code", "name", "city", "region", "created_at"]],
-  ["products", ["id", "org_id", "sku", "name", "category", "unit_price", "unit_cost"]],
-  ["sales_targets", ["org_id", "location_id", "month", "target_amount"]],
-  ["organizations", ["id", "slug", "name", "time_zone", "created_at"]],
-  ["rollup_rows", ["org_id", "rollup_id", "location_id", "bucket", "key", "measures"]],
-]);
+export const ALLOWED_COLUMNS: ReadonlyMap<string, readonly string[]> = new Map(Object.entries(READER_TABLES).map(([name, table]) => [name, table.columns]));
 
-/** The relations of ALLOWED_COLUMNS (sql-allow-list-catalog.test.ts holds their columns to the database's). */
+/** The relations of ALLOWED_COLUMNS (lib/db/warehouse.test.ts holds them and their columns to the database's). */
 export const ALLOWED_RELATIONS: ReadonlySet<string> = new Set(ALLOWED_COLUMNS.keys());
 
 /**

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { getDb } from "./client";
+import { READER_TABLES, READER_TABLE_WRITE, WAREHOUSE_COLUMNS, WAREHOUSE_LOCATION_COLUMNS } from "./warehouse";
+
+/* The declaration of the tables dashboards read, held to the database it declares (both engines). */
+
+describe("the reader's tables, as declared and as the database has them", () => {
+  it("are exactly the tables quarry_reader may read, with their columns in order", async () => {
+    const { system } = await getDb();
+    const granted = await system.query<{ name: string }>(
+      `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND has_table_privilege('quarry_reader', c.oid, 'SELECT') ORDER BY 1`,
+    );
+    expect(granted.map((g) => g.name)).toEqual(Object.keys(READER_TABLES).sort());
+    const columns = await system.query<{ table: string; column: string }>(
+      `SELECT table_name AS table, column_name AS column FROM information_schema.columns
+        WHERE table_schema = 'public' AND table_name = ANY($1) ORDER BY table_name, ordinal_position`,
+      [Object.keys(READER_TABLES)],
+    );
+    const found: Record<string, string[]> = {};
+    for (const { table, column } of columns) (found[table] ??= []).push(column);
+    expect(found).toEqual(Object.fromEntries(Object.entries(READER_TABLES).map(([name, t]) => [name, [...t.columns]])));
+  });
+
+  it("declare each location policy's column, and the change triggers sit on the warehouse tables alone", async () => {
+    const { system } = await getDb();
+    const policies = await system.query<{ table: string; qual: string }>(
+      "SELECT tablename AS table, qual FROM pg_policies WHERE schemaname = 'public' AND policyname = 'location_scope' AND tablename = ANY($1)",
+      [Object.keys(WAREHOUSE_COLUMNS)],
+    );
+    expect(Object.fromEntries(policies.map((p) => [p.table, /\(?(\w+) = ANY/.exec(p.qual)?.[1]]))).toEqual(WAREHOUSE_LOCATION_COLUMNS);
+    const triggers = await system.query<{ table: string }>(
+      `SELECT DISTINCT c.relname AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+        WHERE NOT t.tgisinternal AND t.tgfoid = 'quarry_warehouse_changed'::regproc ORDER BY 1`,
+    );
+    expect(triggers.map((t) => t.table)).toEqual(Object.keys(WAREHOUSE_COLUMNS).sort());
+  });
+
+  it("recognise a write to any of them however it is spelled", () => {
+    for (const sql of ["INSERT INTO orders VALUES (1)", 'update "public"."locations" set name = 1', "MERGE INTO products p USING x ON true WHEN MATCHED THEN DELETE", "TRUNCATE TABLE rollup_rows", "COPY sales_targets FROM STDIN"]) {
+      expect(READER_TABLE_WRITE.test(sql), sql).toBe(true);
+    }
+    expect(READER_TABLE_WRITE.test("INSERT INTO users VALUES (1)")).toBe(false);
+    expect(READER_TABLE_WRITE.test("SELECT * FROM orders")).toBe(false);
+  });
+});

@@ -1,0 +1,50 @@
+/*
+ * The one declaration of the tables dashboards read (issue 46 §5): the warehouse, which the migrations
+ * create, rollups aggregate and change detection watches, and the tables the reader role reads beside
+ * it. Read by the SQL allow-list (lib/query/sql-allow-list.ts), rollups' scope rule
+ * (lib/query/rollup-scope.ts, rollup-definition.ts) and the embedded analytics copy's change
+ * detection (analytics-copy.ts); warehouse.test.ts holds it to the database: its columns, the reader's
+ * grants, the location policies and the change triggers of migration 0036. An organization's own tables
+ * (issue 42) are to be declared here too.
+ *
+ * Framework-free and at the bottom floor: lib/db, lib/query and lib/rollups all read it.
+ */
+
+export interface ReaderTable {
+  /** Columns in the order the migrations create them. */
+  columns: readonly string[];
+  /** The column the table's location policy tests, for location-scoped tables. */
+  location?: string;
+  /** A warehouse table: rollups read it, and its writes move the organization's warehouse version (migration 0036). */
+  warehouse: boolean;
+}
+
+export const READER_TABLES: Readonly<Record<string, ReaderTable>> = {
+  orders: { columns: ["id", "org_id", "order_date", "location_id", "product_id", "channel", "customer_id", "quantity", "amount", "cost"], location: "location_id", warehouse: true },
+  locations: { columns: ["id", "org_id", "code", "name", "city", "region", "created_at"], location: "id", warehouse: true },
+  products: { columns: ["id", "org_id", "sku", "name", "category", "unit_price", "unit_cost"], warehouse: true },
+  sales_targets: { columns: ["org_id", "location_id", "month", "target_amount"], location: "location_id", warehouse: true },
+  organizations: { columns: ["id", "slug", "name", "time_zone", "created_at"], warehouse: false },
+  /** The rollups the engine builds (lib/rollups): aggregates of warehouse rows, under the same policies. */
+  rollup_rows: { columns: ["org_id", "rollup_id", "location_id", "bucket", "key", "measures"], location: "location_id", warehouse: false },
+};
+
+/** The warehouse tables, with their columns. */
+export const WAREHOUSE_COLUMNS: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  Object.entries(READER_TABLES)
+    .filter(([, table]) => table.warehouse)
+    .map(([name, table]) => [name, table.columns]),
+);
+
+/** Location-scoped warehouse tables and the column their location policy tests. */
+export const WAREHOUSE_LOCATION_COLUMNS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(READER_TABLES)
+    .filter(([, table]) => table.warehouse && table.location !== undefined)
+    .map(([name, table]) => [name, table.location!]),
+);
+
+/** A statement that writes or redefines a table the reader reads (matched as sent, quoted or not). */
+export const READER_TABLE_WRITE = new RegExp(
+  `\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM|MERGE\\s+INTO|TRUNCATE(?:\\s+TABLE)?|COPY|ALTER\\s+TABLE|DROP\\s+TABLE)\\s+(?:ONLY\\s+)?(?:"?public"?\\.)?"?(?:${Object.keys(READER_TABLES).join("|")})\\b`,
+  "i",
+);
