@@ -11,6 +11,8 @@ import * as planRoute from "@/app/api/v1/custom-dashboards/%5Fplan/route";
 import * as applyRoute from "@/app/api/v1/custom-dashboards/%5Fapply/route";
 import * as apiKeys from "@/app/api/v1/api-keys/route";
 import { getDb } from "@/lib/db/client";
+import { getQueue } from "@/lib/job-queue";
+import { ROLLUP_QUEUE } from "@/lib/rollups/jobs";
 import type { PlanItem } from "@/lib/dashboards/plan-contract";
 import { call, tokenFor } from "@/test/helpers";
 import { reformatYaml } from "@/test/support/reformat-yaml";
@@ -18,6 +20,22 @@ import { reformatYaml } from "@/test/support/reformat-yaml";
 const SMALL = fs.readFileSync(path.join(import.meta.dirname, "fixtures/small-dashboard.yaml"), "utf8");
 const SQL_WIDGET = (query: string) =>
   `---\nversion: "1.0"\nkind: widget\nmetadata: { id: raw, name: Raw }\nspec:\n  component: table\n  layout: { x: 0, y: 9, w: 6, h: 3 }\n  data:\n    kind: sql\n    query: "${query}"\n`;
+
+/** The small dashboard with a chart whose click drills through as given. */
+const withDrill = (drill: string) =>
+  `${SMALL.replace("widgets: [location, period, revenue_kpi, by_channel, note]", "widgets: [location, period, revenue_kpi, by_channel, note, trend]")}
+---
+version: "1.0"
+kind: widget
+metadata: { id: trend, name: Trend }
+spec:
+  component: echarts
+  layout: { x: 0, y: 8, w: 12, h: 4 }
+  data: { kind: dataset, dataset: sales, columns: [order_date, channel, revenue], mappings: { x: order_date, y: revenue } }
+  display: { echarts: { option: { series: [{ type: line }] } } }
+  on_click:
+    drill_through: ${drill}
+`;
 
 let admin: string, analyst: string, globex: string;
 
@@ -180,6 +198,59 @@ describe("apply", () => {
     const invalid = await apply(broken, (await plan(broken)).json.expected);
     expect(invalid.status).toBe(422);
     expect(invalid.json.detail[0]).toMatchObject({ type: "manifest", line: expect.any(Number), column: expect.any(Number), msg: expect.stringMatching(/^keyed\.yaml:\d+:\d+ /) });
+  });
+
+  it("refuses what the editor refuses: a drill-through to a dashboard that does not exist is 422 naming it, and nothing is written", async () => {
+    const spec = withDrill("{ dashboard: nowhere }");
+    const saved = await call(list.POST, "POST", { token: admin, body: { name: "Drills", slug: "drills", spec_yaml: spec } });
+    expect(saved.status).toBe(422);
+    const [editorItem] = saved.json.detail;
+    expect(editorItem.msg).toMatch(/^\d+:\d+ no dashboard has slug 'nowhere' in this organization$/);
+    const files = [{ path: "dashboards/drills.yaml", content: spec }];
+    const planned = await plan(files);
+    const res = await apply(files, planned.json.expected, { publish: true });
+    expect(res.status, res.text).toBe(422);
+    expect(res.json.detail).toEqual([
+      { loc: ["body", "files", 0, "content", expect.any(String)], msg: `dashboards/drills.yaml:${editorItem.msg}`, type: "manifest", line: editorItem.line, column: editorItem.column },
+    ]);
+    expect((await call(one.GET, "GET", { token: admin, params: { id: "drills" } })).status).toBe(404);
+  });
+
+  it("checks drill targets against what the whole push leaves: a target it creates is found, even from a file listed after the one that drills to it", async () => {
+    const files = [
+      { path: "drills.yaml", content: withDrill("{ dashboard: drill-target, filters: [{ filter: period, field: order_date }] }") },
+      { path: "drill-target.yaml", content: SMALL },
+    ];
+    const res = await apply(files, (await plan(files)).json.expected);
+    expect(res.status, res.text).toBe(200);
+    expect(Object.fromEntries(res.json.items.map((i: { slug: string; action: string }) => [i.slug, i.action]))).toMatchObject({ drills: "create", "drill-target": "create" });
+  });
+
+  it("asks for the organization's rollup refresh after deleting a dashboard, as the endpoint's delete does", async () => {
+    const boss = await getQueue();
+    const queued = () => boss.getQueueSize(ROLLUP_QUEUE);
+    const deletes: [string, (slug: string) => Promise<number>][] = [
+      ["endpoint", async (slug) => (await call(one.DELETE, "DELETE", { token: admin, params: { id: slug } })).status],
+      [
+        "apply",
+        async (slug) => {
+          const files = (await pull()).filter((f) => !f.path.endsWith(`/${slug}.yaml`));
+          const res = await apply(files, (await plan(files, { prune: true })).json.expected, { prune: true });
+          expect(res.json.items.filter((i: { action: string }) => i.action === "delete").map((i: { slug: string }) => i.slug)).toEqual([slug]);
+          return res.status;
+        },
+      ],
+    ];
+    for (const [how, remove] of deletes) {
+      const slug = `rolled-${how}`;
+      expect((await call(list.POST, "POST", { token: admin, body: { name: slug, slug, spec_yaml: SMALL } })).status).toBe(201);
+      expect((await call(publish.POST, "POST", { token: admin, params: { id: slug } })).status).toBe(200);
+      // Publishing queued a refresh of its own: an empty queue shows whether the delete asks for one.
+      await boss.purgeQueue(ROLLUP_QUEUE);
+      expect(await queued()).toBe(0);
+      expect(await remove(slug)).toBeLessThan(300);
+      expect(await queued(), how).toBe(1);
+    }
   });
 
   it("deletes only with prune, and never another organization's dashboards", async () => {

@@ -5,21 +5,19 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/access/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { Conflict, Invalid, type ValidationItem } from "@/lib/errors";
-import { newId } from "@/lib/ids";
-import { formatPath } from "@/lib/manifest/errors";
+import { formatPath, manifestErrorsFromItems } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { QueryError } from "@/lib/query/errors";
 import { explainReadOnly } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";
 import { Slug } from "./contract";
-import { publishDraft, type PublishMeta } from "./dashboards";
+import { type DraftSpec, type PublishMeta, writeDashboards } from "./dashboard-writes";
 import { SQL_ALLOW_LIST } from "./manifest";
 import { diffManifests } from "./manifest-diff";
 import type { ApplyBody, ApplyResult, ManifestFile, Plan, PlanBase, PlanBody, PlanCheck, PlanError, PlanItem } from "./plan-contract";
 import { assertMayPublish, principalScope } from "./policy";
 import type { DashboardRow } from "./dashboard-record";
-import { forgetDashboardResults } from "./result-cache";
 
 /**
  * Dashboards as code (issue 30 §3): a set of manifest files, one per dashboard, named `<slug>.yaml`,
@@ -217,13 +215,22 @@ export async function planDashboards(principal: Principal, body: z.output<typeof
   return (await compute(principal, body)).plan;
 }
 
+/** Where a file's problems are reported in a 422. */
+const fileAt = (index: number) => ["body", "files", index, "content"];
+
+/** A manifest error as a 422 item under its file: `file:line:column message`. */
+function fileProblem(index: number, e: PlanError): ValidationItem {
+  return { loc: [...fileAt(index), ...(e.path ? [e.path] : [])], msg: `${e.file}:${e.line}:${e.column} ${e.message}`, type: "manifest", line: e.line, column: e.column };
+}
+
 /** A plan's errors and failed checks as 422 items under the file that holds them. */
 function problemsOf(computed: Computed): ValidationItem[] {
   const indexOf = new Map(computed.files.map((f) => [f.slug, f.index]));
   return computed.plan.items.flatMap((item) => {
-    const at = ["body", "files", indexOf.get(item.slug) ?? -1, "content"];
+    const index = indexOf.get(item.slug) ?? -1;
+    const at = fileAt(index);
     return [
-      ...item.errors.map((e) => ({ loc: [...at, ...(e.path ? [e.path] : [])], msg: `${e.file}:${e.line}:${e.column} ${e.message}`, type: "manifest", line: e.line, column: e.column })),
+      ...item.errors.map((e) => fileProblem(index, e)),
       ...item.checks.filter((c) => c.severity === "error").map((c) => ({ loc: [...at, ...(c.widget ? [c.widget] : [])], msg: `${item.file}: ${c.widget ? `widget '${c.widget}': ` : ""}${c.message}`, type: c.kind })),
     ];
   });
@@ -232,17 +239,19 @@ function problemsOf(computed: Computed): ValidationItem[] {
 /**
  * Writes the plan of `files` in one transaction, after checking under lock that every dashboard it
  * touches is still as `expected` says (the state the reviewed plan was made against); otherwise 409
- * naming them, and nothing is written.
+ * naming them, and nothing is written. The writes go through the editor's write path
+ * (dashboard-writes.ts): drill-through targets are checked against what the whole push leaves (422
+ * under the file, nothing written), and a delete refreshes the organization's rollups.
  */
 export async function applyDashboards(principal: Principal, body: z.output<typeof ApplyBody>): Promise<ApplyResult> {
   if (body.publish) assertMayPublish(principal);
   const computed = await compute(principal, body);
   if (!computed.plan.valid) throw new Invalid(problemsOf(computed));
   const fileOf = new Map(computed.files.map((f) => [f.slug, f]));
-  return withTenant(principal, async (tx) => {
+  return writeDashboards(principal, async (writer) => {
     // Every dashboard of the organization, locked until commit: a concurrent edit or apply waits, then sees what this one wrote.
-    await tx.$queryRaw`SELECT id FROM dashboards FOR UPDATE`;
-    const rows = new Map((await tx.dashboard.findMany()).map((r) => [r.slug, r]));
+    await writer.tx.$queryRaw`SELECT id FROM dashboards FOR UPDATE`;
+    const rows = new Map((await writer.tx.dashboard.findMany()).map((r) => [r.slug, r]));
     const touched = computed.plan.items.filter((i) => i.action !== "keep");
     const stale: ValidationItem[] = [];
     for (const item of touched) {
@@ -259,23 +268,18 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
       const existing = rows.get(item.slug);
       const f = fileOf.get(item.slug);
       if (item.action === "delete" && existing) {
-        await tx.dashboard.delete({ where: { id: existing.id } });
-        forgetDashboardResults(principal.orgId, existing.id);
+        await writer.remove(existing);
         applied.push({ slug: item.slug, action: "delete", dashboard_id: existing.id, draft_revision: null, published_version: null, published: false });
         continue;
       }
       if (!f?.parsed) continue;
+      const spec = specOf(f, f.parsed);
       let row: DashboardRow;
-      if (!existing) {
-        row = await tx.dashboard.create({
-          data: { id: newId("dsh"), orgId: principal.orgId, name: f.parsed.manifest.metadata.name, slug: item.slug, draftYaml: f.file.content, createdBy: principal.userId, updatedBy: principal.userId },
-        });
-      } else if (item.action === "update") {
-        row = await tx.dashboard.update({ where: { id: existing.id }, data: { draftYaml: f.file.content, draftRevision: { increment: 1 }, updatedBy: principal.userId, updatedAt: new Date() } });
-        forgetDashboardResults(principal.orgId, existing.id, "draft");
-      } else row = existing;
+      if (!existing) row = await writer.create({ name: f.parsed.manifest.metadata.name, slug: item.slug, spec });
+      else if (item.action === "update") row = await writer.editDraft(existing, { spec });
+      else row = existing;
       const publish = body.publish && item.publish_needed;
-      if (publish) row = await publishDraft(tx, principal, row, meta(f.file));
+      if (publish) row = await writer.publish(row, meta(f.file));
       applied.push({ slug: item.slug, action: item.action === "create" || item.action === "update" ? item.action : "unchanged", dashboard_id: row.id, draft_revision: row.draftRevision, published_version: row.publishedVersion, published: publish });
     }
     for (const item of computed.plan.items.filter((i) => i.action === "keep")) {
@@ -283,6 +287,15 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
     }
     return { items: applied };
   });
+}
+
+/** A file's manifest as the writer takes it: what the writer finds wrong in it is reported under the file, as the plan's errors are. */
+function specOf(f: FilePlan, manifest: ParsedDashboard): DraftSpec {
+  return {
+    yaml: f.file.content,
+    manifest,
+    locate: (items) => manifestErrorsFromItems(items).map((e) => fileProblem(f.index, { file: f.file.path, line: e.line, column: e.column, path: formatPath(e.path), message: e.message })),
+  };
 }
 
 function describeChange(planned: PlanBase, now: PlanBase): string {

@@ -4,11 +4,11 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { notFound, unprocessable } from "@/lib/errors";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { VersionSource, type DashboardRecord } from "./contract";
-import { publishDraft, recordOf, validOr422 } from "./dashboards";
+import { recordOf } from "./dashboards";
+import { writeDashboards } from "./dashboard-writes";
 import { diffManifests } from "./manifest-diff";
 import { assertMayPublish } from "./policy";
 import { findDashboardOr404, type DashboardRow } from "./dashboard-record";
-import { forgetDashboardResults } from "./result-cache";
 import type { ManifestDiff, VersionRef, VersionSummary } from "./versions-contract";
 
 type VersionRow = {
@@ -101,16 +101,12 @@ export async function diffVersions(principal: Principal, idOrSlug: string, from:
 export async function restoreVersion(principal: Principal, idOrSlug: string, ref: VersionRef, options: { publish?: boolean; message?: string } = {}): Promise<DashboardRecord> {
   if (ref === "draft") throw unprocessable("The draft cannot be restored: name a published version");
   if (options.publish) assertMayPublish(principal);
-  return withTenant(principal, async (tx) => {
-    const dashboard = await findDashboardOr404(tx, idOrSlug);
-    const version = await versionOr404(tx, dashboard, ref);
-    if (options.publish) validOr422(version.specYaml);
-    let row = await tx.dashboard.update({
-      where: { id: dashboard.id },
-      data: { draftYaml: version.specYaml, name: version.name, draftRevision: { increment: 1 }, updatedBy: principal.userId, updatedAt: new Date() },
-    });
-    forgetDashboardResults(principal.orgId, dashboard.id, "draft");
-    if (options.publish) row = await publishDraft(tx, principal, row, { message: options.message ?? `Restore version ${version.version}`, restoredFrom: version.version });
-    return recordOf(tx, principal, row);
+  return writeDashboards(principal, async (writer) => {
+    const dashboard = await findDashboardOr404(writer.tx, idOrSlug);
+    const version = await versionOr404(writer.tx, dashboard, ref);
+    let row = await writer.restoreDraft(dashboard, version);
+    // Publishing validates the restored draft; a version that no longer validates is refused whole (422).
+    if (options.publish) row = await writer.publish(row, { message: options.message ?? `Restore version ${version.version}`, restoredFrom: version.version });
+    return recordOf(writer.tx, principal, row);
   });
 }
