@@ -66,7 +66,7 @@ export class DrawPool implements ReportDrawer {
     let drawer: Drawer | undefined;
     let reusable = false;
     try {
-      drawer = this.idle.pop() ?? this.spawn();
+      drawer = this.takeIdle() ?? this.spawn();
       this.hold(drawer);
       await drawer.ready;
       const result = await this.run(drawer, job);
@@ -91,6 +91,15 @@ export class DrawPool implements ReportDrawer {
   /** Stops every idle process (tests, shutdown); a drawing one ends with its job. */
   close(): void {
     for (const drawer of this.idle.splice(0)) this.stop(drawer);
+  }
+
+  /** A parked process still connected (one that died while parked may not have had its exit handled yet). */
+  private takeIdle(): Drawer | undefined {
+    for (let drawer = this.idle.pop(); drawer; drawer = this.idle.pop()) {
+      if (drawer.child.connected) return drawer;
+      this.stop(drawer);
+    }
+    return undefined;
   }
 
   private async slot(): Promise<void> {
