@@ -4,7 +4,7 @@ import { Invalid } from "@/lib/errors";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import type { BuiltRollup } from "@/lib/query/rollup-routing";
 import { plannedSource } from "@/lib/query/run";
-import { rollupId, rollupStates } from "@/lib/rollups/registry";
+import { answersScope, rollupId, rollupStates } from "@/lib/rollups/registry";
 import type { ParsedDashboard } from "@/lib/manifest/schema";
 import type { DashboardRollup, DashboardRollups } from "./contract";
 import { grantForPrincipal, type GrantedDashboard } from "./policy";
@@ -38,7 +38,7 @@ export async function getDashboardRollups(principal: Principal, idOrSlug: string
 export async function rollupsOfGranted(principal: Principal, granted: GrantedDashboard, manifest: ParsedDashboard, timeZone: string): Promise<DashboardRollups> {
   const declared = [...manifest.datasets.values()].flatMap((dataset) => dashboardRollups([dataset]).map((definition) => ({ dataset: dataset.id, definition, id: rollupId(definition) })));
   const states = await rollupStates(granted.scope.orgId, declared.map((d) => d.definition), timeZone);
-  const fresh = [...states.values()].flatMap((s): BuiltRollup[] => (s.state === "ready" ? [s.rollup] : []));
+  const fresh = [...states.values()].flatMap((s): BuiltRollup[] => (s.state === "ready" && answersScope(s.rollup, granted.scope) ? [s.rollup] : []));
 
   const now = new Date();
   const served = new Map<string, { id: string; title: string }[]>();

@@ -81,16 +81,20 @@ export const CURRENT_VERSION_SQL = "(SELECT coalesce(max(version), 0) FROM wareh
  * answer under row-level security.
  */
 export async function freshRollups(scope: TenantScope, definitions: readonly RollupDefinition[], timeZone: string): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
-  const scoped = (scope.locationIds?.length ?? 0) > 0;
   const fresh: BuiltRollup[] = [];
   const stale: string[] = [];
   for (const row of await registryRows(scope.orgId, definitions)) {
     const built = asFresh(row, timeZone);
     if (built) {
-      if (!scoped || built.definition.location !== null) fresh.push(built);
+      if (answersScope(built, scope)) fresh.push(built);
     } else if (row.state !== "failed" || row.built_version !== row.current_version) stale.push(row.id);
   }
   return { fresh, stale };
+}
+
+/** A location-scoped caller is answered from a rollup only through its location dimension (issue 41 §4). */
+export function answersScope(built: BuiltRollup, scope: TenantScope): boolean {
+  return (scope.locationIds?.length ?? 0) === 0 || built.definition.location !== null;
 }
 
 async function registryRows(orgId: string, definitions: readonly RollupDefinition[]): Promise<RegistryRow[]> {

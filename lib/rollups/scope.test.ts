@@ -3,6 +3,7 @@ import * as apiKeys from "@/app/api/v1/api-keys/route";
 import * as list from "@/app/api/v1/custom-dashboards/route";
 import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
+import * as rollupsRoute from "@/app/api/v1/custom-dashboards/[id]/rollups/route";
 import { findOrganization } from "@/lib/auth/directory";
 import { parseManifest } from "@/lib/dashboards/manifest";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
@@ -206,6 +207,14 @@ describe("rollups cannot widen a location scope", () => {
       if (locations) expect(perLocation.length, who).toBe(locations.length);
       // The rollup without a location dimension answers only callers who see every location.
       expect(after.catalog_items.source, who).toEqual(locations ? { kind: "base" } : { kind: "rollup", name: "items_by_category" });
+      // The editor's rollup list says the same as the query (one rule, answersScope): the tables serve a scoped editor.
+      if (who === "admin" || who === "general manager") {
+        const listed = await call(rollupsRoute.GET, "GET", { token, params: { id } });
+        expect(listed.status, listed.text).toBe(200);
+        const catalogRollup = (listed.json.rollups as { name: string; widgets: { id: string }[] }[]).find((r) => r.name === "items_by_category")!;
+        expect(catalogRollup.widgets.map((w) => w.id).includes("catalog_items"), who).toBe(!locations);
+        expect((listed.json.base_widgets as { id: string }[]).map((w) => w.id).includes("catalog_items"), who).toBe(Boolean(locations));
+      }
     }
     expect(await revenueUnderRls({ orgId: ORG, locationIds: GM_LOCATIONS })).toBeLessThan(await revenueUnderRls({ orgId: ORG }));
   }, 300_000);
