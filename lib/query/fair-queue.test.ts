@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { measurePace, paced } from "@/test/machine-pace";
 import { FairQueue, QueueDeadline } from "./fair-queue";
 
 /** A piece of work that ends when told to, recording when it started. */
@@ -92,6 +93,56 @@ describe("FairQueue", () => {
     for (const g of [...a, b]) g.open();
     await Promise.all(runs);
     expect(log).toEqual(["a0", "c0", "b0", "a1", "a2"]);
+  });
+
+  it("with longMs, leaves a slot free from an organization it knows nothing of lately, and lends every slot once its work ended short", async () => {
+    const queue = new FairQueue({ total: 3, perKey: 3, deadlineMs: 60_000, longMs: 60_000 });
+    const log: string[] = [];
+    const first = Array.from({ length: 3 }, (_, i) => gate(log, `a${i}`));
+    const runs = first.map((g) => queue.run("a", g.work));
+    await tick();
+    expect(log).toEqual(["a0", "a1"]);
+    // The slot left free is another organization's at once.
+    await queue.run("b", async () => log.push("b0"));
+    for (const g of first) g.open();
+    await Promise.all(runs);
+    expect(log).toEqual(["a0", "a1", "b0", "a2"]);
+    const trusted = Array.from({ length: 3 }, (_, i) => gate(log, `a${i + 3}`));
+    const trustedRuns = trusted.map((g) => queue.run("a", g.work));
+    await tick();
+    expect(log).toEqual(["a0", "a1", "b0", "a2", "a3", "a4", "a5"]);
+    for (const g of trusted) g.open();
+    await Promise.all(trustedRuns);
+  });
+
+  it("holds an organization whose work ran long to one slot for as long again, then trusts it again after short work", async () => {
+    // Work that only awaits a timer or nothing ends well under this, however busy the machine.
+    const longMs = paced(100, measurePace());
+    const queue = new FairQueue({ total: 3, perKey: 3, deadlineMs: 60_000, longMs });
+    const log: string[] = [];
+    const began = performance.now();
+    await queue.run("a", () => new Promise((resolve) => setTimeout(resolve, 2 * longMs)));
+    const held = [gate(log, "a0"), gate(log, "a1")];
+    const runs = held.map((g) => queue.run("a", g.work));
+    await tick();
+    expect(log).toEqual(["a0"]);
+    // Another organization still finds the idle slots.
+    await queue.run("b", async () => log.push("b0"));
+    expect(log).toEqual(["a0", "b0"]);
+    for (const g of held) g.open();
+    await Promise.all(runs);
+    expect(log).toEqual(["a0", "b0", "a1"]);
+    // Each piece of a's work ran at most `ended - began` and ended by `ended`: so did any hold it started.
+    const ended = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, ended - began + 1));
+    await queue.run("a", async () => log.push("short"));
+    const lent = Array.from({ length: 3 }, (_, i) => gate(log, `a${i + 2}`));
+    const lentRuns = lent.map((g) => queue.run("a", g.work));
+    await tick();
+    expect(log).toEqual(["a0", "b0", "a1", "short", "a2", "a3", "a4"]);
+    for (const g of lent) g.open();
+    await Promise.all(lentRuns);
+    expect(queue.snapshot()).toEqual({ running: 0, lines: {} });
   });
 
   it("gives another organization a slot at once while one organization's line is long", async () => {

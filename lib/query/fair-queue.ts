@@ -7,12 +7,25 @@
  * served last goes last), so a newcomer takes the next slot to free before any more of the busy
  * organization's queued work, and busy organizations converge on equal shares. A slot is never
  * taken back from running work: a runaway statement holds its slot until its statement time limit,
- * so an organization holding every slot yields them all within that bound. A caller that has not
- * started by `deadlineMs` gets QueueDeadline, which the service layer turns into 503 with Retry-After.
+ * so an organization holding every slot yields them all within that bound.
+ *
+ * Idle slots are lent for short work, as far as the queue can know it: with `longMs`, by how long
+ * the organization's last pieces ran. One whose last piece ended under `longMs` (within the last
+ * TRUSTED_FOR_MS) may use every slot. One whose work ran `longMs` or longer is held to one slot for
+ * as long again (renewed by each long piece). One the queue knows nothing of lately may use all
+ * but one: a burst of runaways from an organization's first request leaves a slot free for the
+ * others, and from the first runaway's end runs one at a time. Dashboards' statements, far
+ * shorter, keep every idle slot once their first one ends.
+ *
+ * A caller that has not started by `deadlineMs` gets QueueDeadline, which the service layer turns
+ * into 503 with Retry-After.
  *
  * In memory on purpose: it bounds this process's connections, which no other process shares; each
  * replica has its own pool and its own queue.
  */
+/** How long an organization whose last piece of work ended short may use every slot: a working session's gaps between dashboards. */
+const TRUSTED_FOR_MS = 10 * 60_000;
+
 const DEADLINE_BRAND = Symbol.for("quarry.QueueDeadline");
 
 export class QueueDeadline extends Error {
@@ -51,15 +64,19 @@ export class FairQueue {
   private running = 0;
   private grants = 0;
 
-  constructor(readonly limits: { total: number; perKey: number; deadlineMs: number }) {}
+  /** How each organization's last piece of work ran (longMs only): long until `until` (held to one slot), or short (trusted with every slot) until then. */
+  private readonly standing = new Map<string, { long: boolean; until: number }>();
+
+  constructor(readonly limits: { total: number; perKey: number; deadlineMs: number; longMs?: number }) {}
 
   /** Runs `work` once a slot of `key` is free; throws QueueDeadline when none was free in time. */
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
     await this.acquire(key);
+    const started = performance.now();
     try {
       return await work();
     } finally {
-      this.release(key);
+      this.release(key, performance.now() - started);
     }
   }
 
@@ -80,7 +97,7 @@ export class FairQueue {
   private acquire(key: string): Promise<void> {
     const line = this.line(key);
     // dispatch() leaves no slot free while someone under their limit waits, so a free slot is this caller's to take.
-    if (line.waiting.length === 0 && line.running < this.limits.perKey && this.running < this.limits.total) {
+    if (line.waiting.length === 0 && line.running < this.limitOf(key) && this.running < this.limits.total) {
       this.grant(line);
       return Promise.resolve();
     }
@@ -101,12 +118,32 @@ export class FairQueue {
     });
   }
 
-  private release(key: string): void {
+  private release(key: string, ranMs: number): void {
     const line = this.line(key);
     line.running--;
     this.running--;
+    if (this.limits.longMs !== undefined) this.note(key, ranMs, this.limits.longMs);
     this.dispatch();
     this.forget(key);
+  }
+
+  /** How many slots `key` may hold now (see the top of this file). */
+  private limitOf(key: string): number {
+    const { perKey, total, longMs } = this.limits;
+    if (longMs === undefined) return perKey;
+    const standing = this.standing.get(key);
+    if (standing && performance.now() < standing.until) return standing.long ? 1 : perKey;
+    return Math.max(1, Math.min(perKey, total - 1));
+  }
+
+  private note(key: string, ranMs: number, longMs: number): void {
+    const now = performance.now();
+    // Forget standings that have passed, so the map holds only organizations served lately.
+    for (const [other, { until }] of this.standing) if (until <= now) this.standing.delete(other);
+    const held = this.standing.get(key);
+    if (ranMs >= longMs) this.standing.set(key, { long: true, until: Math.max(held?.long ? held.until : 0, now + ranMs) });
+    // A short piece ends no hold: the runaways still running would otherwise take the idle slots again.
+    else if (!held?.long) this.standing.set(key, { long: false, until: now + TRUSTED_FOR_MS });
   }
 
   /** Starts waiters while slots are free, each in the line nextLine() picks. */
@@ -126,8 +163,8 @@ export class FairQueue {
    */
   private nextLine(): Line | undefined {
     let best: Line | undefined;
-    for (const line of this.lines.values()) {
-      if (line.waiting.length === 0 || line.running >= this.limits.perKey) continue;
+    for (const [key, line] of this.lines) {
+      if (line.waiting.length === 0 || line.running >= this.limitOf(key)) continue;
       if (!best || line.running < best.running || (line.running === best.running && line.lastServed < best.lastServed)) best = line;
     }
     return best;
