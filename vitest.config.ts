@@ -1,4 +1,8 @@
 import { defineConfig } from "vitest/config";
+import { measurePace, paced } from "./test/machine-pace";
+
+// Default bounds for a quiet machine, stretched by its load measured as the run starts (issue 47 §4).
+const pace = measurePace();
 
 export default defineConfig({
   resolve: {
@@ -12,8 +16,8 @@ export default defineConfig({
     exclude: ["node_modules/**", "e2e/**", ".next/**", ".data/**"],
     globalSetup: ["./test/global-setup.ts"],
     setupFiles: ["./test/setup-file.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
+    testTimeout: paced(30_000, pace),
+    hookTimeout: paced(120_000, pace),
     pool: "forks",
     maxWorkers: 2,
   },

@@ -14,8 +14,16 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { lockDataDir, probeDataDirLock } from "@/lib/db/data-dir-lock.mjs";
 import { tokenFor } from "@/test/helpers";
+import { measurePace, paced } from "@/test/machine-pace";
 
 const KILLS = 10;
+/**
+ * Bounds stretch with the machine's load, measured as the test starts (test/machine-pace.ts): ten kill-and-restart
+ * rounds did not fit a fixed 300 s at load 8.
+ */
+const PACE = measurePace();
+/** A start on the killed server's folder: its engine's exit, crash recovery, the migrations' check (90 s on a quiet machine, with room). */
+const START_MS = paced(90_000, PACE);
 
 interface Server {
   child: ChildProcess;
@@ -39,7 +47,7 @@ function startServer(): Promise<Server> {
   started.push(child);
   let output = "";
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no READY in 90 s:\n${output}`)), 90_000);
+    const timer = setTimeout(() => reject(new Error(`no READY in ${Math.round(START_MS / 1000)} s:\n${output}`)), START_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const ready = /READY (\d+)/.exec(output);
@@ -199,7 +207,7 @@ async function expectEveryAcknowledgedWrite(server: Server, token: string) {
 
 // The data folder's lock guards the embedded engine; on a PostgreSQL server the folder holds no database (replicas share it).
 describe.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("fault: the server killed (SIGKILL) in the middle of writes", () => {
-  it(`keeps every acknowledged write over ${KILLS} kills and restarts on the same data folder`, { timeout: 300_000 }, async () => {
+  it(`keeps every acknowledged write over ${KILLS} kills and restarts on the same data folder`, { timeout: paced(300_000, PACE) }, async () => {
     const token = await tokenFor("acme", "admin");
 
     // Two servers started together on one folder: one serves, the other refuses and names it.
@@ -257,7 +265,7 @@ describe.skipIf(process.env.QUARRY_TEST_ENGINE === "postgres")("fault: the serve
 
     const indexed = [...acked.documents.values()].filter((d) => d.indexed).length;
     const published = [...acked.dashboards.values()].filter((d) => d.version !== undefined).length;
-    console.log(`${KILLS} kills: ${acked.documents.size} documents (${indexed} indexed), ${acked.dashboards.size} dashboards (${published} published) acknowledged; restarts ${restartMs.join(", ")} ms; lock after each kill: ${afterKill.join(", ")} (a new lock waited ${waitedMs.join(", ")} ms)`);
+    console.log(`pace ${PACE.toFixed(2)}; ${KILLS} kills: ${acked.documents.size} documents (${indexed} indexed), ${acked.dashboards.size} dashboards (${published} published) acknowledged; restarts ${restartMs.join(", ")} ms; lock after each kill: ${afterKill.join(", ")} (a new lock waited ${waitedMs.join(", ")} ms)`);
     // Nothing but the killed server's own engine ever held the folder after a kill, and it did hold it.
     expect(afterKill.every((state) => ["engine", "busy engine", "free"].includes(state)), afterKill.join("; ")).toBe(true);
     expect(afterKill.filter((state) => state !== "free").length).toBeGreaterThan(0);

@@ -11,15 +11,16 @@ import * as upload from "@/app/api/v1/documents/[id]/upload/route";
 import * as collection from "@/app/api/v1/documents/route";
 import { paragraphBombDocx } from "@/lib/documents/extract/fixtures/generate";
 import { call, tokenFor } from "@/test/helpers";
-import { QUICK_MS, probeWhile } from "./probe";
+import { paced } from "@/test/machine-pace";
+import { PACE, QUICK_MS, probeWhile } from "./probe";
 
 // Read once, at first use (lib/config/extraction.ts).
 process.env.DOCUMENT_DOCX_MAX_XML_BYTES = String(1024 * 1024 * 1024);
 process.env.DOCUMENT_EXTRACT_MAX_HEAP_MB = "128";
 
 describe("fault: the paragraph-bomb DOCX past the XML cap", () => {
-  // About 5 s on a quiet 2-core machine; the limit leaves room for a loaded CI runner.
-  it("ends the extraction worker at its heap limit; the document fails with the reason and the server answers throughout", { timeout: 90_000 }, async () => {
+  // About 5 s on a quiet 2-core machine; the limit leaves room for a loaded CI runner, and stretches with the load.
+  it("ends the extraction worker at its heap limit; the document fails with the reason and the server answers throughout", { timeout: paced(90_000, PACE) }, async () => {
     const token = await tokenFor("acme", "admin");
     const bomb = await paragraphBombDocx(80 * 1024 * 1024);
     const id = (await call(collection.POST, "POST", "/api/v1/documents", { token, body: { filename: "bomb.docx" } })).json.id as string;

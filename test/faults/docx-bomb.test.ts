@@ -12,11 +12,12 @@ import * as search from "@/app/api/v1/documents/search/route";
 import { paragraphBombDocx } from "@/lib/documents/extract/fixtures/generate";
 import { readZipDirectory } from "@/lib/documents/zip-directory";
 import { call, tokenFor } from "@/test/helpers";
-import { QUICK_MS, probeWhile } from "./probe";
+import { paced } from "@/test/machine-pace";
+import { PACE, QUICK_MS, probeWhile } from "./probe";
 
 describe("fault: the paragraph-bomb DOCX", () => {
-  // About 8 s on a quiet 2-core machine; the limit leaves room for a loaded CI runner.
-  it("marks the document failed with a reason while other requests are answered and indexed documents stay searchable", { timeout: 90_000 }, async () => {
+  // About 8 s on a quiet 2-core machine; the limit leaves room for a loaded CI runner, and stretches with the load.
+  it("marks the document failed with a reason while other requests are answered and indexed documents stay searchable", { timeout: paced(90_000, PACE) }, async () => {
     const token = await tokenFor("acme", "admin");
     // Committed before the fault: an indexed document.
     const kept = (await call(collection.POST, "POST", "/api/v1/documents", { token, body: { filename: "kept.txt" } })).json.id as string;

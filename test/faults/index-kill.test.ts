@@ -15,9 +15,11 @@ import * as locations from "@/app/api/v1/locations/route";
 import { closeDb, getDb } from "@/lib/db/client";
 import { prose } from "@/lib/documents/extract/fixtures/generate";
 import { call, tokenFor } from "@/test/helpers";
+import { paced } from "@/test/machine-pace";
+import { PACE } from "./probe";
 
-/** How long the first request after the kill may take: the engine's restart and WAL replay. */
-const REOPEN_MS = 30_000;
+/** How long the first request after the kill may take: the engine's restart and WAL replay (30 s on a quiet machine, stretched by the pace). */
+const REOPEN_MS = paced(30_000, PACE);
 
 /** Runs index-child.ts on `documentId`, kills it with SIGKILL once it reports progress, and returns what it printed. */
 function indexInChildAndKill(documentId: string): Promise<{ output: string; signal: NodeJS.Signals | null }> {
@@ -33,7 +35,7 @@ function indexInChildAndKill(documentId: string): Promise<{ output: string; sign
     if (output.includes("progress")) child.kill("SIGKILL");
   });
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  const deadline = setTimeout(() => child.kill("SIGKILL"), paced(60_000, PACE));
   return new Promise((resolve) =>
     child.on("exit", (_code, signal) => {
       clearTimeout(deadline);
@@ -48,7 +50,7 @@ const searchTexts = async (token: string, query: string, documentId: string) =>
 
 describe("fault: an indexing process killed mid-run", () => {
   // About 10 s on a quiet 2-core machine; the limit leaves room for a loaded CI runner.
-  it("keeps the previous index searchable and everything committed; a later run cleans up and succeeds", { timeout: 120_000 }, async () => {
+  it("keeps the previous index searchable and everything committed; a later run cleans up and succeeds", { timeout: paced(120_000, PACE) }, async () => {
     const token = await tokenFor("acme", "admin");
     const put = (id: string, text: string) =>
       call(upload.POST, "POST", { token, params: { id }, rawBody: Readable.toWeb(Readable.from([Buffer.from(text)])) as ReadableStream<Uint8Array>, headers: { "content-type": "text/plain" } });

@@ -16,6 +16,8 @@ import { indexLease } from "@/lib/documents/indexing/index-document";
 import { drainIndexQueue, sendIndexJob } from "@/lib/documents/indexing/index-jobs";
 import { closeQueue } from "@/lib/job-queue";
 import { call, tokenFor } from "@/test/helpers";
+import { paced } from "@/test/machine-pace";
+import { PACE } from "./probe";
 
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ in_process_worker: false });
 
@@ -33,7 +35,7 @@ function worker(mode: "kill" | "finish", documentId: string, until: string): Pro
     if (mode === "kill" && output.includes(until)) child.kill("SIGKILL");
   });
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = setTimeout(() => child.kill("SIGKILL"), 90_000);
+  const deadline = setTimeout(() => child.kill("SIGKILL"), paced(90_000, PACE));
   return new Promise((resolve) =>
     child.on("exit", (code, signal) => {
       clearTimeout(deadline);
@@ -43,7 +45,7 @@ function worker(mode: "kill" | "finish", documentId: string, until: string): Pro
 }
 
 describe("fault: an index worker killed mid-job", () => {
-  it("leaves the request pending; a new worker indexes the document exactly once", { timeout: 180_000 }, async () => {
+  it("leaves the request pending; a new worker indexes the document exactly once", { timeout: paced(180_000, PACE) }, async () => {
     indexLease.heartbeatMs = 200;
     indexLease.leaseMs = 2_000;
     const token = await tokenFor("acme", "admin");

@@ -1,9 +1,13 @@
 import { expect } from "vitest";
 import * as locations from "@/app/api/v1/locations/route";
 import { call, tokenFor } from "@/test/helpers";
+import { measurePace, paced } from "@/test/machine-pace";
 
-/** How long another organization's plain request may take while a fault runs (a loaded 2-core CI machine included). */
-export const QUICK_MS = 3_000;
+/** The machine's pace, measured as a fault test starts (test/machine-pace.ts): every fault test's bounds stretch by it. */
+export const PACE = measurePace();
+
+/** How long another organization's plain request may take while a fault runs: 3 s on a quiet 2-core machine, stretched by the pace. */
+export const QUICK_MS = paced(3_000, PACE);
 
 export interface ProbeReport<T> {
   /** The fault's own outcome (its value, or the error it threw). */
