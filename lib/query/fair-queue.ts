@@ -9,13 +9,13 @@
  * taken back from running work: a runaway statement holds its slot until its statement time limit,
  * so an organization holding every slot yields them all within that bound.
  *
- * Idle slots are lent for short work, as far as the queue can know it: with `longMs`, by how long
- * the organization's last pieces ran. One whose last piece ended under `longMs` (within the last
- * TRUSTED_FOR_MS) may use every slot. One whose work ran `longMs` or longer is held to one slot for
- * as long again (renewed by each long piece). One the queue knows nothing of lately may use all
- * but one: a burst of runaways from an organization's first request leaves a slot free for the
- * others, and from the first runaway's end runs one at a time. Dashboards' statements, far
- * shorter, keep every idle slot once their first one ends.
+ * Slots beyond an organization's first are lent for short work, as far as the queue can know it:
+ * with `longMs`, by how long the organization's last piece ran. One whose last piece ended under
+ * `longMs` (within the last TRUSTED_FOR_MS) may use every slot. One whose work ran `longMs` or
+ * longer is held to one slot for as long again (renewed by each long piece), and so is one the
+ * queue knows nothing of lately: a burst of runaways runs one at a time, leaving the other slots
+ * (and the machine's cores) to other organizations, while dashboards' statements, far shorter,
+ * take every idle slot from the moment the first of them ends.
  *
  * A caller that has not started by `deadlineMs` gets QueueDeadline, which the service layer turns
  * into 503 with Retry-After.
@@ -129,11 +129,10 @@ export class FairQueue {
 
   /** How many slots `key` may hold now (see the top of this file). */
   private limitOf(key: string): number {
-    const { perKey, total, longMs } = this.limits;
+    const { perKey, longMs } = this.limits;
     if (longMs === undefined) return perKey;
     const standing = this.standing.get(key);
-    if (standing && performance.now() < standing.until) return standing.long ? 1 : perKey;
-    return Math.max(1, Math.min(perKey, total - 1));
+    return standing && !standing.long && performance.now() < standing.until ? perKey : 1;
   }
 
   private note(key: string, ranMs: number, longMs: number): void {
