@@ -26,19 +26,12 @@ export const EXPLAIN_TIMEOUT_MS = 2_000;
 /** User SQL slots of this process, shared fairly between organizations (fair-queue.ts); a new queue when the configuration changes (tests, benches). */
 const userSqlQueues = processSingleton("userSqlQueues", () => new Map<string, FairQueue>());
 
-/**
- * Slot work this long is not a dashboard's: the sample dashboard's whole batch takes 0.1-0.4 s at 1×
- * on 2 busy cores, while a runaway runs to its limit (10 s by default). An organization whose work
- * runs this long is held to one slot for as long again, so its runaways do not take every core.
- */
-const LONG_SLOT_WORK_MS = 1_000;
-
 function userSqlQueue(): FairQueue {
   const limits = config().userSql;
   const key = JSON.stringify(limits);
   let queue = userSqlQueues.get().get(key);
   if (!queue) {
-    queue = new FairQueue({ ...limits, longMs: LONG_SLOT_WORK_MS });
+    queue = new FairQueue({ ...limits, longMs: DEFAULT_STATEMENT_TIMEOUT_MS });
     userSqlQueues.get().set(key, queue);
   }
   return queue;
@@ -48,15 +41,19 @@ function userSqlQueue(): FairQueue {
 const BUSY_RETRY_AFTER_SECONDS = 5;
 
 /**
- * Runs reader work in one of the process's user-SQL slots. An organization may use every idle slot
- * (its analysts' dashboards run side by side); when another organization waits, each slot that
- * frees goes to whichever waiting organization runs the fewest, so a newcomer waits for at most one
- * running statement's time limit. A request that waits past the deadline answers 503 with Retry-After
- * rather than piling up.
+ * Runs reader work in one of the process's user-SQL slots. An organization whose work ends within
+ * its time limit may use every idle slot (its analysts' dashboards run side by side); one whose work
+ * runs to `limitMs` (a runaway, cut there) is held to one slot for as long again. When another
+ * organization waits, each slot that frees goes to whichever waiting organization runs the fewest,
+ * so a newcomer waits for at most one running statement's time limit. A request that waits past the
+ * deadline answers 503 with Retry-After rather than piling up.
+ *
+ * The limit, not a fixed duration, tells a runaway: on a loaded machine eight dashboards side by
+ * side each take longer, and a fixed 1 s held them to one slot (c=8 p50 5.7× a single request).
  */
-async function inSlot<T>(scope: TenantScope, work: () => Promise<T>): Promise<T> {
+async function inSlot<T>(scope: TenantScope, limitMs: number, work: () => Promise<T>): Promise<T> {
   try {
-    return await userSqlQueue().run(scope.orgId, work);
+    return await userSqlQueue().run(scope.orgId, work, limitMs);
   } catch (error) {
     if (error instanceof QueueDeadline) {
       throw new Unavailable(`Dashboard queries of your organization are busy (waited ${Math.round(error.waitedMs / 1000)} s for a free slot); retry shortly`, BUSY_RETRY_AFTER_SECONDS);
@@ -79,7 +76,7 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
   const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   checkAllowed(text);
   try {
-    return await inSlot(scope, () =>
+    return await inSlot(scope, timeoutMs, () =>
       withTenant(
         scope,
         async (tx) => {
@@ -106,7 +103,7 @@ export async function explainReadOnly(scope: TenantScope, text: string, values: 
   try {
     // In the organization's user-SQL slots like every reader statement: a plan of many files must
     // not hold the reader pool (on PGlite, the analytics engines) ahead of other organizations.
-    await inSlot(scope, () =>
+    await inSlot(scope, timeoutMs, () =>
       withTenant(scope, (tx) => tx.$queryRawUnsafe(`EXPLAIN ${text}`, ...values), {
         role: "reader",
         userSql: true,
@@ -163,7 +160,7 @@ export async function runReadOnlyBatch<T>(
     let retryAlone: { item: T } | undefined;
     let thrown: { error: unknown } | undefined;
     try {
-      await inSlot(scope, () => withTenant(
+      await inSlot(scope, initialTimeoutMs, () => withTenant(
         scope,
         async (tx) => {
           let currentTimeoutMs = initialTimeoutMs;

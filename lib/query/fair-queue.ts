@@ -9,13 +9,14 @@
  * taken back from running work: a runaway statement holds its slot until its statement time limit,
  * so an organization holding every slot yields them all within that bound.
  *
- * Slots beyond an organization's first are lent for short work, as far as the queue can know it:
- * with `longMs`, by how long the organization's last piece ran. One whose last piece ended under
- * `longMs` (within the last TRUSTED_FOR_MS) may use every slot. One whose work ran `longMs` or
- * longer is held to one slot for as long again (renewed by each long piece), and so is one the
- * queue knows nothing of lately: a burst of runaways runs one at a time, leaving the other slots
- * (and the machine's cores) to other organizations, while dashboards' statements, far shorter,
- * take every idle slot from the moment the first of them ends.
+ * Slots beyond an organization's first are lent for work that ends in time, as far as the queue
+ * can know it: with `longMs` (a queue's default; each piece may bring its own, such as its time
+ * limit), by how its organization's last piece ran. One whose last piece ended under its `longMs`
+ * (within the last TRUSTED_FOR_MS) may use every slot. One whose work ran its `longMs` or longer is
+ * held to one slot for as long again (renewed by each long piece), and so is one the queue knows
+ * nothing of lately: a burst of runaways runs one at a time, leaving the other slots (and the
+ * machine's cores) to other organizations, while dashboards' statements take every idle slot from
+ * the moment the first of them ends.
  *
  * A caller that has not started by `deadlineMs` gets QueueDeadline, which the service layer turns
  * into 503 with Retry-After.
@@ -69,14 +70,17 @@ export class FairQueue {
 
   constructor(readonly limits: { total: number; perKey: number; deadlineMs: number; longMs?: number }) {}
 
-  /** Runs `work` once a slot of `key` is free; throws QueueDeadline when none was free in time. */
-  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` once a slot of `key` is free; throws QueueDeadline when none was free in time. `longMs`:
+   * how long this piece may run before it counts as long (its own time limit, say), when the queue judges work.
+   */
+  async run<T>(key: string, work: () => Promise<T>, longMs = this.limits.longMs): Promise<T> {
     await this.acquire(key);
     const started = performance.now();
     try {
       return await work();
     } finally {
-      this.release(key, performance.now() - started);
+      this.release(key, performance.now() - started, longMs);
     }
   }
 
@@ -118,11 +122,11 @@ export class FairQueue {
     });
   }
 
-  private release(key: string, ranMs: number): void {
+  private release(key: string, ranMs: number, longMs: number | undefined): void {
     const line = this.line(key);
     line.running--;
     this.running--;
-    if (this.limits.longMs !== undefined) this.note(key, ranMs, this.limits.longMs);
+    if (this.limits.longMs !== undefined && longMs !== undefined) this.note(key, ranMs, longMs);
     this.dispatch();
     this.forget(key);
   }
