@@ -115,11 +115,15 @@ function killGroup(group, graceMs, log) {
   }
 }
 
-/** Resolves once no process of the group is left; kills what remains of it after `graceMs`. */
+/**
+ * Resolves once no process of the group is left; kills what remains of it after `graceMs`. A second later it resolves
+ * anyway: what is still there is a zombie no one reaps (this process is PID 1 of a container without an init, which
+ * adopts the server's orphans but never waits for them), ended already.
+ */
 async function groupEnded(group, graceMs, log) {
   const deadline = Date.now() + graceMs;
   let killed = false;
-  while (groupAlive(group)) {
+  while (groupAlive(group) && Date.now() < deadline + 1_000) {
     if (!killed && Date.now() >= deadline) {
       killGroup(group, graceMs, log);
       killed = true;
