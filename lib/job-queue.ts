@@ -28,15 +28,27 @@ export function deliveryLeaseSeconds(): number {
   return notificationsConfig().delivery_lease_seconds;
 }
 
-const QUEUE_OPTIONS: Record<keyof typeof QUEUES, Omit<PgBoss.Queue, "name">> = {
-  // Scheduled every minute; a missed tick is simply superseded by the next one.
-  tick: { policy: "singleton", retryLimit: 0, expireInSeconds: 300 },
-  // pg-boss retries these only when a worker crashed or threw; send failures are rescheduled by the handler with its own backoff.
-  evaluate: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
-  deliver: { retryLimit: 5, retryDelay: 0, expireInSeconds: DELIVER_EXPIRE_SECONDS },  // replaced by the configured lease in openQueue
-  // Rendering can take a while (a render has its own time limit); a run that threw is retried, and files already rendered are kept.
-  report: { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 600 },
-};
+/**
+ * A queue as its domain declares it, once: the name jobs are sent to and worked from, and pg-boss's options for it
+ * (policy, retries, the lease of a job). Created on first use by `queueWith`, or when the queue opens for the
+ * notification pipeline's own.
+ */
+export interface QueueDefinition extends PgBoss.Queue {
+  name: string;
+}
+
+/** The notification pipeline's queues (and the report runs that ride it); the deliver lease is the configured one. */
+function pipelineQueues(): QueueDefinition[] {
+  return [
+    // Scheduled every minute; a missed tick is simply superseded by the next one.
+    { name: QUEUES.tick, policy: "singleton", retryLimit: 0, expireInSeconds: 300 },
+    // pg-boss retries these only when a worker crashed or threw; send failures are rescheduled by the handler with its own backoff.
+    { name: QUEUES.evaluate, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
+    { name: QUEUES.deliver, retryLimit: 5, retryDelay: 0, expireInSeconds: deliveryLeaseSeconds() },
+    // Rendering can take a while (a render has its own time limit); a run that threw is retried, and files already rendered are kept.
+    { name: QUEUES.report, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 600 },
+  ];
+}
 
 /** What the pipeline needs from the queue; pg-boss in production, the same pg-boss in tests. */
 export interface JobQueue {
@@ -90,9 +102,41 @@ async function openQueue(background: boolean): Promise<PgBoss> {
   }
   boss.on("error", (error) => log.error("job queue error", { error: error.message }));
   await boss.start();
-  for (const [key, name] of Object.entries(QUEUES) as [keyof typeof QUEUES, string][]) {
-    const options = key === "deliver" ? { ...QUEUE_OPTIONS[key], expireInSeconds: deliveryLeaseSeconds() } : QUEUE_OPTIONS[key];
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, ...options });
+  for (const queue of pipelineQueues()) await ensureQueue(boss, queue);
+  return boss;
+}
+
+/** Per pg-boss instance, the queues this process has made sure of (a failed attempt is forgotten, so the next call tries again). */
+const ensured = new WeakMap<PgBoss, Map<string, Promise<void>>>();
+
+/**
+ * Creates a queue unless it exists, once per process. Another process may create it at the same moment: a create
+ * that fails while the queue now exists found it made. An existing queue keeps the options it was created with.
+ */
+function ensureQueue(boss: PgBoss, queue: QueueDefinition): Promise<void> {
+  let known = ensured.get(boss);
+  if (!known) ensured.set(boss, (known = new Map()));
+  let ready = known.get(queue.name);
+  if (!ready) {
+    ready = (async () => {
+      if (await boss.getQueue(queue.name)) return;
+      await boss.createQueue(queue.name, queue).catch(async (error: unknown) => {
+        if (!(await boss.getQueue(queue.name))) throw error;
+      });
+    })();
+    const forget = known;
+    known.set(queue.name, ready);
+    ready.catch(() => forget.delete(queue.name));
   }
+  return ready;
+}
+
+/**
+ * The process-wide pg-boss (`getQueue`: its first caller decides where maintenance runs) with `queues` created:
+ * how every domain (document indexing, rollups) reaches its own queues.
+ */
+export async function queueWith(...queues: QueueDefinition[]): Promise<PgBoss> {
+  const boss = await getQueue();
+  await Promise.all(queues.map((queue) => ensureQueue(boss, queue)));
   return boss;
 }

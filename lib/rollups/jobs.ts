@@ -1,7 +1,6 @@
 import "server-only";
-import type PgBoss from "pg-boss";
 import { log } from "@/lib/log";
-import { getQueue } from "@/lib/job-queue";
+import { queueWith, type QueueDefinition } from "@/lib/job-queue";
 import { refreshOrganizationRollups } from "./build";
 
 /**
@@ -16,25 +15,10 @@ export interface RollupJobData {
   orgId: string;
 }
 
-const prepared = new WeakMap<PgBoss, Promise<void>>();
+// stately: one job waiting and one running per organization (singletonKey); more sends in between are the same work.
+const ROLLUP_QUEUE_DEFINITION: QueueDefinition = { name: ROLLUP_QUEUE, policy: "stately", retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 };
 
-async function rollupQueue(): Promise<PgBoss> {
-  const boss = await getQueue();
-  let ready = prepared.get(boss);
-  if (!ready) {
-    ready = (async () => {
-      if (await boss.getQueue(ROLLUP_QUEUE)) return;
-      // stately: one job waiting and one running per organization (singletonKey); more sends in between are the same work.
-      await boss.createQueue(ROLLUP_QUEUE, { name: ROLLUP_QUEUE, policy: "stately", retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 900 }).catch(async (error: unknown) => {
-        if (!(await boss.getQueue(ROLLUP_QUEUE))) throw error;
-      });
-    })();
-    prepared.set(boss, ready);
-    ready.catch(() => prepared.delete(boss));
-  }
-  await ready;
-  return boss;
-}
+const rollupQueue = () => queueWith(ROLLUP_QUEUE_DEFINITION);
 
 /** When this process last asked for an organization's refresh: a page of viewers on a stale rollup sends one job, not one per request. */
 const lastSent = new Map<string, number>();
