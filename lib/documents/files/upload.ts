@@ -12,7 +12,8 @@ import { ContentInspector, ContentMismatchError, EmptyContentError, IncompleteBo
 import { resolveFileName } from "./documents";
 import { DOCUMENT_TYPES } from "../file-types";
 import { indexJobRunning } from "../indexing/index-document";
-import { markIndexRequested, sendIndexJob } from "../indexing/index-jobs";
+import { sendIndexJob } from "../indexing/index-jobs";
+import { fileReplaced, requestRecorded } from "../indexing/index-state";
 import { newId } from "@/lib/ids";
 import { indexOnUpload } from "@/lib/organizations/settings";
 import { newStorageKey, toDocumentRecord } from "../document-record";
@@ -79,8 +80,7 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
     const previous = locked[0];
     const running = indexJobRunning(previous.index_job_started_at, previous.index_heartbeat_at);
     // The index request is committed with the file: a crash before its job is sent loses nothing (the sweep sends it).
-    if (autoIndex) await markIndexRequested(tx, id, requestId, null, running);
-    const hadIndex = previous.chunk_count > 0 || previous.status === "indexing" || previous.status === "indexed";
+    if (autoIndex) await requestRecorded(tx, id, { id: requestId, model: null, runLive: running });
     const row = await tx.document.update({
       where: { id },
       data: {
@@ -90,12 +90,9 @@ export async function uploadDocumentFile(principal: Principal, id: string, reque
         sizeBytes: BigInt(inspector.size),
         checksumSha256: inspector.sha256,
         storageKey: key,
-        // A running indexing run keeps its status; it notices the new file when it swaps its index in (stale).
-        status: running ? "indexing" : "uploaded",
-        statusReason: null,
+        ...fileReplaced(previous, running),
         uploadedBy: principal.userId,
         uploadedAt: new Date(),
-        indexStale: hadIndex || previous.index_stale,
       },
     });
     return { row, previousKey: previous.storage_key };

@@ -15,6 +15,7 @@ import type { DocumentType } from "../file-types";
 import { toDocumentRecord } from "../document-record";
 import type { ChunkCopyRow } from "./chunk-copy";
 import { StoreSchedule, type ScheduledBatch } from "./store-schedule";
+import { runAbandoned, runClaimed, runHeartbeat, runProgress, runSwappedIn } from "./index-state";
 import { JobLostError, storeChunks } from "./store-chunks";
 import { tsvectorCalculator, type TsvectorCalculator } from "./tsvector-calculator";
 
@@ -106,7 +107,7 @@ interface Job {
 /** Renews the run's heartbeat until stopped (never throws: a missed beat only shortens the lease). */
 function startHeartbeat(principal: Principal, job: Job): () => void {
   const beat = () =>
-    void withTenant(principal, (tx) => tx.$executeRaw`UPDATE documents SET index_heartbeat_at = now() WHERE id = ${job.documentId} AND index_job_id = ${job.id}`).catch(
+    void withTenant(principal, (tx) => runHeartbeat(tx, job.documentId, job.id)).catch(
       (error: unknown) => log.warn("indexing heartbeat failed", { documentId: job.documentId, error: String(error) }),
     );
   const timer = setInterval(beat, indexLease.heartbeatMs);
@@ -195,14 +196,7 @@ async function claimJob(principal: Principal, documentId: string, request?: Inde
     // Chunks of a newer generation can only be left over from a run whose process died.
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${documentId} AND generation > ${doc.index_generation}`;
     const id = crypto.randomUUID();
-    await tx.$executeRaw`
-      UPDATE documents SET status = 'indexing', status_reason = NULL, index_progress_done = 0, index_progress_total = 0,
-        index_job_id = ${id}, index_job_started_at = now(), index_heartbeat_at = now(), updated_at = now()
-      WHERE id = ${documentId}`;
-    if (request) {
-      await tx.$executeRaw`UPDATE documents SET index_job_state = 'running', index_attempts = index_attempts + 1, index_next_attempt_at = NULL
-        WHERE id = ${documentId}`;
-    }
+    await runClaimed(tx, documentId, id, request !== undefined);
     return {
       id,
       documentId,
@@ -318,8 +312,7 @@ async function storeBatch(principal: Principal, job: Job, embedder: Embedder, { 
 
 async function updateProgress(principal: Principal, job: Job, done: number, total: number) {
   await withTenant(principal, async (tx) => {
-    const owned = await tx.$executeRaw`UPDATE documents SET index_progress_done = ${done}, index_progress_total = ${total}, updated_at = now()
-      WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
+    const owned = await runProgress(tx, job.documentId, job.id, done, total);
     if (owned === 0) throw await jobLost(tx, job);
   });
 }
@@ -329,18 +322,7 @@ async function swapIn(principal: Principal, job: Job, embedder: Embedder, chunkC
   return withTenant(principal, async (tx) => {
     const rows = await tx.$queryRaw<{ index_job_id: string | null }[]>`SELECT index_job_id FROM documents WHERE id = ${job.documentId} FOR UPDATE`;
     if (rows.length === 0 || rows[0].index_job_id !== job.id) throw await jobLost(tx, job);
-    // A file uploaded while this run read the previous one leaves the new index stale.
-    await tx.$executeRaw`
-      UPDATE documents SET index_generation = ${job.generation}, index_model = ${embedder.model}, index_dims = ${embedder.dims},
-        chunk_count = ${chunkCount}, status = 'indexed', status_reason = NULL, indexed_at = now(),
-        index_stale = storage_key IS DISTINCT FROM ${job.storageKey},
-        index_progress_done = ${chunkCount}, index_progress_total = ${chunkCount},
-        index_job_id = NULL, index_job_started_at = NULL, index_heartbeat_at = NULL, updated_at = now(),
-        -- A request made before this run read the file is answered by it; a later one (a new upload) stays queued.
-        index_job_state = CASE WHEN index_request_id IS NULL OR index_requested_at <= index_job_started_at THEN 'done' ELSE 'queued' END,
-        index_job_reason = CASE WHEN index_request_id IS NULL OR index_requested_at <= index_job_started_at THEN NULL ELSE index_job_reason END,
-        index_request_id = CASE WHEN index_requested_at <= index_job_started_at THEN NULL ELSE index_request_id END
-      WHERE id = ${job.documentId}`;
+    await runSwappedIn(tx, job.documentId, { generation: job.generation, storageKey: job.storageKey, model: embedder.model, dims: embedder.dims, chunkCount });
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${job.documentId} AND generation <> ${job.generation}`;
     const row = await tx.document.findUniqueOrThrow({ where: { id: job.documentId } });
     return toDocumentRecord(row);
@@ -357,15 +339,7 @@ async function abandonJob(principal: Principal, job: Job, reason: string) {
   const statusReason = job.hadIndex ? `Re-indexing failed (${reason}); the previous index is still in use` : reason;
   await withTenant(principal, async (tx) => {
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${job.documentId} AND generation = ${job.generation}`;
-    // A file uploaded during the run is a new file: it is simply "uploaded" again, the failure concerned the old one.
-    await tx.$executeRaw`
-      UPDATE documents SET
-        status = CASE WHEN storage_key IS DISTINCT FROM ${job.storageKey} THEN 'uploaded' ELSE ${restored} END,
-        status_reason = CASE WHEN storage_key IS DISTINCT FROM ${job.storageKey} THEN NULL ELSE ${statusReason} END,
-        -- Without a previous index there is nothing to be stale (an upload during the run may have set it).
-        index_stale = index_stale AND ${job.hadIndex},
-        index_progress_done = 0, index_progress_total = 0, index_job_id = NULL, index_job_started_at = NULL, index_heartbeat_at = NULL, updated_at = now()
-      WHERE id = ${job.documentId} AND index_job_id = ${job.id}`;
+    await runAbandoned(tx, job.documentId, { id: job.id, storageKey: job.storageKey, hadIndex: job.hadIndex, restored, statusReason });
   });
 }
 

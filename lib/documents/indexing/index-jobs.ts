@@ -3,13 +3,14 @@ import type PgBoss from "pg-boss";
 import type { Principal } from "@/lib/access/roles";
 import { indexingSettings } from "@/lib/config/indexing";
 import { getDb } from "@/lib/db/client";
-import { withTenant, type TenantTx } from "@/lib/db/tenant";
+import { withTenant } from "@/lib/db/tenant";
 import { Conflict, DomainError, Invalid, NotFound, Unavailable, conflict, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { getQueue } from "@/lib/job-queue";
+import { queueWith, type QueueDefinition } from "@/lib/job-queue";
 import { startEmbeddedHousekeeping } from "./housekeeping";
 import { INDEX_TIMEOUT_MS, IndexBusy, RequestNotPending, indexDocument, indexJobRunning, liveRunSql } from "./index-document";
+import { requestDeferred, requestFailed, requestRecorded, requestRetrying } from "./index-state";
 import { toDocumentRecord } from "../document-record";
 
 /**
@@ -54,40 +55,19 @@ const jobPrincipal = (orgId: string): Principal => ({ userId: "system:indexer", 
 
 // ---- the queue --------------------------------------------------------------
 
-const prepared = new WeakMap<PgBoss, Promise<void>>();
+const INDEX_QUEUES: QueueDefinition[] = [
+  // pg-boss retries a job only when its handler crashed or the worker died (the job's lease, expireInSeconds, runs out);
+  // indexing failures are retried by runIndexJob with its own back-off and attempt count.
+  { name: INDEX_QUEUE, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: Math.ceil(INDEX_TIMEOUT_MS / 1000) + 120 },
+  { name: INDEX_SWEEP_QUEUE, policy: "singleton", retryLimit: 0, expireInSeconds: 300 },
+];
 
 /**
- * The process's pg-boss (lib/job-queue.ts) with the documents queues created. Opened with
- * maintenance where the worker runs (`in_process_worker`), as every caller of getQueue() does: its first
- * caller decides, and the start-up's demo documents are indexed before the workers start.
+ * The process's pg-boss (lib/job-queue.ts) with the documents queues created. Opened with maintenance where the
+ * worker runs (`in_process_worker`), as every caller of getQueue() does: its first caller decides, and the
+ * start-up's demo documents are indexed before the workers start.
  */
-export async function indexQueue(): Promise<PgBoss> {
-  const boss = await getQueue();
-  let ready = prepared.get(boss);
-  if (!ready) {
-    ready = createQueues(boss);
-    prepared.set(boss, ready);
-    ready.catch(() => prepared.delete(boss));
-  }
-  await ready;
-  return boss;
-}
-
-async function createQueues(boss: PgBoss) {
-  const queues: PgBoss.Queue[] = [
-    // pg-boss retries a job only when its handler crashed or the worker died (the job's lease, expireInSeconds, runs out);
-    // indexing failures are retried by runIndexJob with its own back-off and attempt count.
-    { name: INDEX_QUEUE, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: Math.ceil(INDEX_TIMEOUT_MS / 1000) + 120 },
-    { name: INDEX_SWEEP_QUEUE, policy: "singleton", retryLimit: 0, expireInSeconds: 300 },
-  ];
-  for (const queue of queues) {
-    if (await boss.getQueue(queue.name)) continue;
-    // Another process may create it at the same moment.
-    await boss.createQueue(queue.name, queue).catch(async (error: unknown) => {
-      if (!(await boss.getQueue(queue.name))) throw error;
-    });
-  }
-}
+export const indexQueue = () => queueWith(...INDEX_QUEUES);
 
 /** Sends the job of a request; a failure is only logged: the request is on the row and the sweep sends it again. */
 export async function sendIndexJob(data: IndexJobData, startAfter?: Date): Promise<void> {
@@ -100,15 +80,6 @@ export async function sendIndexJob(data: IndexJobData, startAfter?: Date): Promi
 }
 
 // ---- requests ---------------------------------------------------------------
-
-/** Records a new pending index request on the locked row (inside the caller's transaction). */
-export async function markIndexRequested(tx: TenantTx, documentId: string, requestId: string, model: string | null, runLive: boolean) {
-  await tx.$executeRaw`
-    UPDATE documents SET index_request_id = ${requestId}, index_request_model = ${model}, index_requested_at = now(),
-      index_attempts = 0, index_next_attempt_at = NULL, index_job_reason = NULL,
-      index_job_state = ${runLive ? "running" : "queued"}
-    WHERE id = ${documentId}`;
-}
 
 /**
  * Requests the indexing of a document's current file and queues its job; answers the request id.
@@ -127,7 +98,7 @@ export async function requestIndex(
     if (!rows[0].storage_key) throw conflict("No file has been uploaded for this document yet");
     const live = indexJobRunning(rows[0].index_job_started_at, rows[0].index_heartbeat_at);
     if (live && options.whileRunning !== "queue") throw conflict("This document is already being indexed; wait for that run to finish");
-    await markIndexRequested(tx, documentId, requestId, options.model ?? null, live);
+    await requestRecorded(tx, documentId, { id: requestId, model: options.model ?? null, runLive: live });
   });
   if (options.sendJob !== false) await sendIndexJob({ orgId: principal.orgId, documentId, requestId });
   return requestId;
@@ -159,10 +130,7 @@ export async function runIndexJob(data: IndexJobData, options: { inline?: boolea
     if (error instanceof RequestNotPending) return { outcome: "nothing" };
     if (error instanceof IndexBusy) {
       const at = new Date(Date.now() + indexJobPolicy.busyDelayMs);
-      await withTenant(principal, (tx) =>
-        tx.$executeRaw`UPDATE documents SET index_job_reason = ${error.message}, index_next_attempt_at = ${at}
-          WHERE id = ${data.documentId} AND index_request_id = ${data.requestId} AND index_job_state = 'queued'`,
-      );
+      await withTenant(principal, (tx) => requestDeferred(tx, data.documentId, data.requestId, error.message, at));
       if (!options.inline) await sendIndexJob(data, at);
       return { outcome: "deferred" };
     }
@@ -189,14 +157,11 @@ async function recordFailure(principal: Principal, data: IndexJobData, error: un
     const attempts = Math.max(1, rows[0].attempts);
     if (permanent(error) || attempts >= indexJobPolicy.maxAttempts) {
       const final = permanent(error) ? reason : `${reason} (gave up after ${attempts} attempts)`;
-      await tx.$executeRaw`UPDATE documents SET index_job_state = 'failed', index_job_reason = ${final}, index_request_id = NULL, index_next_attempt_at = NULL
-        WHERE id = ${data.documentId}`;
+      await requestFailed(tx, data.documentId, final);
       return "failed" as const;
     }
     const at = new Date(Date.now() + Math.min(indexJobPolicy.backoffMaxMs, indexJobPolicy.backoffBaseMs * 2 ** (attempts - 1)));
-    await tx.$executeRaw`UPDATE documents SET index_job_state = 'queued', index_next_attempt_at = ${at},
-        index_job_reason = ${`Attempt ${attempts} of ${indexJobPolicy.maxAttempts} failed: ${reason}; trying again at ${at.toISOString()}`}
-      WHERE id = ${data.documentId}`;
+    await requestRetrying(tx, data.documentId, `Attempt ${attempts} of ${indexJobPolicy.maxAttempts} failed: ${reason}; trying again at ${at.toISOString()}`, at);
     return at;
   });
   if (retryAt === null) return "nothing";

@@ -3,6 +3,7 @@ import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound, conflict } from "@/lib/errors";
 import { indexJobRunning } from "./index-document";
+import { indexRemoved } from "./index-state";
 import { toDocumentRecord } from "../document-record";
 
 /**
@@ -19,13 +20,7 @@ export async function removeDocumentIndex(principal: Principal, documentId: stri
     if (rows.length === 0) throw notFound("Document");
     if (indexJobRunning(rows[0].index_job_started_at, rows[0].index_heartbeat_at)) throw conflict("This document is being indexed; remove its index once that run has finished");
     await tx.$executeRaw`DELETE FROM document_chunks WHERE document_id = ${documentId}`;
-    await tx.$executeRaw`
-      UPDATE documents SET status = CASE WHEN storage_key IS NULL THEN 'created' ELSE 'uploaded' END, status_reason = NULL,
-        index_model = NULL, index_dims = NULL, chunk_count = 0, index_progress_done = 0, index_progress_total = 0,
-        indexed_at = NULL, index_stale = false, index_job_id = NULL, index_job_started_at = NULL, updated_at = now(),
-        -- Removing the index also withdraws a pending index request (its job then finds nothing to do).
-        index_job_state = NULL, index_request_id = NULL, index_job_reason = NULL, index_next_attempt_at = NULL, index_heartbeat_at = NULL
-      WHERE id = ${documentId}`;
+    await indexRemoved(tx, documentId);
     return toDocumentRecord(await tx.document.findUniqueOrThrow({ where: { id: documentId } }));
   });
 }

@@ -2,6 +2,7 @@ import "server-only";
 import type { Principal } from "@/lib/access/roles";
 import { type BulkTx, withTenantBulk } from "@/lib/db/bulk";
 import { CHUNK_COPY_COLUMNS, ChunkCopyWriter, type ChunkCopyRow } from "./chunk-copy";
+import { runProgressAddedSql } from "./index-state";
 import { vectorLiteral } from "./vector-indexes";
 
 /*
@@ -43,20 +44,18 @@ export async function storeChunks(principal: Principal, run: OwningRun, rows: Ch
       // row is locked only for the commit and batches stored at the same time on other connections
       // do not queue behind it. The update decides: if the job lost the document meanwhile (deleted,
       // or taken over after its lease), nothing of this batch commits.
-      const progress = (added: string) =>
-        `UPDATE documents SET index_progress_done = index_progress_done + ${added}, updated_at = now() WHERE id = $1 AND index_job_id = $2`;
       let owned: number;
       if (copied) {
         owned = await tx.exec(
           `WITH moved AS (
             INSERT INTO document_chunks (${columns}) SELECT ${columns} FROM chunk_copy_staging
             WHERE EXISTS (SELECT FROM documents WHERE id = $1 AND index_job_id = $2) RETURNING 1)
-          ${progress("(SELECT count(*) FROM moved)")}`,
+          ${runProgressAddedSql("(SELECT count(*) FROM moved)")}`,
           [run.documentId, run.id],
         );
       } else {
         await insertAsText(tx, rows);
-        owned = await tx.exec(progress("$3"), [run.documentId, run.id, rows.length]);
+        owned = await tx.exec(runProgressAddedSql("$3"), [run.documentId, run.id, rows.length]);
       }
       if (owned === 0) {
         const exists = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM documents WHERE id = $1", [run.documentId]);
