@@ -49,7 +49,8 @@ export interface PublishMeta {
 /** The refresh is sent a moment later so that publishes and deletes close together are one job. */
 const ROLLUP_REFRESH_DELAY_SECONDS = 2;
 
-export class DashboardWriter {
+/** Made by writeDashboards only, so no write skips the checks before commit or the work after it. */
+class DashboardWriter {
   private readonly written: { slug: string; spec: DraftSpec }[] = [];
   /** Dashboards whose cached results go after commit: all of them, or only their draft's. */
   private readonly forget = new Map<string, "draft" | "all">();
@@ -123,7 +124,7 @@ export class DashboardWriter {
   }
 
   /** Every manifest written, checked against what the writes leave: one 422 with all their problems. */
-  async checkWritten(): Promise<void> {
+  async checkWrittenManifests(): Promise<void> {
     const problems: ValidationItem[] = [];
     for (const { slug, spec } of this.written) {
       try {
@@ -137,7 +138,7 @@ export class DashboardWriter {
   }
 
   /** What follows a commit: nothing of it may run for a transaction that rolled back. */
-  async committed(): Promise<void> {
+  async afterCommit(): Promise<void> {
     for (const [dashboardId, what] of this.forget) forgetDashboardResults(this.principal.orgId, dashboardId, what === "draft" ? "draft" : undefined);
     if (this.refreshRollups) await sendRollupRefresh(this.principal.orgId, { startAfterSeconds: ROLLUP_REFRESH_DELAY_SECONDS, always: true });
   }
@@ -173,9 +174,11 @@ export async function writeDashboards<T>(principal: Principal, work: (writer: Da
   const result = await withTenant(principal, async (tx) => {
     writer = new DashboardWriter(tx, principal);
     const value = await work(writer);
-    await writer.checkWritten();
+    await writer.checkWrittenManifests();
     return value;
   });
-  await writer?.committed();
+  await writer?.afterCommit();
   return result;
 }
+
+export type { DashboardWriter };
