@@ -7,7 +7,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { Conflict, DomainError, Invalid, NotFound, Unavailable, conflict, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { queueWith, type QueueDefinition } from "@/lib/job-queue";
+import { getQueue, queueWith, type QueueDefinition } from "@/lib/job-queue";
 import { startEmbeddedHousekeeping } from "./housekeeping";
 import { INDEX_TIMEOUT_MS, IndexBusy, RequestNotPending, indexDocument, indexJobRunning, liveRunSql } from "./index-document";
 import { requestDeferred, requestFailed, requestRecorded, requestRetrying } from "./index-state";
