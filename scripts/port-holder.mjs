@@ -37,6 +37,20 @@ function commandLine(pid) {
   }
 }
 
+const describe = (pid) => `pid ${pid} (${commandLine(pid) || "command line unreadable"})`;
+
+/** ", started by pid 4242 (node scripts/start.mjs)": a supervised server's supervisor is the one to stop (it would start the server again). */
+function parentOf(pid) {
+  let ppid;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return "";
+  }
+  return ppid > 1 && commandLine(ppid) ? `, started by ${describe(ppid)}` : "";
+}
+
 function userName(uid) {
   try {
     const entry = fs.readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === String(uid));
@@ -47,7 +61,8 @@ function userName(uid) {
 }
 
 /**
- * Describes the process listening on `port`: "pid 1234 (node scripts/server.mjs)", or "a process of user postgres"
+ * Describes the process listening on `port`: "pid 1234 (node scripts/server.mjs), started by pid 1200 (node
+ * scripts/start.mjs)", or "a process of user postgres"
  * when its descriptors cannot be read; undefined when nothing can be told.
  * @param {number} port
  * @returns {string | undefined}
@@ -78,7 +93,7 @@ export function describePortHolder(port) {
         continue;
       }
       if (wanted.has(target)) {
-        holders.push(`pid ${pid} (${commandLine(pid) || "command line unreadable"})`);
+        holders.push(`${describe(pid)}${parentOf(pid)}`);
         break;
       }
     }
