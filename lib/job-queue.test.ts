@@ -30,6 +30,13 @@ describe("queue definitions", () => {
     expect(id).not.toBeNull();
   });
 
+  // The documents' two queues, created at once, deadlocked on PostgreSQL (each attaches a partition to pg-boss's job table).
+  it("creates several queues asked for at the same moment, by one domain and by several", async () => {
+    const definitions: QueueDefinition[] = Array.from({ length: 4 }, (_, i) => ({ name: `test.together.${i}`, retryLimit: i }));
+    const bosses = await Promise.all([queueWith(definitions[0], definitions[1]), queueWith(definitions[2]), queueWith(definitions[3], definitions[0])]);
+    for (const [i, definition] of definitions.entries()) expect(await bosses[0].getQueue(definition.name)).toMatchObject({ retryLimit: i });
+  });
+
   it("takes a queue another process already created as it stands", async () => {
     const boss = await getQueue(false);
     await boss.createQueue("test.elsewhere", { name: "test.elsewhere", retryLimit: 1, expireInSeconds: 30 });

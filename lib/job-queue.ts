@@ -106,27 +106,41 @@ async function openQueue(background: boolean): Promise<PgBoss> {
   return boss;
 }
 
-/** Per pg-boss instance, the queues this process has made sure of (a failed attempt is forgotten, so the next call tries again). */
-const ensured = new WeakMap<PgBoss, Map<string, Promise<void>>>();
+/**
+ * Per pg-boss instance, the queues this process has made sure of (a failed attempt is forgotten, so the next call
+ * tries again), and the last creation, which the next one waits for.
+ */
+const ensured = new WeakMap<PgBoss, { known: Map<string, Promise<void>>; last: Promise<unknown> }>();
+
+/** PostgreSQL's deadlock_detected: two creations attaching their partitions to pg-boss's job table at the same moment. */
+const deadlocked = (error: unknown) => (error as { code?: string }).code === "40P01";
 
 /**
- * Creates a queue unless it exists, once per process. Another process may create it at the same moment: a create
- * that fails while the queue now exists found it made. An existing queue keeps the options it was created with.
+ * Creates a queue unless it exists, once per process, one creation at a time: each attaches a partition to pg-boss's
+ * job table, and two at once deadlock on PostgreSQL (measured: the documents' two queues created together). Another
+ * process may create a queue at the same moment: a create that fails while the queue now exists found it made, and
+ * one that deadlocked with the other process's is tried again. An existing queue keeps the options it was created with.
  */
 function ensureQueue(boss: PgBoss, queue: QueueDefinition): Promise<void> {
-  let known = ensured.get(boss);
-  if (!known) ensured.set(boss, (known = new Map()));
+  let state = ensured.get(boss);
+  if (!state) ensured.set(boss, (state = { known: new Map(), last: Promise.resolve() }));
+  const { known } = state;
   let ready = known.get(queue.name);
   if (!ready) {
-    ready = (async () => {
+    const create = async (attemptsLeft: number): Promise<void> => {
       if (await boss.getQueue(queue.name)) return;
-      await boss.createQueue(queue.name, queue).catch(async (error: unknown) => {
-        if (!(await boss.getQueue(queue.name))) throw error;
-      });
-    })();
-    const forget = known;
+      try {
+        await boss.createQueue(queue.name, queue);
+      } catch (error) {
+        if (await boss.getQueue(queue.name)) return;
+        if (deadlocked(error) && attemptsLeft > 1) return create(attemptsLeft - 1);
+        throw error;
+      }
+    };
+    ready = state.last.catch(() => undefined).then(() => create(3));
+    state.last = ready;
     known.set(queue.name, ready);
-    ready.catch(() => forget.delete(queue.name));
+    ready.catch(() => known.delete(queue.name));
   }
   return ready;
 }
