@@ -62,6 +62,11 @@ export function formatCompact(value: number): string {
   return numberFormat({ notation: "compact", maximumFractionDigits: 1 }).format(value);
 }
 
+/** Identifiers are numbers too, but "1,000,061,794" reads wrong for an order id: an `id` or `…_id` column is shown as stored. */
+export function isIdColumn(column: string): boolean {
+  return /(^|_)id$/i.test(column);
+}
+
 /** A table cell: numbers formatted, null empty, objects as JSON, everything else as text. */
 export function formatCell(value: unknown): string {
   if (value === null || value === undefined) return "";

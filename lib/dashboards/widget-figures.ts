@@ -1,7 +1,7 @@
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { resolveFormat } from "@/lib/manifest/value-format";
 import type { ColumnFormats } from "./column-formats";
-import { columnDecimals, formatCell, formatFixed, formatKpiValue, formatValue, kpiDelta, toNumber, type KpiDelta } from "./format";
+import { columnDecimals, formatCell, formatFixed, formatKpiValue, formatValue, isIdColumn, kpiDelta, toNumber, type KpiDelta } from "./format";
 
 /**
  * What a KPI tile and a table show, as text: one source for the viewer's widgets
@@ -58,8 +58,9 @@ export function tableCells(columns: string[], rows: Record<string, unknown>[], f
     numeric,
     cell(column, value) {
       const n = numeric.has(column) ? toNumber(value) : null;
-      if (n === null) return formatCell(value);
       const declared = formats[column];
+      if (n !== null && declared === undefined && isIdColumn(column)) return String(value);
+      if (n === null) return formatCell(value);
       return declared === undefined ? formatFixed(n, decimals.get(column) ?? 0) : formatValue(n, resolveFormat(declared));
     },
   };

@@ -6,7 +6,7 @@ import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { toCsv, toXlsx } from "./export-cells";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
-import { columnDecimals, formatFixed, formatValue, humanize, toNumber } from "@/lib/dashboards/format";
+import { columnDecimals, formatFixed, formatValue, humanize, isIdColumn, toNumber } from "@/lib/dashboards/format";
 import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
 import { groupAwarePageModule } from "./grid-pages";
 import { watchGridAria } from "./grid-aria";
@@ -25,11 +25,6 @@ type ExportFormat = "csv" | "xlsx";
 /** What the grid reads of Tabulator's Page module, which its type declarations leave out. */
 interface TabulatorInternals {
   modules?: { page?: { pageCounterElement?: HTMLElement | null } };
-}
-
-/** Identifiers are numbers too, but "12,345" reads wrong for an order id. */
-function isIdColumn(column: string): boolean {
-  return /(^|_)id$/i.test(column);
 }
 
 /** A numeric column in its declared format, else with as many decimals as its values need. */
