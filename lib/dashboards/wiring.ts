@@ -1,6 +1,7 @@
 import { correctBounds, verticalCompactor, type LayoutItem } from "react-grid-layout/core";
 import { jsonDepthExceeds } from "@/lib/json";
 import { filterUses } from "@/lib/query/filters";
+import { GRID_COLUMNS } from "@/lib/manifest/grid";
 import type { Breakpoint, DashboardManifest, WidgetManifest } from "@/lib/manifest/schema";
 import { type ColumnFormats, widgetColumnFormats } from "./column-formats";
 
@@ -215,9 +216,6 @@ export function activeBreakpoints(listed: readonly Breakpoint[] | undefined): Pa
   const chosen = (listed && listed.length > 0 ? [...new Set(listed)] : (Object.keys(BREAKPOINT_WIDTHS) as Breakpoint[])).sort((a, b) => BREAKPOINT_WIDTHS[a] - BREAKPOINT_WIDTHS[b]);
   return Object.fromEntries(chosen.map((bp, i) => [bp, i === 0 ? 0 : BREAKPOINT_WIDTHS[bp]]));
 }
-
-/** Manifests lay out on 12 columns at every breakpoint. */
-export const GRID_COLUMNS = 12;
 
 export interface GridBox {
   i: string;

@@ -1,3 +1,4 @@
+import { GRID_COLUMNS } from "@/lib/manifest/grid";
 import { type FontFace, textWidth } from "./fonts";
 import { type ChartSpec, drawChart } from "./chart-svg";
 
@@ -102,7 +103,6 @@ export interface LayoutLimits {
   charts?: Map<PlacedBlock, { width: number; height: number; svg: string }>;
 }
 
-const GRID_COLUMNS = 12;
 const GAP = 8;
 const INK = "#0f172a";
 const MUTED = "#64748b";
