@@ -12,7 +12,7 @@ import { humanize } from "@/lib/dashboards/format";
 import type { EmbedGrant } from "@/lib/dashboards/policy";
 import { queryDashboard } from "@/lib/dashboards/operations";
 import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "@/lib/dashboards/policy";
-import { queryGranted } from "@/lib/dashboards/query";
+import { lockedOver, queryGranted } from "@/lib/dashboards/query";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { dataWidgetIds, pageRegions, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/lib/dashboards/filter-values";
@@ -178,7 +178,7 @@ export async function renderPublicReport(orgSlug: string, dashboardSlug: string,
 async function render(source: ReportSource, request: ReportRequest, limits: ReportLimits): Promise<RenderedReport> {
   const { granted } = source;
   if (!granted.parsed.ok) throw source.unpassable();
-  const filters = { ...request.filters, ...source.locked };
+  const filters = lockedOver(source.locked, request.filters);
   const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
   const byId = new Map(view.widgets.map((w) => [w.metadata.id, w]));
   const tabs = view.manifest.spec.tabs;
