@@ -83,7 +83,8 @@ async function openDatabase(): Promise<Database> {
         readerUrl: cfg.database.readerUrl,
         total: cfg.userSql.total,
         // A few: an organization's user SQL (cfg.userSql.perKey at once) beside its own reader work (rules, datasets).
-        perOrganization: Math.min(cfg.userSql.total, Math.max(2, cfg.userSql.perKey)),
+        // The operator's one shared login serves every organization's slots from its one pool.
+        perOrganization: cfg.database.readerUrl ? cfg.userSql.total : Math.min(cfg.userSql.total, Math.max(2, cfg.userSql.perKey)),
         idleMs: USER_SQL_POOL_IDLE_MS,
       },
       (readerPool) => new PrismaClient({ adapter: new PrismaPg(readerPool) }),
