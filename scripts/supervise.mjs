@@ -97,7 +97,7 @@ export function supervise(options) {
 
 /**
  * Whether any process of the group is still running. A member that has ended but waits to be reaped by whoever
- * adopted it (a zombie) does not count: some inits reap only every second or two (measured here: 1.4 s), and one
+ * adopted it (a zombie, every thread of it gone) does not count: some inits reap only every second or two (measured here: 1.4 s), and one
  * in a container may never. /proc tells them apart (Linux); elsewhere a zombie counts as running.
  */
 export function groupAlive(group) {
@@ -114,8 +114,22 @@ export function groupAlive(group) {
   }
   return pids.some((pid) => {
     const stat = procStat(pid);
-    return stat !== undefined && stat.pgrp === group && stat.state !== "Z";
+    return stat !== undefined && stat.pgrp === group && !ended(pid, stat);
   });
+}
+
+/**
+ * A zombie whose threads have all exited. A process's main thread shows "Z" as soon as it has exited, while its other
+ * threads (an engine's watchdog, libuv's pool) may still be tearing down and hold its descriptors, the data folder's
+ * lock among them.
+ */
+function ended(pid, stat) {
+  if (stat.state !== "Z") return false;
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).length <= 1;
+  } catch {
+    return true;
+  }
 }
 
 function killGroup(group, graceMs, log) {
