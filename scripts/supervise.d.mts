@@ -12,4 +12,4 @@ export function supervise(options: {
 }): { stop: (signal?: NodeJS.Signals) => void; restarts: () => number; pid: () => number | undefined };
 export function groupAlive(group: number): boolean;
 export function onStopRequest(stop: (reason: string) => void, options?: { watch?: number[] }): void;
-export function npmAncestors(env?: NodeJS.ProcessEnv): number[];
+export function npmAncestors(env?: Record<string, string | undefined>): number[];
