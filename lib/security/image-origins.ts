@@ -1,5 +1,4 @@
-import net from "node:net";
-import { isBlockedAddress, isInternalHostName } from "./internal-address";
+import { ipFamily, isBlockedAddress, isInternalHostName } from "./internal-address";
 
 /**
  * Origins an organization allows images from (issue 26 §7), as they go into a CSP `img-src`:
@@ -33,7 +32,7 @@ export function normalizeImageOrigin(text: string): string | null {
   if (isInternalHostName(`${wildcard}${url.hostname}`)) return null;
   // The URL parser has already read every spelling of an address (0x7f.1, 2130706433) as its canonical form.
   const address = url.hostname.replace(/^\[|\]$/g, "");
-  if (net.isIP(address) !== 0 && isBlockedAddress(address)) return null;
+  if (ipFamily(address) !== 0 && isBlockedAddress(address)) return null;
   return `${url.protocol}//${wildcard}${url.host}`;
 }
 
