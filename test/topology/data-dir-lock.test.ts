@@ -130,7 +130,8 @@ describe("scripts/server.mjs start order", () => {
     const { code } = await server.exited;
     taken.close();
     expect(code).toBe(1);
-    expect(server.output()).toContain(`Quarry cannot listen on port ${port}: another process is using it. Nothing was started.`);
+    // The holder named (scripts/port-holder.mjs): this test's own process listens there.
+    expect(server.output()).toMatch(new RegExp(`Quarry cannot listen on port ${port}: pid ${process.pid} \\(.+\\) is using it\\. Nothing was started\\.`));
     expect(fs.existsSync(dir)).toBe(false);
   });
 
