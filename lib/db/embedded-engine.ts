@@ -219,7 +219,8 @@ export class EmbeddedEngine {
     if (child && child.exitCode === null) {
       child.removeAllListeners("exit");
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      child.send({ type: "close" });
+      if (child.connected) child.send({ type: "close" });
+      else child.kill("SIGKILL");
       // PGlite's close writes its buffers; a hung one is killed rather than holding the caller.
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
       await exited;
@@ -234,6 +235,9 @@ export class EmbeddedEngine {
       // The engine is a plain Node process: no Next.js or vitest loader flags are inherited.
       const child = fork(ENGINE_FILE, [], { cwd: process.cwd(), execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
       this.child = child;
+      // A message to an engine whose channel has already closed (killed while it started, then closed) is an
+      // `error` event; unheard, it would end this whole process. Its exit is handled below.
+      child.on("error", (error) => log.warn("embedded database process unreachable", { engine: this.name, error: error.message }));
       // The engine never keeps a script alive on its own (the pool's connection does while in use).
       child.unref();
       child.channel?.unref();
