@@ -3,6 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { npmAncestors, supervise } from "./supervise.mjs";
+import { measurePace, paced } from "@/test/machine-pace";
+import { processAlive as alive } from "@/test/support/process-alive";
 
 /*
  * The supervisor npm start runs the server under (issue 41 §5): real child processes that die the ways a
@@ -26,7 +28,10 @@ ${death === "serve" ? "setInterval(() => {}, 1000);" : ""}`;
 
 const startsSoFar = () => (fs.existsSync(path.join(dir, "starts")) ? fs.readFileSync(path.join(dir, "starts"), "utf8").length : 0);
 
-async function until(predicate: () => boolean, what: string, limitMs = 60_000) {
+/** How slow this machine is now (test/machine-pace.ts): every bound below is its quiet-machine figure times it. */
+const pace = measurePace();
+
+async function until(predicate: () => boolean, what: string, limitMs = paced(60_000, pace)) {
   const deadline = Date.now() + limitMs;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -67,15 +72,6 @@ describe("supervise", () => {
   });
 });
 
-/** Whether a process exists (a zombie included, until its parent reaps it). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A script file in the test's folder. */
 function script(name: string, body: string): string {
@@ -117,7 +113,7 @@ describe("supervise: the process tree stops as one (issue 47)", () => {
     await until(() => exited !== undefined, "the stop");
     expect(alive(serverPid)).toBe(false);
     // The engine was re-parented when its server died; whoever adopted it reaps it a moment later.
-    await until(() => !alive(enginePid), "the engine to be gone", 5_000);
+    await until(() => !alive(enginePid), "the engine to be gone", paced(5_000, pace));
     expect(lines.join("\n")).toMatch(/did not end within \d+ s of being asked to: killing what is left \(SIGKILL\)/);
   });
 
@@ -140,7 +136,7 @@ describe("supervise: the process tree stops as one (issue 47)", () => {
     supervisorProcess.kill("SIGKILL");
     await until(() => fs.existsSync(stopped), "the orphaned server to stop");
     expect(fs.readFileSync(stopped, "utf8")).toBe("its supervisor is gone");
-    await until(() => !alive(serverPid), "the orphaned server to be gone", 5_000);
+    await until(() => !alive(serverPid), "the orphaned server to be gone", paced(5_000, pace));
   });
 
   it("under npm, stops when npm ends on SIGTERM or SIGHUP, which npm does not pass on", async () => {

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { TEMPLATE_DB, TEST_DB_PREFIX, baseDatabase, createDatabase, databaseUrl, leftBehind, quoteIdent, testServerUrl, withMaintenance } from "./pg-test-db";
+import { processAlive as alive } from "./support/process-alive";
 
 /**
  * Builds one migrated and seeded database for the whole run (or reuses it while
@@ -68,14 +69,6 @@ async function withTemplateLock(folder: string, build: () => void) {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function setupPostgres(root: string, fingerprint: string) {
   const server = testServerUrl();
