@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { configSingleton } from "@/lib/config";
 import { QueryError } from "./errors";
 import { BatchTransactionSpent, type StatementRunner, explainReadOnly, runReadOnlyBatch } from "./execute";
 
@@ -77,7 +78,14 @@ describe("a batch of read-only statements in one tenant transaction", () => {
 
 describe("checking a statement with EXPLAIN (a plan of manifests)", () => {
   it("waits in the organization's user-SQL slot like every reader statement", async () => {
-    // acme's only slot is held by a batch until the gate opens; its EXPLAIN must wait for it.
+    // acme's only slot (capped at one here: the queue lends an organization every idle slot otherwise) is held by a
+    // batch until the gate opens; its EXPLAIN must wait for it.
+    process.env.QUARRY_USER_SQL_PER_ORG = "1";
+    configSingleton.set(undefined);
+    onTestFinished(() => {
+      delete process.env.QUARRY_USER_SQL_PER_ORG;
+      configSingleton.set(undefined);
+    });
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
     let holding!: () => void;
