@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { measurePace, paced } from "./test/machine-pace";
+import { measurePace, paced } from "./test/machine-pace.ts";
 
 // Default bounds for a quiet machine, stretched by its load measured as the run starts (issue 47 §4).
 const pace = measurePace();
