@@ -4,6 +4,8 @@ import { echartsOptionProblems } from "./echarts-option-allow-list";
 import { optionBoundProblems } from "./echarts-option-bounds";
 import { ValueFormat } from "./value-format";
 import { isSitePath } from "./site-path";
+import { ManifestAlert } from "./alert";
+import { FieldId, ManifestId } from "./ids";
 
 /**
  * Dashboard and widget manifests (SPEC §2.1–2.5), version 1.0. These schemas are the
@@ -13,17 +15,8 @@ import { isSitePath } from "./site-path";
  * object, checked against the allow-list in ./echarts-option-allow-list.ts.
  */
 
-/** Widget, tab and dataset ids: referenced from tabs, filters, bindings and URLs. */
-export const ManifestId = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, "must be 1-64 letters, digits, '-' or '_', starting with a letter or digit")
-  .describe("identifier, unique within the dashboard");
-
-/** Dimension and metric ids double as formula identifiers, so they follow identifier rules. */
-export const FieldId = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be an identifier: letters, digits and '_', not starting with a digit")
-  .describe("dimension or metric id; also the name formulas use");
+// Declared apart so the alert language (./alert.ts), which this file imports, can use them too.
+export { FieldId, ManifestId };
 
 /** CSS colours are interpolated into styles, so only plain forms are accepted. */
 const CssColor = z
@@ -359,6 +352,7 @@ export const DashboardManifest = z.strictObject({
       })
       .optional(),
     widgets: z.array(WidgetManifest).max(200).optional().describe("widget manifests inline; alternatively as further YAML documents after ---"),
+    alerts: z.array(ManifestAlert).max(200).optional().describe("alerts on what widgets show (lib/manifest/alert.ts); a push creates, updates and removes them by id"),
   }),
 });
 export type DashboardManifest = z.infer<typeof DashboardManifest>;
