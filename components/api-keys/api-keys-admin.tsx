@@ -16,6 +16,7 @@ const SCOPE_HELP: Record<ApiKeyScope, string> = {
   "embeds:write": "create and revoke embeds",
   "documents:read": "list, read, download and search documents; chat",
   "documents:write": "create, upload, index and delete documents",
+  "data:write": "load tables (uploads, ingest batches) and manage pulls",
 };
 
 /** The same text on the server and in the browser (no locale or time zone of either). */

@@ -6,7 +6,7 @@ import { z } from "zod";
  * requires (`requiredScopes`), and then only what an admin could. Endpoints that require none refuse
  * keys (403): notification administration, sessions, organization settings and API keys themselves.
  */
-export const ApiKeyScope = z.enum(["dashboards:read", "dashboards:write", "dashboards:publish", "embeds:write", "documents:read", "documents:write"]);
+export const ApiKeyScope = z.enum(["dashboards:read", "dashboards:write", "dashboards:publish", "embeds:write", "documents:read", "documents:write", "data:write"]);
 export type ApiKeyScope = z.infer<typeof ApiKeyScope>;
 
 /** An endpoint's rule for keys: one scope, any of several, or "none" (keys refused). */
