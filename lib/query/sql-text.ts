@@ -9,7 +9,7 @@
  * message.
  */
 
-type SqlToken =
+export type SqlToken =
   | { kind: "word"; text: string; at: number }
   | { kind: "quoted"; text: string; at: number }
   | { kind: "string"; at: number }
@@ -35,7 +35,8 @@ export class SqlTextError extends Error {
  */
 const SPACE = /[ \t\n\r\f\v]/;
 
-function lex(sql: string): SqlToken[] {
+/** The tokens of `sql` as PostgreSQL's scanner splits them (also read by the editor's name check, lib/manifest-check/table-names.ts). */
+export function lex(sql: string): SqlToken[] {
   const tokens: SqlToken[] = [];
   let i = 0;
   while (i < sql.length) {
