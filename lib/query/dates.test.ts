@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DateExpressionError, resolveDateExpression } from "./dates";
+import { DateExpressionError, previousAlignedPeriod, resolveDateExpression } from "./dates";
 
 // Wednesday 18 March 2026, 10:00 UTC (11:00 in Berlin, 03:00 in Los Angeles).
 const now = new Date("2026-03-18T10:00:00Z");
@@ -121,5 +121,18 @@ describe("date expression length", () => {
     // Within the cap, but longer than any form chrono is asked to read: not a date, quickly.
     expect(() => resolveDateExpression("- noon ".repeat(8), utc)).toThrow(DateExpressionError);
     expect(iso(resolveDateExpression("2026-02-10 to 2026-02-12", utc)).from).toBe("2026-02-10T00:00:00.000Z");
+  });
+});
+
+describe("previousAlignedPeriod", () => {
+  it("shifts a span back one day, ISO week or calendar month, clamping the day of the month", () => {
+    expect(previousAlignedPeriod({ from: "2025-03-01", to: "2025-03-02" }, "day")).toBe("2025-02-28 to 2025-02-28");
+    expect(previousAlignedPeriod({ from: "2025-03-03", to: "2025-03-10" }, "week")).toBe("2025-02-24 to 2025-03-02");
+    // A whole month maps to the whole previous month, a month-to-date span to the same days of the month before.
+    expect(previousAlignedPeriod({ from: "2025-03-01", to: "2025-04-01" }, "month")).toBe("2025-02-01 to 2025-02-28");
+    expect(previousAlignedPeriod({ from: "2024-03-01", to: "2024-03-16" }, "month")).toBe("2024-02-01 to 2024-02-15");
+    expect(previousAlignedPeriod({ from: "2025-03-31", to: "2025-04-01" }, "month")).toBe("2025-02-28 to 2025-02-28");
+    expect(previousAlignedPeriod({ from: "2025-03-30", to: "2025-03-31" }, "month")).toBe("2025-02-28 to 2025-02-28");
+    expect(previousAlignedPeriod({ from: "2025-01-01", to: "2025-02-01" }, "month")).toBe("2024-12-01 to 2024-12-31");
   });
 });

@@ -233,3 +233,29 @@ export function cellInstant(value: unknown, timeZone: string): number | null {
   const t = Date.parse(value);
   return Number.isNaN(t) ? null : t;
 }
+
+/**
+ * The same span of days one day, ISO week or calendar month earlier: the previous aligned period of a change
+ * alert (lib/alerts). `from` and `to` are calendar days (`YYYY-MM-DD`), `to` exclusive, as dayStartingAt gives
+ * them. A month back keeps the day of the month, clamped to the shorter month's last day (March 31 → February 28),
+ * so a whole month maps to the whole previous month and a month-to-date span to the same days of the month before;
+ * a span that clamping would empty keeps one day. Answers a date expression the engine reads ("<day> to <day>").
+ */
+export function previousAlignedPeriod(range: { from: string; to: string }, unit: "day" | "week" | "month"): string {
+  const parse = (text: string): CivilDay => {
+    const [year, month, day] = text.split("-").map(Number);
+    return { year, month, day };
+  };
+  const back = (day: CivilDay): CivilDay => {
+    if (unit === "day") return addDays(day, -1);
+    if (unit === "week") return addDays(day, -7);
+    const first = addMonths({ year: day.year, month: day.month, day: 1 }, -1);
+    const lastOfMonth = addDays(addMonths(first, 1), -1).day;
+    return { ...first, day: Math.min(day.day, lastOfMonth) };
+  };
+  const format = (day: CivilDay) => `${String(day.year).padStart(4, "0")}-${String(day.month).padStart(2, "0")}-${String(day.day).padStart(2, "0")}`;
+  const from = back(parse(range.from));
+  const to = back(parse(range.to));
+  const last = compareDays(to, from) > 0 ? addDays(to, -1) : from;
+  return `${format(from)} to ${format(last)}`;
+}
