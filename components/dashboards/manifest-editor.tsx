@@ -5,10 +5,13 @@ import { useRouter } from "next/navigation";
 import CodeMirror, { EditorView, type ReactCodeMirrorRef } from "@uiw/react-codemirror";
 import { yaml } from "@codemirror/lang-yaml";
 import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
-import type { Text } from "@codemirror/state";
+import type { CompletionContext, CompletionResult } from "@codemirror/autocomplete";
+import { EditorState, type Text } from "@codemirror/state";
 import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { ownClickContext } from "@/lib/manifest-check/interactions";
+import type { SqlPolicy } from "@/lib/manifest-check/references";
+import { type CatalogTable, catalogSqlPolicy, nameCompletions, tableCatalog, type TableCatalog } from "@/lib/manifest-check/table-names";
 import { DashboardView } from "./dashboard-view";
 import { RollupStatus } from "./rollup-status";
 import { publishDashboard, updateDashboard, type DashboardRollups } from "@/lib/dashboards/contract";
@@ -34,12 +37,14 @@ interface ManifestEditorProps {
   timeZone: string;
   /** The saved draft's rollups as the page's loader read them, so the table is in the first paint; null: read after it. */
   initialRollups?: DashboardRollups | null;
+  /** The organization's own tables (issue 42), for the name check and completion beside the warehouse's. */
+  ownTables?: readonly CatalogTable[];
 }
 
 type Check = { ok: true; view: ViewManifest } | { ok: false; errors: ManifestError[] };
 
-function check(text: string): Check {
-  const result = parseDashboardYaml(text);
+function check(text: string, sqlPolicy: SqlPolicy): Check {
+  const result = parseDashboardYaml(text, { sqlPolicy });
   return result.ok ? { ok: true, view: { manifest: result.dashboard.manifest, widgets: result.dashboard.widgets } } : { ok: false, errors: result.errors };
 }
 
@@ -49,9 +54,9 @@ function offsetOf(doc: Text, line: number, column: number): number {
 }
 
 /** Manifest errors as editor diagnostics, underlining from the reported position to the end of its line. */
-const manifestLinter = linter(
+const manifestLinter = (sqlPolicy: SqlPolicy) => linter(
   (view) => {
-    const result = parseDashboardYaml(view.state.doc.toString());
+    const result = parseDashboardYaml(view.state.doc.toString(), { sqlPolicy });
     if (result.ok) return [];
     return result.errors.map((e): Diagnostic => {
       const from = offsetOf(view.state.doc, e.line, e.column);
@@ -62,6 +67,27 @@ const manifestLinter = linter(
   },
   { delay: 250 },
 );
+
+/** Lines either side of the cursor read for the FROM items that give an alias its table. */
+const COMPLETION_CONTEXT_LINES = 20;
+
+/** Table and column names where a name is typed (or on Ctrl-Space): the catalog's tables, or after `t.` the columns of t. */
+function nameCompletionSource(catalog: TableCatalog) {
+  return (context: CompletionContext): CompletionResult | null => {
+    const line = context.state.doc.lineAt(context.pos);
+    const before = line.text.slice(0, context.pos - line.from);
+    const doc = context.state.doc;
+    const first = doc.line(Math.max(1, line.number - COMPLETION_CONTEXT_LINES));
+    const last = doc.line(Math.min(doc.lines, line.number + COMPLETION_CONTEXT_LINES));
+    const found = nameCompletions(before, catalog, doc.sliceString(first.from, last.to), context.explicit);
+    if (!found) return null;
+    return {
+      from: line.from + found.from,
+      options: found.options.map((o) => ({ label: o.label, type: o.kind === "table" ? "class" : "property", detail: o.detail })),
+      validFor: /^[A-Za-z0-9_$]*$/,
+    };
+  };
+}
 
 /**
  * This page's CSP nonce, as the browser exposes it to scripts on the elements Next.js stamped
@@ -77,7 +103,7 @@ function pageNonce(): string {
  * list), the dashboard on the right. The preview lays out what is typed; its data comes from the
  * saved draft through the query endpoint, so saving refreshes every widget.
  */
-export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialProblems = [], initialResults, initialFilters, timeZone, initialRollups = null }: ManifestEditorProps) {
+export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, initialProblems = [], initialResults, initialFilters, timeZone, initialRollups = null, ownTables = [] }: ManifestEditorProps) {
   const router = useRouter();
   const editor = useRef<ReactCodeMirrorRef>(null);
   const [text, setText] = useState(initialYaml);
@@ -88,7 +114,9 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   const [busy, setBusy] = useState<"save" | "publish" | null>(null);
   const [message, setMessage] = useState<{ tone: "error" | "success"; text: string } | null>(null);
   const deferred = useDeferredValue(text);
-  const result = useMemo(() => check(deferred), [deferred]);
+  const catalog = useMemo(() => tableCatalog(ownTables), [ownTables]);
+  const sqlPolicy = useMemo(() => catalogSqlPolicy(catalog), [catalog]);
+  const result = useMemo(() => check(deferred, sqlPolicy), [deferred, sqlPolicy]);
   // The preview keeps the last manifest that validated while the text has problems.
   const [lastValid, setLastValid] = useState<ViewManifest | null>(initialView);
   // The preview's clicks act within this dashboard; opening another one is for the saved page.
@@ -187,7 +215,8 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   const extensions = useMemo(
     () => [
       yaml(),
-      manifestLinter,
+      manifestLinter(sqlPolicy),
+      EditorState.languageData.of(() => [{ autocomplete: nameCompletionSource(catalog) }]),
       lintGutter(),
       EditorView.lineWrapping,
       EditorView.cspNonce.of(pageNonce()),
@@ -195,7 +224,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
       // axe-core counts a contenteditable as focusable only with a tabindex; its scroller otherwise reads as a scroll box no key reaches.
       EditorView.contentAttributes.of({ "aria-label": "Dashboard manifest (YAML)", tabindex: "0" }),
     ],
-    [],
+    [catalog, sqlPolicy],
   );
 
   return (

@@ -100,5 +100,9 @@ describe("name completion", () => {
 
     expect(nameCompletions("sum(marketing_spend.", catalog)!.options.map((o) => o.label)).toEqual(["day", "location_code", "channel", "spend"]);
     expect(nameCompletions("SELECT q.", catalog)).toBeNull();
+    // Table names only where a table goes, unless asked for (Ctrl-Space).
+    expect(nameCompletions("  component: ta", catalog)).toBeNull();
+    expect(nameCompletions("  component: ta", catalog, undefined, true)?.options.length).toBeGreaterThan(4);
+    expect(nameCompletions("SELECT * FROM orders o JOIN ", catalog)?.options.map((o) => o.label)).toContain("marketing_spend");
   });
 });

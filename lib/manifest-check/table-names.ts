@@ -210,12 +210,12 @@ export interface NameCompletion {
 /**
  * What may complete the name being typed at the end of `before` (the text of the line up to the cursor):
  * after `qualifier.` the columns of the table it stands for (a table name, or an alias the line's FROM
- * items give it); otherwise the catalog's tables. `from` is the offset in `before` where the completed
- * word starts. Null when the cursor is not on a name.
+ * items give it); after FROM, JOIN or `from:` (anywhere when `explicit`, Ctrl-Space) the catalog's tables.
+ * `from` is the offset in `before` where the completed word starts. Null when nothing fits there.
  */
-export function nameCompletions(before: string, catalog: TableCatalog, context: string = before): { from: number; options: NameCompletion[] } | null {
+export function nameCompletions(before: string, catalog: TableCatalog, context: string = before, explicit = false): { from: number; options: NameCompletion[] } | null {
   const match = /(?:([A-Za-z_][A-Za-z0-9_$]*)\.)?([A-Za-z_][A-Za-z0-9_$]*)?$/.exec(before);
-  if (!match || (match[1] === undefined && match[2] === undefined)) return null;
+  if (!match) return null;
   const from = before.length - (match[2]?.length ?? 0);
   if (match[1] !== undefined) {
     const qualifier = match[1].toLowerCase();
@@ -229,6 +229,8 @@ export function nameCompletions(before: string, catalog: TableCatalog, context: 
     if (!table) return null;
     return { from, options: table.columns.map((c) => ({ label: c.name, kind: "column", detail: c.type ? `${table.name} · ${c.type}` : table.name })) };
   }
+  // Table names where a table goes (after FROM, JOIN or a dataset's `from:`), or anywhere when asked for.
+  if (!explicit && !/(?:\bfrom\s*:?|\bjoin)\s+[A-Za-z0-9_$]*$/i.test(before)) return null;
   return {
     from,
     options: [...catalog.values()].map((t) => ({ label: t.name, kind: "table", detail: t.own ? `your table · ${t.columns.length} columns` : "warehouse" })),
