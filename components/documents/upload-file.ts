@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { createDocument, deleteDocument, DocumentRecord, downloadDocument, uploadDocument, type UploadConstraints } from "@/lib/documents/contract";
 import { ApiClientError, callApi, endpointUrl } from "@/components/api-client";
+import { sendWithProgress } from "@/components/upload-with-progress";
 import { formatBytes } from "./format";
 
 type Constraints = z.infer<typeof UploadConstraints>;
@@ -22,30 +23,9 @@ export function createRecord(file: File): Promise<DocumentRecord> {
   return callApi(createDocument, { body: { filename: file.name, ...(file.type ? { content_type: file.type } : {}) } });
 }
 
-/**
- * Sends the file's bytes with XMLHttpRequest, whose upload events (unlike
- * fetch's) report real progress. Resolves with the updated record.
- */
+/** Sends the file's bytes with upload progress (sendWithProgress). Resolves with the updated record. */
 export function sendFile(documentId: string, file: File, onProgress: (fraction: number) => void): Promise<DocumentRecord> {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("POST", endpointUrl(uploadDocument, { params: { id: documentId } }));
-    xhr.setRequestHeader("content-type", file.type || "application/octet-stream");
-    xhr.responseType = "json";
-    xhr.upload.onprogress = (event) => {
-      if (event.lengthComputable) onProgress(event.loaded / event.total);
-    };
-    xhr.onload = () => {
-      const body = xhr.response as { detail?: unknown } | null;
-      if (xhr.status < 200 || xhr.status >= 300) return reject(new ApiClientError(xhr.status, body?.detail ?? null, Number(xhr.getResponseHeader("retry-after")) || null));
-      const parsed = DocumentRecord.safeParse(body);
-      if (parsed.success) resolve(parsed.data);
-      else reject(new ApiClientError(xhr.status, "The upload answered an unexpected shape"));
-    };
-    xhr.onerror = () => reject(new ApiClientError(0, "The connection failed during the upload; nothing was stored"));
-    xhr.onabort = () => reject(new ApiClientError(0, "Upload cancelled"));
-    xhr.send(file);
-  });
+  return sendWithProgress(endpointUrl(uploadDocument, { params: { id: documentId } }), file, DocumentRecord, onProgress);
 }
 
 export async function requestDownloadUrl(documentId: string): Promise<string> {
