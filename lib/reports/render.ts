@@ -16,6 +16,7 @@ import { lockedOver, queryGranted } from "@/lib/dashboards/query";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
 import { dataWidgetIds, pageRegions, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/lib/dashboards/filter-values";
+import { GRID_COLUMNS } from "@/lib/manifest/grid";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { guardedFetch } from "@/lib/notifications/transports/url-guard";
 import { imageOriginsOf } from "@/lib/organizations/settings";
@@ -54,6 +55,8 @@ export interface ReportRequest {
   width?: number;
   /** "draft" for editors, as in the viewer; the published version otherwise. */
   version?: "published" | "draft";
+  /** PNG of this one widget alone, full width (an alert's picture); the whole tab otherwise. */
+  widget?: string;
 }
 
 export interface RenderedReport {
@@ -184,8 +187,18 @@ async function render(source: ReportSource, request: ReportRequest, limits: Repo
   const tabs = view.manifest.spec.tabs;
   const pickedTab = request.tab !== undefined ? tabs.find((t) => t.id === request.tab) : undefined;
   if (request.tab !== undefined && tabs.length > 0 && !pickedTab) throw new Invalid([{ loc: ["query", "tab"], msg: `No tab '${request.tab}' in this dashboard (tabs: ${tabs.map((t) => t.id).join(", ")})`, type: "value_error" }]);
-  const sectionTabs: (string | null)[] = tabs.length === 0 ? [null] : request.format === "png" ? [(pickedTab ?? tabs[0]).id] : pickedTab ? [pickedTab.id] : tabs.map((t) => t.id);
-  const regions = sectionTabs.map((tab) => pageRegions(view, tab));
+  const single = request.widget !== undefined ? byId.get(request.widget) : undefined;
+  if (request.widget !== undefined && (!single || dataWidgetIds(view, [request.widget]).length === 0)) {
+    throw new Invalid([{ loc: ["body", "widget"], msg: `No data widget '${request.widget}' in this dashboard`, type: "value_error" }]);
+  }
+  // One widget is drawn under the filters of its own tab.
+  const widgetTab = single ? tabs.find((t) => t.widgets.includes(single.metadata.id)) : undefined;
+  const sectionTabs: (string | null)[] = tabs.length === 0 ? [null] : request.format === "png" ? [(pickedTab ?? widgetTab ?? tabs[0]).id] : pickedTab ? [pickedTab.id] : tabs.map((t) => t.id);
+  // One widget: its own section, as wide as the page, and the filters that apply still described.
+  const regions = sectionTabs.map((tab) => {
+    const region = pageRegions(view, tab);
+    return single ? { ...region, header: [], footer: [], grid: [single.metadata.id] } : region;
+  });
   const shownIds = [...new Set(regions.flatMap((r) => [...r.header, ...r.filters, ...r.grid, ...r.footer]))];
 
   const now = new Date();
@@ -196,7 +209,8 @@ async function render(source: ReportSource, request: ReportRequest, limits: Repo
 
   const filterLines = describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), filters, results, timeZone, now);
   const images = await loadImages(granted.scope.orgId, shownIds.map((id) => byId.get(id)!).filter((w) => w.spec.component === "image"));
-  const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...w.spec.layout, block: widgetBlock(view, w, results[w.metadata.id], images, limits, cut) });
+  const placed = (w: WidgetManifest) => (single ? { ...w.spec.layout, x: 0, y: 0, w: GRID_COLUMNS } : w.spec.layout);
+  const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...placed(w), block: widgetBlock(view, w, results[w.metadata.id], images, limits, cut) });
   const band = (ids: string[], config: { background?: string } | undefined) => (ids.length > 0 ? { blocks: ids.map((id) => byId.get(id)!).map(blockOf), background: config?.background } : undefined);
   const model: ReportModel = {
     title: granted.name,
