@@ -11,6 +11,7 @@ import * as documents from "@/lib/documents/contract";
 import * as documentsIndexing from "@/lib/documents/indexing-contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
 import * as locations from "@/lib/locations/contract";
+import * as members from "@/lib/members/contract";
 import * as notifications from "@/lib/notifications/contract";
 import * as organizations from "@/lib/organizations/contract";
 import * as reportsExport from "@/lib/reports/export-contract";
@@ -61,8 +62,18 @@ export const ENDPOINTS: Endpoint[] = [
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
   reportsExport.exportEmbed, // GET /api/v1/embed/export
   dashboards.queryEmbed, // POST /api/v1/embed/query
+  members.acceptInvitation, // POST /api/v1/invitations/accept
   locations.listLocations, // GET /api/v1/locations
+  locations.createLocation, // POST /api/v1/locations
+  locations.updateLocation, // PATCH /api/v1/locations/{id}
   authSessions.endOwnSessions, // DELETE /api/v1/me/sessions
+  members.listMembers, // GET /api/v1/members
+  members.listInvitations, // GET /api/v1/members/invitations
+  members.inviteMember, // POST /api/v1/members/invitations
+  members.revokeInvitation, // DELETE /api/v1/members/invitations/{id}
+  members.updateMember, // PATCH /api/v1/members/{id}
+  members.deleteMember, // DELETE /api/v1/members/{id}
+  members.resetMemberPassword, // POST /api/v1/members/{id}/password-reset
   notifications.deliveryHealth, // GET /api/v1/notification-channels/delivery-health
   notifications.listBaseRules, // GET /api/v1/notifications/admin/base-rules
   notifications.listChannelConfigs, // GET /api/v1/notifications/admin/channel-configs
@@ -88,6 +99,8 @@ export const ENDPOINTS: Endpoint[] = [
   notifications.markInboxRead, // POST /api/v1/notifications/inbox/{id}/read
   organizations.getOrganizationSettings, // GET /api/v1/organization/settings
   organizations.putOrganizationSettings, // PUT /api/v1/organization/settings
+  members.requestPasswordReset, // POST /api/v1/password-resets
+  members.completePasswordReset, // POST /api/v1/password-resets/complete
   reportsExport.exportPublicDashboard, // GET /api/v1/public/export
   dashboards.queryPublicDashboard, // POST /api/v1/public/query
   reportsSchedules.listReportEmailGroups, // GET /api/v1/report-email-groups
@@ -99,6 +112,8 @@ export const ENDPOINTS: Endpoint[] = [
   reportsSchedules.deleteReportSchedule, // DELETE /api/v1/report-schedules/{id}
   reportsSchedules.sendReportSchedule, // POST /api/v1/report-schedules/{id}/send
   reportsSchedules.unsubscribeReport, // POST /api/v1/report-unsubscribe/{token}
+  members.getSetup, // GET /api/v1/setup
+  members.runSetup, // POST /api/v1/setup
   authSessions.endUserSessions, // DELETE /api/v1/users/{id}/sessions
   api.openApiDocument, // GET /openapi.json
 ];

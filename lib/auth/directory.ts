@@ -36,7 +36,10 @@ export interface LoginUser {
   org: OrgIdentity;
 }
 
-/** The user an e-mail signs in as: by its normalised key (lib/auth/email.ts), the one the throttle counts under too. */
+/**
+ * The user an e-mail signs in as: by its normalised key (lib/auth/email.ts), the one the throttle counts
+ * under too. A deactivated member is not found (migration 0044): their sign-in fails like an unknown address.
+ */
 export async function findUserForLogin(email: string): Promise<LoginUser | null> {
   const key = normalizeEmail(email);
   if (!key) return null;
@@ -45,7 +48,7 @@ export async function findUserForLogin(email: string): Promise<LoginUser | null>
     `SELECT u.id, u.email, u.name, u.role, u.location_ids AS "locationIds", u.session_epoch AS "sessionEpoch", u.password_hash AS "passwordHash",
             o.id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", o.time_zone AS "timeZone"
        FROM users u JOIN organizations o ON o.id = u.org_id
-      WHERE u.email_key = $1`,
+      WHERE u.email_key = $1 AND u.status = 'active'`,
     [key],
   );
   const row = rows[0];
@@ -68,7 +71,7 @@ export interface SessionUser {
  * What every cookie-authenticated request checks its session against (lib/auth/session.ts): the
  * user's current row, its organization and the sign-out record, in one round trip (a primary-key
  * probe of users and of quarry_revoked_sessions, plus the organization by primary key). null when
- * the user no longer exists.
+ * the user no longer exists or is deactivated.
  */
 export async function findSessionUser(userId: string, sessionId: string): Promise<SessionUser | null> {
   const { system } = await getDb();
@@ -77,7 +80,7 @@ export async function findSessionUser(userId: string, sessionId: string): Promis
             o.id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", o.time_zone AS "timeZone",
             EXISTS (SELECT 1 FROM quarry_revoked_sessions r WHERE r.session_id = $2) AS "signedOut"
        FROM users u JOIN organizations o ON o.id = u.org_id
-      WHERE u.id = $1`,
+      WHERE u.id = $1 AND u.status = 'active'`,
     [userId, sessionId],
   );
   const row = rows[0];

@@ -12,6 +12,7 @@ import { verifyAgainstDummy, verifyPassword } from "./password";
 import { THROTTLED_ERROR, clearSignInFailures, recordSignInFailure, signInRetryAfter } from "./throttle";
 import { Role, type Principal } from "@/lib/access/roles";
 import { deriveKey } from "@/lib/secrets";
+import { withTenant } from "@/lib/db/tenant";
 import { SESSION_MAX_AGE_SECONDS, newSessionId } from "./session-revocation";
 
 /** The session secret, derived from the application secret. */
@@ -69,6 +70,7 @@ export function authOptions(): NextAuthOptions {
             return null;
           }
           await clearSignInFailures(credentials.email);
+          await recordSignIn(user.org.id, user.id);
           const claims: SessionClaims = {
             uid: user.id,
             sid: newSessionId(),
@@ -98,6 +100,11 @@ export function authOptions(): NextAuthOptions {
       },
     },
   };
+}
+
+/** The members page's "last sign-in" (migration 0044), under the user's organization's row-level security. */
+async function recordSignIn(orgId: string, userId: string): Promise<void> {
+  await withTenant({ orgId }, (tx) => tx.user.update({ where: { id: userId }, data: { lastSignInAt: new Date() } }));
 }
 
 /** Whether a session's location claim names the same scope as the user's current location ids (order aside). */

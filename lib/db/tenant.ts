@@ -33,6 +33,11 @@ export interface TenantOptions {
    * own (rule evaluation) falls back to the application's login under `SET ROLE quarry_reader`.
    */
   userSql?: boolean;
+  /**
+   * Runs first in the same transaction, as the connecting role, before the tenant is entered: what must
+   * commit or roll back with the tenant work and that no tenant role may do (creating the organization itself).
+   */
+  prelude?: (tx: TenantTx) => Promise<void>;
 }
 
 const ROLE_NAMES = { app: "quarry_app", reader: "quarry_reader" } as const;
@@ -53,6 +58,7 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   try {
     return await startTransaction(() => prisma.$transaction(
       async (tx) => {
+        if (options.prelude) await options.prelude(tx);
         await enterTenant(tx, scope, role, options);
         // Reader work is always read-only: the signing function refuses read-only transactions, so
         // user SQL cannot sign tenant settings of its own (migration 0017).

@@ -1,4 +1,5 @@
 import { route } from "@/lib/api/route";
-import { listLocations } from "@/lib/locations/operations";
+import { createLocation, listLocations } from "@/lib/locations/operations";
 
 export const GET = route(listLocations);
+export const POST = route(createLocation);
