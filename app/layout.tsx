@@ -29,6 +29,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   const links: NavLink[] = principal
     ? [
         { href: "/dashboards/custom", label: "Dashboards" },
+        // The organization's own tables (issue 42): every member lists them, admins load and drop (docs/data.md).
+        { href: "/data", label: "Data" },
         { href: "/documents", label: "Documents" },
         { href: "/chat", label: "Chat" },
         ...(principal.role === "admin" ? [{ href: "/admin/notifications", label: "Notifications" }] : []),
