@@ -17,23 +17,31 @@ export async function openCsv(input: Readable, options: OpenRowSourceOptions): P
   input.on("error", (error) => bytes.destroy(error));
   const text = decode(bytes, options.encoding ?? "utf-8")[Symbol.asyncIterator]();
 
-  let prefix = "";
-  if (options.delimiter === undefined) {
-    // Enough text to hold the header line (quoted newlines included), never more than one line's limit.
-    while (firstLineEnd(prefix) === -1) {
-      const next = await text.next();
-      if (next.done) break;
-      prefix += next.value;
-      if (firstLineEnd(prefix) === -1 && Buffer.byteLength(prefix) > limits.maxLineBytes) {
-        bytes.destroy();
-        throw dataSourceError("max_line_bytes", `The header line is longer than the limit of ${limits.maxLineBytes} bytes`);
-      }
-    }
-  } else if ([...options.delimiter].length !== 1 || /[\r\n"]/.test(options.delimiter)) {
+  if (options.delimiter !== undefined && ([...options.delimiter].length !== 1 || /[\r\n"]/.test(options.delimiter))) {
     bytes.destroy();
     throw dataSourceError("syntax", `The delimiter must be one character other than a quote or a line break, not ${JSON.stringify(options.delimiter)}`);
   }
+  // The header line first (quoted line breaks included, never more than one line's limit): it gives
+  // the delimiter, and a header with too many columns is refused before csv-parse splits it.
+  let prefix = "";
+  let prefixBytes = 0;
+  const headerEnd = new LineEnd();
+  while (headerEnd.find(prefix) === -1) {
+    const next = await text.next();
+    if (next.done) break;
+    prefix += next.value;
+    prefixBytes += Buffer.byteLength(next.value);
+    if (headerEnd.find(prefix) === -1 && prefixBytes > limits.maxLineBytes) {
+      bytes.destroy();
+      throw dataSourceError("max_line_bytes", `The header line is longer than the limit of ${limits.maxLineBytes} bytes`);
+    }
+  }
   const delimiter = options.delimiter ?? detectDelimiter(prefix);
+  const columns = countOutsideQuotes(headerLine(prefix), delimiter) + 1;
+  if (columns > limits.maxColumns) {
+    bytes.destroy();
+    throw dataSourceError("max_columns", `The header has ${columns} columns; the limit is ${limits.maxColumns}`);
+  }
 
   const parser = parse({
     delimiter,
@@ -122,28 +130,45 @@ async function* decode(bytes: Readable, encoding: string): AsyncGenerator<string
   }
 }
 
-/** Index of the first line break outside quotes, or -1. */
-function firstLineEnd(text: string): number {
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (char === '"') quoted = !quoted;
-    else if (!quoted && (char === "\n" || char === "\r")) return i;
+/** Finds the first line break outside quotes in a growing text, scanning each character once. */
+class LineEnd {
+  private scanned = 0;
+  private quoted = false;
+  private end = -1;
+
+  find(text: string): number {
+    for (; this.end === -1 && this.scanned < text.length; this.scanned++) {
+      const char = text[this.scanned];
+      if (char === '"') this.quoted = !this.quoted;
+      else if (!this.quoted && (char === "\n" || char === "\r")) this.end = this.scanned;
+    }
+    return this.end;
   }
-  return -1;
+}
+
+function headerLine(text: string): string {
+  const end = new LineEnd().find(text);
+  return end === -1 ? text : text.slice(0, end);
+}
+
+function countOutsideQuotes(line: string, char: string): number {
+  let quoted = false;
+  let count = 0;
+  for (const c of line) {
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && c === char) count++;
+  }
+  return count;
 }
 
 /** The candidate that occurs most often outside quotes in the first line; comma when none does. */
 export function detectDelimiter(text: string): string {
-  const end = firstLineEnd(text);
-  const line = end === -1 ? text : text.slice(0, end);
-  const counts = new Map(DELIMITER_CANDIDATES.map((candidate) => [candidate, 0]));
-  let quoted = false;
-  for (const char of line) {
-    if (char === '"') quoted = !quoted;
-    else if (!quoted && counts.has(char)) counts.set(char, counts.get(char)! + 1);
-  }
+  const line = headerLine(text);
   let best = ",";
-  for (const [candidate, count] of counts) if (count > counts.get(best)!) best = candidate;
+  let bestCount = 0;
+  for (const candidate of DELIMITER_CANDIDATES) {
+    const count = countOutsideQuotes(line, candidate);
+    if (count > bestCount) [best, bestCount] = [candidate, count];
+  }
   return best;
 }
