@@ -37,6 +37,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         // Scheduled reports are editors' (the page's own rule, isEditor): general managers see this admin link too.
         ...(isEditor(principal) ? [{ href: "/admin/reports", label: "Reports" }] : []),
         ...(principal.role === "admin" ? [{ href: "/admin/api-keys", label: "API keys" }] : []),
+        // People and places are managed by admins of every location (lib/members/members.ts).
+        ...(principal.role === "admin" && principal.locationIds === null ? [{ href: "/admin/members", label: "Members" }, { href: "/admin/locations", label: "Locations" }] : []),
         { href: "/docs", label: "API" },
       ]
     : [];

@@ -4,5 +4,16 @@
 import { fileURLToPath } from "node:url";
 import { register } from "tsx/esm/api";
 
-register({ tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)) });
+const tsconfig = fileURLToPath(new URL("../tsconfig.json", import.meta.url));
+if (process.argv[2] === "init") {
+  // `init` opens the database as the server does (scripts/quarry-init.ts): server modules need the react-server condition.
+  const { spawnSync } = await import("node:child_process");
+  const script = fileURLToPath(new URL("./quarry-init.ts", import.meta.url));
+  const run = spawnSync(process.execPath, ["--conditions=react-server", "--import", "tsx", script, ...process.argv.slice(3)], {
+    stdio: "inherit",
+    env: { ...process.env, TSX_TSCONFIG_PATH: tsconfig },
+  });
+  process.exit(run.status ?? 1);
+}
+register({ tsconfig });
 await import("./quarry.ts");

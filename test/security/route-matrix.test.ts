@@ -19,7 +19,8 @@ function paramsFor(endpoint: Endpoint): Record<string, string> {
     else if (name === "embed_id") params.embed_id = acme.embed;
     else if (endpoint.path.startsWith("/api/v1/custom-dashboards/")) params.id = acme.dashboard;
     else if (endpoint.path.startsWith("/api/v1/documents/")) params.id = acme.document;
-    else if (endpoint.path.startsWith("/api/v1/users/")) params.id = acme.user;
+    else if (endpoint.path.startsWith("/api/v1/users/") || endpoint.path.startsWith("/api/v1/members/")) params.id = acme.user;
+    else if (endpoint.path.startsWith("/api/v1/locations/")) params.id = ACME_LOCATION;
     else if (endpoint.path.startsWith("/api/v1/api-keys/")) params.id = acme.apiKey;
     else params.id = `acme_missing_${name}`;
   }
@@ -33,6 +34,9 @@ const urlFor = (endpoint: Endpoint, params: Record<string, string>) =>
 function acmeMarkers(): string[] {
   return ["org_acme", "loc_acme_", "usr_acme_", acme.dashboard, acme.embed, acme.document, "acme-secret-document", acme.apiKey].filter(Boolean);
 }
+
+/** acme's location that location endpoints with an id are called with. */
+const ACME_LOCATION = "loc_acme_nyc";
 
 /** acme's user whose sessions the matrix aims at (an admin may end a user's sessions, DELETE /api/v1/users/{id}/sessions). */
 acme.user = "usr_acme_analyst";
@@ -83,7 +87,7 @@ describe("route × role × organization matrix", () => {
     expect(res.status, res.text.slice(0, 300)).not.toBe(500);
     for (const marker of acmeMarkers()) expect(res.text, `${marker} leaked`).not.toContain(marker);
     // An id of acme in the path is never found, allowed or acted on.
-    if (Object.values(params).some((v) => v === acme.dashboard || v === acme.document || v === acme.embed || v === acme.user || v === acme.apiKey)) {
+    if (Object.values(params).some((v) => v === acme.dashboard || v === acme.document || v === acme.embed || v === acme.user || v === acme.apiKey || v === ACME_LOCATION)) {
       expect([401, 403, 404, 405, 409, 422], `status ${res.status}: ${res.text.slice(0, 200)}`).toContain(res.status);
     }
   });
@@ -98,6 +102,9 @@ describe("route × role × organization matrix", () => {
     // No acme session was ended by a globex admin (the epoch of every acme user is as seeded).
     const moved = await system.query("SELECT id FROM users WHERE org_id = 'org_acme' AND session_epoch <> 0");
     expect(moved).toEqual([]);
+    // No acme member or location was changed (role, status, name, archive).
+    expect(await system.query("SELECT id FROM users WHERE org_id = 'org_acme' AND (status <> 'active' OR id = 'usr_acme_analyst' AND role <> 'analyst')")).toEqual([]);
+    expect(await system.query("SELECT id FROM locations WHERE id = $1 AND archived_at IS NULL AND code = 'NYC'", [ACME_LOCATION])).toHaveLength(1);
     // acme's API key was neither revoked nor deleted.
     expect(await system.query("SELECT id FROM api_keys WHERE id = $1 AND revoked_at IS NULL", [acme.apiKey])).toHaveLength(1);
   });
