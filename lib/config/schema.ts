@@ -57,6 +57,10 @@ const Env = z.object({
    * reason (declare fewer or coarser dimensions) while the tables answer its widgets.
    */
   QUARRY_ROLLUP_MAX_ROWS: z.coerce.number().int().min(1).max(50_000_000).default(200_000),
+  /** An organization's own tables (issue 42, docs/data.md "Limits"): rows and bytes over all of them, and how many. */
+  QUARRY_DATA_MAX_ROWS: z.coerce.number().int().min(1).default(50_000_000),
+  QUARRY_DATA_MAX_BYTES: z.coerce.number().int().min(1).default(10 * 1024 ** 3),
+  QUARRY_DATA_MAX_TABLES: z.coerce.number().int().min(1).default(200),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
@@ -136,6 +140,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
         } as const),
     userSql: userSqlSlots(e),
     rollups: { maxRows: e.QUARRY_ROLLUP_MAX_ROWS },
+    data: { maxRows: e.QUARRY_DATA_MAX_ROWS, maxBytes: e.QUARRY_DATA_MAX_BYTES, maxTables: e.QUARRY_DATA_MAX_TABLES },
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

@@ -5,10 +5,14 @@
  * (lib/query/rollup-scope.ts, rollup-definition.ts) and the embedded analytics copy's change
  * detection (analytics-copy.ts); warehouse.test.ts holds it to the database: its columns, the reader's
  * grants, the location policies and the change triggers of migration 0036. An organization's own tables
- * (issue 42) are to be declared here too.
+ * (issue 42) live in a schema of its own (ORG_TABLE_SCHEMA below), each one declared by its catalog row
+ * (org_tables, lib/data/tables.ts) as a ReaderTable of that organization (orgReaderTable): the same
+ * shape, the same change triggers (lib/data/storage.ts creates them), the same location policy.
  *
  * Framework-free and at the bottom floor: lib/db, lib/query and lib/rollups all read it.
  */
+
+import { createHash } from "node:crypto";
 
 export interface ReaderTable {
   /** Columns in the order the migrations create them. */
@@ -43,8 +47,27 @@ export const WAREHOUSE_LOCATION_COLUMNS: Readonly<Record<string, string>> = Obje
     .map(([name, table]) => [name, table.location!]),
 );
 
-/** A statement that writes or redefines a table the reader reads (matched as sent, quoted or not). */
+/** The prefix of every organization's own schema (ORG_TABLE_SCHEMA). */
+export const ORG_SCHEMA_PREFIX = "quarry_data_";
+
+/**
+ * The schema holding an organization's own tables: the prefix and 16 hex digits of a hash of its id
+ * (as reader-login.ts names logins), so no organization id (any length, any character) reaches SQL
+ * text, and one organization's schema name says nothing of another's.
+ */
+export const orgTableSchema = (orgId: string): string => ORG_SCHEMA_PREFIX + createHash("sha256").update("org-tables\0").update(orgId).digest("hex").slice(0, 16);
+
+/**
+ * An organization's own table as the reader reads it: `org_id` first (as the warehouse's), then its
+ * columns; a warehouse table (its loads move the organization's warehouse version).
+ */
+export const orgReaderTable = (columns: readonly string[], location?: string): ReaderTable => ({ columns: ["org_id", ...columns], location, warehouse: true });
+
+/**
+ * A statement that writes or redefines a table the reader reads (matched as sent, quoted or not):
+ * a demo table by name, or any table of an organization's own schema.
+ */
 export const READER_TABLE_WRITE = new RegExp(
-  `\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM|MERGE\\s+INTO|TRUNCATE(?:\\s+TABLE)?|COPY|ALTER\\s+TABLE|DROP\\s+TABLE)\\s+(?:ONLY\\s+)?(?:"?public"?\\.)?"?(?:${Object.keys(READER_TABLES).join("|")})\\b`,
+  `\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM|MERGE\\s+INTO|TRUNCATE(?:\\s+TABLE)?|COPY|ALTER\\s+TABLE|DROP\\s+TABLE)\\s+(?:ONLY\\s+)?(?:(?:"?public"?\\.)?"?(?:${Object.keys(READER_TABLES).join("|")})\\b|"?${ORG_SCHEMA_PREFIX}[0-9a-f]{16}"?\\.)`,
   "i",
 );
