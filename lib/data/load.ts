@@ -40,6 +40,11 @@ export interface LoadRequest {
   addNewColumns?: boolean;
   /** Who loads (a user or API key id), for the history. */
   actor?: string;
+  /**
+   * Runs in the load's transaction after the rows moved, before it commits: what must be kept exactly when the rows
+   * are (an ingest batch's Idempotency-Key and answer, a pull run's outcome and cursor; lib/data/pipes).
+   */
+  withinLoad?: (tx: BulkTx, report: LoadReport) => Promise<void>;
 }
 
 /** A row a load refused: its 1-based data row (the header is not a row), the column, the value as read. */
@@ -141,6 +146,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
            VALUES (quarry_current_org(), $1, $2, $3, 'done', $4, $5, $6, $7, now())`,
           [loadId, request.table, request.mode, report.rowsLoaded, report.rowsSkipped, report.bytes, request.actor ?? null],
         );
+        await request.withinLoad?.(tx, report);
       },
     );
   } catch (error) {
