@@ -108,13 +108,13 @@ async function execute(scope: TenantScope, pull: DataPull, run: DataPullRun, lim
 }
 
 /** The object spooled to a temporary file under the file limits (Parquet needs its footer; inference reads it twice), then handed over. */
-async function pullFile(spec: Exclude<PullSpec, { kind: "postgres" }>, signal: AbortSignal, use: (open: () => Promise<RowSource>, bytesRead: number) => Promise<void>): Promise<void> {
+async function pullFile(spec: Exclude<PullSpec, { kind: "postgres" }>, signal: AbortSignal, load: (open: () => Promise<RowSource>, bytesRead: number) => Promise<void>): Promise<void> {
   const limits = sourceLimits();
   const stream = await openObject(spec, signal);
   const spooled = await spool(stream, limits.maxBytes, `object.${spec.format}`);
   try {
     const bytesRead = (await fs.promises.stat(spooled.file)).size;
-    await use(() => openRowSource(fs.createReadStream(spooled.file), { format: spec.format, delimiter: spec.delimiter, limits }), bytesRead);
+    await load(() => openRowSource(fs.createReadStream(spooled.file), { format: spec.format, delimiter: spec.delimiter, limits }), bytesRead);
   } finally {
     await spooled.release();
   }
