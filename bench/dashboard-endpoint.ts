@@ -27,7 +27,7 @@ import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { freshRollups } from "@/lib/rollups/registry";
 import type { BuiltRollup } from "@/lib/query/rollup-routing";
 import { runReadOnlyBatch } from "@/lib/query/execute";
-import { runWidgetQuery, sharedScans } from "@/lib/query/run";
+import { runWidgetQuery, planWidget, sharedScans } from "@/lib/query/run";
 import { compileSharedWarehouseStatements, compileWarehouseStatements, loadSampleDashboard, rollupAnsweredWidgets, warehouseWidgets } from "./lib/sample-statements";
 
 import { benchEngines } from "./lib/scratch-db";
@@ -218,7 +218,7 @@ async function exactness(dashboard: ReturnType<typeof loadSampleDashboard>["dash
   const widgets = dashboard.widgets.filter((w) => w.spec.data).map((w) => w.metadata.id);
   const answers = async (scope: { orgId: string; locationIds?: string[] }, filterValues: Record<string, unknown>, using: readonly BuiltRollup[]) => {
     const base = { scope, dashboard, filterValues, now: new Date(), timeZone, rollups: using };
-    const shared = sharedScans(widgets.map((widgetId) => ({ ...base, widgetId })));
+    const shared = sharedScans(widgets.map((widgetId) => planWidget({ ...base, widgetId })), base.rollups);
     const out = new Map<string, { rows: unknown[]; source?: { kind: string } }>();
     await runReadOnlyBatch(scope, widgets, { timeZone, transactionTimeoutMs: 600_000, statementTimeoutMs: 600_000 }, async (widgetId, runner) => {
       out.set(widgetId, await runWidgetQuery({ ...base, widgetId, runner, shared, statementTimeoutMs: 600_000 }));

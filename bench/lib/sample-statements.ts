@@ -8,7 +8,7 @@ import { compileSelection, selectDataset } from "@/lib/query/compile";
 import { toPredicate, widgetConditions } from "@/lib/query/filters";
 import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
 import { type BuiltRollup, routeSelection } from "@/lib/query/rollup-routing";
-import { DEFAULT_ROW_CAP, sharedScans } from "@/lib/query/run";
+import { DEFAULT_ROW_CAP, planWidget, sharedScans } from "@/lib/query/run";
 
 export function loadSampleDashboard(): { yaml: string; dashboard: ParsedDashboard } {
   const yaml = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
@@ -39,7 +39,7 @@ export function compileSharedWarehouseStatements(
   only?: ReadonlySet<string>,
 ) {
   const widgets = warehouseWidgets(dashboard).filter((w) => !only || only.has(w.metadata.id));
-  const shared = sharedScans(widgets.map((w) => ({ scope, dashboard, filterValues, ...clock, widgetId: w.metadata.id, rollups })));
+  const shared = sharedScans(widgets.map((w) => planWidget({ scope, dashboard, filterValues, ...clock, widgetId: w.metadata.id, rollups })), rollups);
   return [...shared.statements, ...widgets.filter((w) => !shared.shares(w.metadata.id)).map((w) => compileWidget(dashboard, w, filterValues, clock, rollups))];
 }
 

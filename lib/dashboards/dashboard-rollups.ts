@@ -3,7 +3,7 @@ import type { Principal } from "@/lib/access/roles";
 import { Invalid } from "@/lib/errors";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import type { BuiltRollup } from "@/lib/query/rollup-routing";
-import { plannedSource } from "@/lib/query/run";
+import { planWidget, plannedSource } from "@/lib/query/run";
 import { answersScope, rollupId, rollupStates } from "@/lib/rollups/registry";
 import type { ParsedDashboard } from "@/lib/manifest/schema";
 import type { DashboardRollup, DashboardRollups } from "./contract";
@@ -44,7 +44,7 @@ export async function rollupsOfGranted(principal: Principal, granted: GrantedDas
   const served = new Map<string, { id: string; title: string }[]>();
   const base: { id: string; title: string }[] = [];
   for (const widget of manifest.widgets.filter(isDataWidget)) {
-    const planned = plannedSource({ scope: granted.scope, dashboard: manifest, widgetId: widget.metadata.id, filterValues: {}, now, timeZone, rollups: fresh });
+    const planned = plannedSource(planWidget({ scope: granted.scope, dashboard: manifest, widgetId: widget.metadata.id, filterValues: {}, now, timeZone, rollups: fresh }));
     const entry = { id: widget.metadata.id, title: widget.metadata.name };
     if (planned?.kind === "rollup") served.set(planned.rollup.id, [...(served.get(planned.rollup.id) ?? []), entry]);
     else if (planned?.kind === "base") base.push(entry);

@@ -7,7 +7,7 @@ import { Invalid, Unavailable, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
-import { runWidgetQuery, sharedScans, type WidgetQueryResult } from "@/lib/query/run";
+import { type WidgetPlan, type WidgetQueryResult, planWidget, runWidgetQuery, sharedScans } from "@/lib/query/run";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { freshRollups } from "@/lib/rollups/registry";
@@ -67,8 +67,14 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
     throw new Invalid(`A dashboard request computes at most ${budget.maxWidgets} widgets; this one asks for ${wanted.length}. Ask for fewer widget_ids.`);
   }
   const now = new Date();
-  const keys = new Map(wanted.filter((id) => input.manifest.widgetsById.has(id)).map((id) => [id, widgetResultKey({ ...input, now }, id)]));
-  if (input.refresh) return computeWidgets(input, wanted, keys, budget, now);
+  // One plan per widget for this request: the cache key, the shared scans and the run all read it.
+  const plans = new Map(
+    wanted
+      .filter((id) => input.manifest.widgetsById.has(id))
+      .map((widgetId) => [widgetId, planWidget({ scope: input.scope, dashboard: input.manifest, widgetId, filterValues: input.filters, now, timeZone: input.timeZone })]),
+  );
+  const keys = new Map([...plans].map(([id, plan]) => [id, widgetResultKey(input, plan)]));
+  if (input.refresh) return computeWidgets(input, wanted, plans, keys, budget);
   const flight = JSON.stringify([budget, wanted.map((id) => keys.get(id) ?? id)]);
   const running = inFlight.get(flight);
   if (running) {
@@ -76,7 +82,7 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
     const shared = await running;
     return Object.fromEntries(Object.entries(shared).map(([id, result]) => [id, result.error ? result : { ...result, cached: true }]));
   }
-  const mine = computeWidgets(input, wanted, keys, budget, now);
+  const mine = computeWidgets(input, wanted, plans, keys, budget);
   inFlight.set(flight, mine);
   try {
     return await mine;
@@ -85,7 +91,13 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
   }
 }
 
-async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyMap<string, string>, budget: QueryBudget, now: Date): Promise<Record<string, WidgetResult>> {
+async function computeWidgets(
+  input: RunInput,
+  wanted: string[],
+  plans: ReadonlyMap<string, WidgetPlan>,
+  keys: ReadonlyMap<string, string>,
+  budget: QueryBudget,
+): Promise<Record<string, WidgetResult>> {
   const widgets: Record<string, WidgetResult> = {};
   const fresh: [string, WidgetQueryResult][] = [];
   // The clock starts at the first widget (after the transaction is open).
@@ -111,18 +123,22 @@ async function computeWidgets(input: RunInput, wanted: string[], keys: ReadonlyM
   const pending = plan.some((p) => !p.settled);
   const rollups = pending ? await freshRollups(input.scope, dashboardRollups(input.manifest.datasets.values()), input.timeZone) : { fresh: [], stale: [] };
   if (rollups.stale.length > 0) void sendRollupRefresh(input.scope.orgId);
-  const base = { scope: input.scope, dashboard: input.manifest, filterValues: input.filters, now, timeZone: input.timeZone, rollups: rollups.fresh };
   // Widgets reading the same source under the same conditions share one statement (lib/query/shared-scan.ts).
-  const shared = sharedScans(plan.filter((p) => !p.settled).map((p) => ({ ...base, widgetId: p.widgetId })));
+  const shared = sharedScans(
+    plan.filter((p) => !p.settled).map((p) => plans.get(p.widgetId)!),
+    rollups.fresh,
+  );
   const settle = async ({ widgetId, key, settled }: (typeof plan)[number], runner?: StatementRunner) => {
     started ??= performance.now();
     if (!settled) {
       const remainingMs = budget.maxMs - (performance.now() - started);
       if (remainingMs <= 0) throw overBudget(`ran past its time budget of ${budgetTime}`);
       try {
+        const planned = plans.get(widgetId)!;
         const result = await runWidgetQuery({
-          ...base,
-          widgetId,
+          ...planned.input,
+          rollups: rollups.fresh,
+          plan: planned,
           statementTimeoutMs: Math.max(1, Math.min(DEFAULT_STATEMENT_TIMEOUT_MS, Math.ceil(remainingMs))),
           runner,
           shared,

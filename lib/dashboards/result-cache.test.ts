@@ -2,7 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
-import type { WidgetQueryResult } from "@/lib/query/run";
+import type { TenantScope } from "@/lib/db/tenant";
+import type { ParsedDashboard } from "@/lib/manifest/schema";
+import { type WidgetQueryResult, planWidget } from "@/lib/query/run";
 import { widgetYaml } from "@/test/support/sample-variants";
 import { type AnswerRequest, forgetDashboardResults, getCachedResult, putCachedResult, widgetResultKey } from "./result-cache";
 
@@ -11,8 +13,12 @@ if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
 
 // 03:35 UTC on 26 November is 22:35 on 25 November in New York: "last month" is October there.
 const NOW = new Date("2026-11-26T03:35:00Z");
-const base: Omit<AnswerRequest, "filters"> = { scope: { orgId: "org_acme", locationIds: null }, dashboardId: "dsh_states", version: 3, manifest: parsed.dashboard, timeZone: "America/New_York", now: NOW };
-const keyOf = (filters: Record<string, unknown>, widgetId = "revenue_kpi", overrides: Partial<AnswerRequest> = {}) => widgetResultKey({ ...base, filters, ...overrides }, widgetId);
+/** A request as the engine receives it: the dashboard version and what each widget's plan is made from. */
+type KeyRequest = AnswerRequest & { scope: TenantScope; manifest: ParsedDashboard; filters: Record<string, unknown>; timeZone: string; now: Date };
+const keyFor = (request: KeyRequest, widgetId: string) =>
+  widgetResultKey(request, planWidget({ scope: request.scope, dashboard: request.manifest, widgetId, filterValues: request.filters, now: request.now, timeZone: request.timeZone }));
+const base: Omit<KeyRequest, "filters"> = { scope: { orgId: "org_acme", locationIds: null }, dashboardId: "dsh_states", version: 3, manifest: parsed.dashboard, timeZone: "America/New_York", now: NOW };
+const keyOf = (filters: Record<string, unknown>, widgetId = "revenue_kpi", overrides: Partial<KeyRequest> = {}) => keyFor({ ...base, filters, ...overrides }, widgetId);
 
 /** States of one filter, each with the name of what it means for revenue_kpi. */
 type State = { value: unknown; absent?: true; means: string };
@@ -61,7 +67,7 @@ describe("the result cache key holds the whole meaning of a request", () => {
       truncated: false,
     });
     const ask = (filters: Record<string, unknown>) => {
-      const key = widgetResultKey({ ...request, filters }, "revenue_kpi");
+      const key = keyFor({ ...request, filters }, "revenue_kpi");
       const hit = getCachedResult(key, 0);
       if (hit) return { cached: true, revenue: hit.rows[0].revenue };
       const fresh = engine(filters);
@@ -140,8 +146,8 @@ describe("the result cache key holds the whole meaning of a request", () => {
 
   it("still drops a dashboard's entries by version", () => {
     const request = { ...base, dashboardId: "dsh_forget", filters: { period: null } };
-    const v3 = widgetResultKey(request, "revenue_kpi");
-    const draft = widgetResultKey({ ...request, version: "draft@7" }, "revenue_kpi");
+    const v3 = keyFor(request, "revenue_kpi");
+    const draft = keyFor({ ...request, version: "draft@7" }, "revenue_kpi");
     const result: WidgetQueryResult = { columns: ["revenue"], rows: [{ revenue: 1 }], truncated: false };
     putCachedResult(v3, result, 0);
     putCachedResult(draft, result, 0);

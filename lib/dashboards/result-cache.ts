@@ -1,8 +1,5 @@
-import type { TenantScope } from "@/lib/db/tenant";
-import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { todayIn } from "@/lib/query/dates";
-import { conditionsMeaning } from "@/lib/query/filters";
-import { type WidgetQueryResult, widgetFields } from "@/lib/query/run";
+import type { WidgetPlan, WidgetQueryResult } from "@/lib/query/run";
 
 /**
  * Short-lived widget results per (org, dashboard, version, widget, everything
@@ -22,19 +19,11 @@ interface Entry {
 
 const entries = new Map<string, Entry>();
 
-/** One dashboard request, as far as its answers depend on it. */
+/** The dashboard version a request reads, as far as its answers depend on it beyond each widget's plan. */
 export interface AnswerRequest {
-  scope: TenantScope;
   dashboardId: string;
   /** A published version number, or `draft@<revision>`. */
   version: number | string;
-  /** That version's manifest (it fixes datasets, bindings and defaults). */
-  manifest: Pick<ParsedDashboard, "widgetsById" | "datasets">;
-  /** The request's filter values: absent is the filter's default, null is cleared. */
-  filters: Readonly<Record<string, unknown>>;
-  timeZone: string;
-  /** The instant the request is computed for. */
-  now: Date;
 }
 
 /**
@@ -42,18 +31,18 @@ export interface AnswerRequest {
  * widget, so two requests share an entry only when the engine would compute the same answer.
  * That is the organization, dashboard, version and widget; the location scope (order-free); the
  * time zone and the day it is there (demo rows end today, SQL may read current_date); and the
- * filter conditions the engine applies to the widget, with defaults resolved (a cleared filter
- * has no condition, one left out has its default's) and date expressions resolved to concrete
- * days ("last month" names another month once the month changes). Filters that do not affect
- * the widget are not in it (nor a `*` binding on a field the widget does not have, widgetFields:
- * the engine drops it); two spellings of the same range share it.
+ * filter conditions the engine applies to the widget, read from the widget's plan (lib/query/run.ts
+ * WidgetPlan, the one the run then uses): defaults resolved (a cleared filter has no condition, one
+ * left out has its default's) and date expressions resolved to concrete days ("last month" names
+ * another month once the month changes). Filters that do not affect the widget are not in it (nor a
+ * `*` binding on a field the widget does not have: the engine drops it); two spellings of the same
+ * range share it.
  */
-export function widgetResultKey(request: AnswerRequest, widgetId: string): string {
-  const widget = request.manifest.widgetsById.get(widgetId);
-  const locations = request.scope.locationIds && request.scope.locationIds.length > 0 ? [...request.scope.locationIds].sort() : null;
-  const conditions = widget ? conditionsMeaning(request.manifest.widgetsById.values(), widget, request.filters, { now: request.now, timeZone: request.timeZone }, widgetFields(request.manifest, widget)) : [];
-  const meaning = { locations, timeZone: request.timeZone, today: todayIn(request.now, request.timeZone), conditions };
-  return JSON.stringify([request.scope.orgId, request.dashboardId, String(request.version), widgetId, meaning]);
+export function widgetResultKey(request: AnswerRequest, plan: WidgetPlan): string {
+  const { scope, timeZone, now, widgetId } = plan.input;
+  const locations = scope.locationIds && scope.locationIds.length > 0 ? [...scope.locationIds].sort() : null;
+  const meaning = { locations, timeZone, today: todayIn(now, timeZone), conditions: plan.meaning };
+  return JSON.stringify([scope.orgId, request.dashboardId, String(request.version), widgetId, meaning]);
 }
 
 export function getCachedResult(key: string, now = Date.now()): Entry["value"] | undefined {

@@ -163,36 +163,6 @@ export function toPredicate(condition: FilterCondition, context: DateContext): P
   }
 }
 
-/**
- * What the filter values mean to one widget, as plain JSON: every condition that applies once
- * defaults are resolved (a cleared filter has none, a filter left out has its default's), each
- * with the predicate the engine applies (a date expression as the concrete bounds it resolves to
- * in the zone at `now`, so "last month" means another month when the month changes). Two filter
- * states have the same meaning exactly when the engine applies the same conditions, which makes
- * it the result cache's key. A value the engine cannot use keeps its raw form: its query fails
- * with the value's message, and failures are not cached.
- */
-export function conditionsMeaning(
-  widgets: Iterable<WidgetManifest>,
-  widget: WidgetManifest,
-  filterValues: Readonly<Record<string, unknown>>,
-  context: DateContext,
-  columns: ReadonlySet<string> | null = null,
-): unknown[] {
-  return widgetConditions(widgets, widget, filterValues, columns)
-    .map((condition) => {
-      let predicate: unknown;
-      try {
-        predicate = toPredicate(condition, context);
-      } catch (error) {
-        if (!(error instanceof FilterValueError)) throw error;
-        predicate = { kind: "unusable", value: condition.value };
-      }
-      return [condition.source, condition.field, condition.operator, condition.required, predicate];
-    })
-    .sort((a, b) => (JSON.stringify(a.slice(0, 3)) < JSON.stringify(b.slice(0, 3)) ? -1 : 1));
-}
-
 // ---------------------------------------------------------------- SQL
 
 /** Collects bind parameters and hands out their placeholders; values never enter the SQL text. */

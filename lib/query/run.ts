@@ -14,6 +14,9 @@ import { sqlWidgetColumns } from "./sql-columns";
 
 export const DEFAULT_ROW_CAP = 5_000;
 
+/** One empty rollup list, so a plan asked twice without rollups computes its selection once. */
+const NO_ROLLUPS: readonly BuiltRollup[] = Object.freeze([]);
+
 export interface WidgetQueryInput {
   scope: TenantScope;
   dashboard: ParsedDashboard;
@@ -31,6 +34,8 @@ export interface WidgetQueryInput {
   shared?: SharedScans;
   /** Built, fresh rollups the dashboard declares (lib/rollups): a widget one of them answers exactly reads it instead of the tables. */
   rollups?: readonly BuiltRollup[];
+  /** The widget's plan, when the caller made it already (planWidget over this same input). */
+  plan?: WidgetPlan;
 }
 
 /** Which source answered a widget's statement: a rollup (by its name in the manifest) or the tables. */
@@ -45,18 +50,108 @@ export interface WidgetQueryResult {
   source?: AnswerSource;
 }
 
+/** What a widget's plan is made from: a request's view of one widget, before it runs. */
+export type WidgetPlanInput = Omit<WidgetQueryInput, "runner" | "statementTimeoutMs" | "shared" | "plan">;
+
+/** A filter condition on the widget with its predicate, or the reason its value cannot be used. */
+interface PlannedCondition {
+  condition: FilterCondition;
+  predicate: FieldPredicate["predicate"] | FilterValueError;
+}
+
+/** A dataset widget's routed selection (datasetSelection), or the QueryError it meets, or null when it needs no statement. */
+type RoutedSelection = { selection: DatasetSelection; source: AnswerSource; rollup?: BuiltRollup } | null;
+
+/**
+ * Everything the engine decides about one widget in one request, decided once (issue 46 §2): its
+ * fields, its filter conditions with their predicates, its dataset and its selection routed to a
+ * rollup or the tables. The result cache's key (its meaning), the shared scans (its selection), the
+ * rollups' status (its source) and the run all read the same plan, so they cannot disagree.
+ */
+export class WidgetPlan {
+  readonly widget: WidgetManifest | undefined;
+  /** The fields a `*` binding can reach (widgetFields). */
+  readonly fields: ReadonlySet<string> | null;
+  private readonly conditions: readonly PlannedCondition[];
+  private routed: { rollups: readonly BuiltRollup[]; outcome: RoutedSelection | QueryError } | undefined;
+
+  constructor(readonly input: WidgetPlanInput) {
+    this.widget = input.dashboard.widgetsById.get(input.widgetId);
+    this.fields = this.widget ? widgetFields(input.dashboard, this.widget) : null;
+    const context = { now: input.now, timeZone: input.timeZone };
+    this.conditions = this.widget
+      ? widgetConditions(input.dashboard.widgetsById.values(), this.widget, input.filterValues, this.fields).map((condition) => {
+          try {
+            return { condition, predicate: toPredicate(condition, context) };
+          } catch (error) {
+            if (error instanceof FilterValueError) return { condition, predicate: error };
+            throw error;
+          }
+        })
+      : [];
+  }
+
+  /**
+   * What the filter values mean to this widget, as plain JSON: every condition that applies once
+   * defaults are resolved (a cleared filter has none, a filter left out has its default's), each
+   * with the predicate the engine applies (a date expression as the concrete bounds it resolves to
+   * in the zone at `now`, so "last month" means another month when the month changes). Two filter
+   * states have the same meaning exactly when the engine applies the same conditions, which makes
+   * it the result cache's key. A value the engine cannot use keeps its raw form: its query fails
+   * with the value's message, and failures are not cached.
+   */
+  get meaning(): unknown[] {
+    return this.conditions
+      .map(({ condition, predicate }) => [condition.source, condition.field, condition.operator, condition.required, predicate instanceof FilterValueError ? { kind: "unusable", value: condition.value } : predicate])
+      .sort((a, b) => (JSON.stringify(a.slice(0, 3)) < JSON.stringify(b.slice(0, 3)) ? -1 : 1));
+  }
+
+  /** The conditions with their predicates; QueryError for an unusable value. */
+  predicates(): (FilterCondition & FieldPredicate)[] {
+    return this.conditions.map(({ condition, predicate }) => {
+      if (predicate instanceof FilterValueError) throw new QueryError("bad_filter_value", predicate.message);
+      return { ...condition, predicate };
+    });
+  }
+
+  /** A `dataset` or `kpi` widget's selection under `rollups` (computed once per set of rollups); throws the QueryError it meets. */
+  selection(rollups: readonly BuiltRollup[] = this.input.rollups ?? NO_ROLLUPS): RoutedSelection {
+    if (this.routed?.rollups !== rollups) {
+      let outcome: RoutedSelection | QueryError;
+      try {
+        outcome = datasetSelection(widgetDataset(this.input), this.widget!.spec.data!.columns, this.predicates(), this.input.rowCap ?? DEFAULT_ROW_CAP, rollups);
+      } catch (error) {
+        if (!(error instanceof QueryError)) throw error;
+        outcome = error;
+      }
+      this.routed = { rollups, outcome };
+    }
+    if (this.routed.outcome instanceof QueryError) throw this.routed.outcome;
+    return this.routed.outcome;
+  }
+
+  /** Whether the widget reads a SQL dataset or catalog KPI. */
+  get readsDataset(): boolean {
+    const kind = this.widget?.spec.data?.kind;
+    return kind === "dataset" || kind === "kpi";
+  }
+}
+
+export const planWidget = (input: WidgetPlanInput) => new WidgetPlan(input);
+
 /**
  * The data of one widget, filtered by the current filter values. Self-contained per widget,
  * so a batch endpoint calls it once per widget and one widget's QueryError does not affect
  * the others. Throws QueryError for a widget-level failure.
  */
 export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQueryResult> {
-  const widget = input.dashboard.widgetsById.get(input.widgetId);
+  const plan = input.plan ?? planWidget(input);
+  const widget = plan.widget;
   if (!widget) throw new QueryError("unknown_widget", `No widget '${input.widgetId}' in this dashboard`);
   const data = widget.spec.data;
   if (!data) return { columns: [], rows: [], truncated: false };
   const cap = input.rowCap ?? DEFAULT_ROW_CAP;
-  const predicates = widgetPredicates(input);
+  const predicates = plan.predicates();
 
   switch (data.kind) {
     case "static":
@@ -69,19 +164,7 @@ export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQue
       return runUserQuery(data.query ?? "", data.columns, predicates, input, cap);
     case "dataset":
     case "kpi":
-      return runDataset(widgetDataset(input), data.columns, predicates, input, cap);
-  }
-}
-
-/** The widget's filter conditions with their predicates; QueryError for an unusable value. */
-function widgetPredicates(input: WidgetQueryInput): (FilterCondition & FieldPredicate)[] {
-  const widget = input.dashboard.widgetsById.get(input.widgetId)!;
-  const context = { now: input.now, timeZone: input.timeZone };
-  try {
-    return widgetConditions(input.dashboard.widgetsById.values(), widget, input.filterValues, widgetFields(input.dashboard, widget)).map((c) => ({ ...c, predicate: toPredicate(c, context) }));
-  } catch (error) {
-    if (error instanceof FilterValueError) throw new QueryError("bad_filter_value", error.message);
-    throw error;
+      return runDataset(widgetDataset(input), data.columns, predicates, plan, input, cap);
   }
 }
 
@@ -97,10 +180,10 @@ function widgetDataset(input: { dashboard: Pick<ParsedDashboard, "widgetsById" |
  * The fields a `*` binding can reach on `widget`: its dataset's (or KPI's) dimensions and metrics, or the
  * columns an `sql` widget's text names (lib/query/sql-columns.ts); null when only running it would tell.
  * A `*` binding on another field does not apply to the widget. The engine and the result cache's key both
- * ask this, so such a binding neither runs nor splits the cache (a date filter does not make a widget
- * without dates miss).
+ * read it from the widget's plan, so such a binding neither runs nor splits the cache (a date filter does
+ * not make a widget without dates miss).
  */
-export function widgetFields(dashboard: Pick<ParsedDashboard, "widgetsById" | "datasets">, widget: WidgetManifest): ReadonlySet<string> | null {
+function widgetFields(dashboard: Pick<ParsedDashboard, "widgetsById" | "datasets">, widget: WidgetManifest): ReadonlySet<string> | null {
   const kind = widget.spec.data?.kind;
   if (kind === "sql") return sqlWidgetColumns(widget);
   if (kind !== "dataset" && kind !== "kpi") return null;
@@ -116,17 +199,17 @@ export function widgetFields(dashboard: Pick<ParsedDashboard, "widgetsById" | "d
 
 /**
  * The shared scans of a request's widgets (lib/query/shared-scan.ts): the widgets that read a SQL
- * dataset, grouped by source and filter conditions. A widget whose selection cannot be made here
- * (an unknown dataset, an unusable filter value) is left out and meets its error when it runs.
+ * dataset, grouped by source and filter conditions, each by its plan's selection under `rollups`. A
+ * widget whose selection cannot be made (an unknown dataset, an unusable filter value) is left out and
+ * meets its error when it runs.
  */
-export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "statementTimeoutMs" | "shared">[]): SharedScans {
+export function sharedScans(plans: readonly WidgetPlan[], rollups: readonly BuiltRollup[] = NO_ROLLUPS): SharedScans {
   const selections = new Map<string, DatasetSelection>();
-  for (const input of inputs) {
-    const kind = input.dashboard.widgetsById.get(input.widgetId)?.spec.data?.kind;
-    if (kind !== "dataset" && kind !== "kpi") continue;
+  for (const plan of plans) {
+    if (!plan.readsDataset) continue;
     try {
-      const routed = datasetSelection(widgetDataset(input), input.dashboard.widgetsById.get(input.widgetId)!.spec.data!.columns, widgetPredicates(input), input.rowCap ?? DEFAULT_ROW_CAP, input.rollups);
-      if (routed) selections.set(input.widgetId, routed.selection);
+      const routed = plan.selection(rollups);
+      if (routed) selections.set(plan.input.widgetId, routed.selection);
     } catch (error) {
       if (!(error instanceof QueryError)) throw error;
     }
@@ -135,18 +218,17 @@ export function sharedScans(inputs: readonly Omit<WidgetQueryInput, "runner" | "
 }
 
 /**
- * Where a widget's statement would read from under `input` (its filter values, the rollups given), by the
+ * Where a widget's statement would read from under its plan (its filter values, the rollups given), by the
  * same selection and routing runWidgetQuery uses, without running anything: the rollup that answers it,
  * the tables, or null for a widget with no warehouse statement (not a dataset or KPI, a demo dataset,
  * empty by a required condition) or one whose selection fails (it meets its error when it runs). The
  * editor's list of which widgets each rollup serves (lib/dashboards/dashboard-rollups.ts) is this, so it
  * cannot disagree with the queries.
  */
-export function plannedSource(input: Omit<WidgetQueryInput, "runner" | "statementTimeoutMs" | "shared">): { kind: "rollup"; rollup: BuiltRollup } | { kind: "base" } | null {
-  const kind = input.dashboard.widgetsById.get(input.widgetId)?.spec.data?.kind;
-  if (kind !== "dataset" && kind !== "kpi") return null;
+export function plannedSource(plan: WidgetPlan): { kind: "rollup"; rollup: BuiltRollup } | { kind: "base" } | null {
+  if (!plan.readsDataset) return null;
   try {
-    const planned = datasetSelection(widgetDataset(input), input.dashboard.widgetsById.get(input.widgetId)!.spec.data!.columns, widgetPredicates(input), input.rowCap ?? DEFAULT_ROW_CAP, input.rollups);
+    const planned = plan.selection();
     if (!planned) return null;
     return planned.rollup ? { kind: "rollup", rollup: planned.rollup } : { kind: "base" };
   } catch (error) {
@@ -165,8 +247,8 @@ function datasetSelection(
   columns: readonly string[] | undefined,
   predicates: readonly (FilterCondition & FieldPredicate)[],
   cap: number,
-  rollups: readonly BuiltRollup[] = [],
-): { selection: DatasetSelection; source: AnswerSource; rollup?: BuiltRollup } | null {
+  rollups: readonly BuiltRollup[],
+): RoutedSelection {
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
   const { applicable, empty } = partition(predicates, fields);
@@ -222,7 +304,14 @@ async function runUserQuery(query: string, columns: readonly string[] | undefine
   }
 }
 
-async function runDataset(dataset: Dataset, columns: readonly string[] | undefined, predicates: readonly (FilterCondition & FieldPredicate)[], input: WidgetQueryInput, cap: number): Promise<WidgetQueryResult> {
+async function runDataset(
+  dataset: Dataset,
+  columns: readonly string[] | undefined,
+  predicates: readonly (FilterCondition & FieldPredicate)[],
+  plan: WidgetPlan,
+  input: WidgetQueryInput,
+  cap: number,
+): Promise<WidgetQueryResult> {
   const fields = new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
   const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
   const { applicable, empty } = partition(predicates, fields);
@@ -230,7 +319,7 @@ async function runDataset(dataset: Dataset, columns: readonly string[] | undefin
 
   if (dataset.from === undefined && dataset.query === undefined) return runDemoDataset(dataset, wanted, applicable, input, cap);
 
-  const { selection, source } = datasetSelection(dataset, columns, predicates, cap, input.rollups)!;
+  const { selection, source } = plan.selection(input.rollups ?? NO_ROLLUPS)!;
   const run = (text: string, values: readonly unknown[]) => runStatement(input, text, values);
   let rows = await input.shared?.rows(input.widgetId, selection, run, (error) => error instanceof BatchTransactionSpent);
   if (!rows) {

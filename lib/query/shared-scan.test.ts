@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { TenantScope } from "@/lib/db/tenant";
 import type { ParsedDashboard } from "@/lib/manifest/schema";
 import { filterYaml, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
-import { type WidgetQueryResult, runWidgetQuery, sharedScans } from "./run";
+import { type WidgetQueryResult, runWidgetQuery, planWidget, sharedScans } from "./run";
 
 /**
  * The sample dashboard plus a dataset of non-additive measures (distinct counts, averages, a ratio of
@@ -97,7 +97,7 @@ function randomCase(next: () => number) {
 /** Every data widget in one batch transaction, as the dashboard endpoint runs them, with or without shared scans; counts statements. */
 async function runAll(scope: TenantScope, filterValues: Record<string, unknown>, share: boolean) {
   const base = { scope, dashboard, filterValues, now, timeZone };
-  const shared = share ? sharedScans(dataWidgets.map((widgetId) => ({ ...base, widgetId }))) : undefined;
+  const shared = share ? sharedScans(dataWidgets.map((widgetId) => planWidget({ ...base, widgetId }))) : undefined;
   let statements = 0;
   const outcomes = await runWidgets({ ...base, shared }, dataWidgets, (runner) => (text, values, ms) => {
     statements++;
@@ -138,7 +138,7 @@ describe("shared scans", () => {
     const scope = { orgId: "org_acme" };
     const base = { scope, dashboard: broken, filterValues: {}, now, timeZone };
     const ids = ["x_channel", "x_total", "x_category"];
-    const shared = sharedScans(ids.map((widgetId) => ({ ...base, widgetId })));
+    const shared = sharedScans(ids.map((widgetId) => planWidget({ ...base, widgetId })));
     expect(shared.statements).toHaveLength(1);
     const outcomes = await runWidgets({ ...base, shared }, ids);
     expect(outcomes.x_total).toEqual({ error: expect.stringMatching(/division by zero/) });

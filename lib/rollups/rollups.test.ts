@@ -3,7 +3,7 @@ import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { runReadOnly } from "@/lib/query/execute";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import type { BuiltRollup } from "@/lib/query/rollup-routing";
-import { sharedScans } from "@/lib/query/run";
+import { planWidget, sharedScans } from "@/lib/query/run";
 import { type WidgetOutcome, filterYaml, publishRollups, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { refreshOrganizationRollups } from "./build";
 import { freshRollups } from "./registry";
@@ -64,7 +64,7 @@ const ROLLUP_WIDGETS = ["revenue_kpi", "orders_kpi", "margin_kpi", "revenue_tren
 /** Every data widget in one batch with shared scans, as the dashboard endpoint runs them; with `rollups` or from the tables. */
 async function runAll(scope: TenantScope, filterValues: Record<string, unknown>, rollups: readonly BuiltRollup[] | undefined) {
   const base = { scope, dashboard, filterValues, now, timeZone: ZONES[scope.orgId], rollups };
-  return runWidgets({ ...base, shared: sharedScans(dataWidgets.map((widgetId) => ({ ...base, widgetId }))) }, dataWidgets);
+  return runWidgets({ ...base, shared: sharedScans(dataWidgets.map((widgetId) => planWidget({ ...base, widgetId })), base.rollups) }, dataWidgets);
 }
 
 const withoutSource = (outcome: WidgetOutcome) => ("error" in outcome ? outcome : { ...outcome, source: undefined });
