@@ -17,6 +17,12 @@ export type { AlertCadence, AlertRecipients, ChangePeriod } from "@/lib/manifest
 const operationalFields = {
   muted: z.boolean().default(false).describe("evaluated and recorded, but nobody is told"),
   snoozed_until: ts.nullable().default(null).describe("until then evaluated and recorded, but nobody is told; a state still firing afterwards is told at the next evaluation"),
+  shared_approved: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Admins only: lets email-group addresses that are no users, Slack and the webhook receive the alert in its shared scope (its creator's role and locations), for the dashboard version published now, as report schedules do. Reset when an editor changes who receives it",
+    ),
 };
 
 export const CreateAlertBody = z

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { ManifestError } from "@/lib/manifest/errors";
 import { DashboardManifest, type ParsedDashboard, WidgetManifest } from "@/lib/manifest/schema";
 import { type ManifestPath, ManifestSource } from "@/lib/manifest/source";
+import { checkManifestAlerts } from "./alerts";
 import { checkFilterDefaults } from "./filter-defaults";
 import { type DrillTargetManifest, checkInteractions } from "./interactions";
 import { type PlacedWidget, type SqlPolicy, checkReferences } from "./references";
@@ -47,6 +48,7 @@ export function parseDashboardYaml(
   errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds, options.sqlPolicy));
   checkFilterDefaults(widgets, (document, path, message) => errors.push(source.error(document, path, message)));
   checkInteractions(dashboard, widgets, (document, path, message) => errors.push(source.error(document, path, message)), options.drillTargets);
+  checkManifestAlerts(dashboard, widgets, (document, path, message) => errors.push(source.error(document, path, message)));
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
   return {
     ok: true,
