@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_SETTINGS, type EmbeddingSettings } from "@/lib/config/embeddings";
 import { EmbeddingProviders } from "./index";
 import { FAST_BACKOFF, fakeVector, loopbackPerTest, rejection, sendJson, type LoopbackHandler } from "@/test/support/embedding-server";
+import { measurePace, paced } from "@/test/machine-pace";
 
 const KEY = "sk-test-0123456789abcdefSECRET";
 const loopback = loopbackPerTest();
@@ -118,12 +119,13 @@ describe("OpenAI embeddings through the openai SDK", () => {
   it("answers 504 when the provider hangs, after retrying each attempt's timeout", async () => {
     const server = await loopback.start(() => undefined); // never answers
     const embedder = new EmbeddingProviders(openAiSettings(server.url, { max_retries: 1, request_timeout_ms: 200 }), FAST_BACKOFF).embedder(null);
+    const bound = paced(5_000, measurePace());
     const started = Date.now();
     const error = await rejection(embedder.embedQuery("t1"));
     expect(error.status).toBe(504);
     expect(error.detail).toBe("embedding provider openai timed out after 200 ms (2 attempts)");
     expect(server.requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(bound);
   });
 
   it("does not retry a 401 and never puts the key in the error, even when the server echoes it", async () => {
