@@ -14,6 +14,8 @@ export const QUEUES = {
   deliver: "notifications.deliver",
   /** A scheduled report's run: renders once per recipient scope, then queues its deliveries (lib/reports/schedules-run.ts). */
   report: "reports.run",
+  /** Widget alerts' evaluations: an organization's due cron alerts, or its data-change alerts after a change (lib/alerts/pipeline-hooks.ts). */
+  alerts: "alerts.evaluate",
 } as const;
 
 /**
@@ -47,6 +49,8 @@ function pipelineQueues(): QueueDefinition[] {
     { name: QUEUES.deliver, retryLimit: 5, retryDelay: 0, expireInSeconds: deliveryLeaseSeconds() },
     // Rendering can take a while (a render has its own time limit); a run that threw is retried, and files already rendered are kept.
     { name: QUEUES.report, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 600 },
+    // An evaluation killed midway is retried: what it recorded is not recorded (nor sent) twice (lib/alerts/state.ts).
+    { name: QUEUES.alerts, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 600 },
   ];
 }
 

@@ -5,23 +5,25 @@ import { systemClock, type Clock } from "@/lib/notifications/clock";
 import { deliver } from "@/lib/notifications/pipeline/deliver";
 import { evaluateRun } from "@/lib/notifications/pipeline/evaluate";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
-import { type DeliverJob, type EvaluateJob, type ReportRunJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
+import { type AlertEvaluateJob, type DeliverJob, type EvaluateJob, type ReportRunJob, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { QUEUES, getQueue } from "@/lib/job-queue";
+import { alertHooks } from "@/lib/alerts/pipeline-hooks";
 import { reportHooks } from "@/lib/reports/pipeline-hooks";
 
 /*
- * The worker: the notification pipeline's queues with the scheduled reports that ride them. It sits above both
- * (reports use the pipeline; the pipeline reaches reports only through the hooks given here), so neither imports
- * the other's way up.
+ * The worker: the notification pipeline's queues with the scheduled reports and widget alerts that ride them. It sits
+ * above all three (reports and alerts use the pipeline; the pipeline reaches them only through the hooks given here),
+ * so none imports another's way up.
  */
 
 /** Job handlers by queue; each resolves to whether it did its work or deferred the job to a later time. */
 function handlers(given: Runtime): Record<string, (data: object) => Promise<"done" | "deferred">> {
-  const rt: Runtime = { reports: reportHooks, ...given };
+  const rt: Runtime = { reports: reportHooks, alerts: alertHooks, ...given };
   return {
     [QUEUES.tick]: async () => (await tick(rt), "done"),
     [QUEUES.evaluate]: async (data) => (await evaluateRun(rt, data as EvaluateJob), "done"),
     [QUEUES.report]: async (data) => (await reportHooks.run(rt, data as ReportRunJob), "done"),
+    [QUEUES.alerts]: async (data) => (await alertHooks.evaluate(rt, data as AlertEvaluateJob), "done"),
     [QUEUES.deliver]: (data) => deliver(rt, data as DeliverJob),
   };
 }
@@ -55,7 +57,7 @@ export async function drainQueues(rt: Runtime & { queue: PgBoss }): Promise<numb
   let processed = 0;
   for (;;) {
     let round = 0;
-    for (const name of [QUEUES.tick, QUEUES.evaluate, QUEUES.report, QUEUES.deliver]) {
+    for (const name of [QUEUES.tick, QUEUES.evaluate, QUEUES.report, QUEUES.alerts, QUEUES.deliver]) {
       for (const job of await rt.queue.fetch<object>(name, { batchSize: 20 })) {
         try {
           if ((await handle[name](job.data)) === "done") round += 1;

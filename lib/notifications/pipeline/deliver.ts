@@ -8,7 +8,7 @@ import { newId } from "@/lib/ids";
 import { QUEUES, deliveryLeaseSeconds } from "@/lib/job-queue";
 import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/transports/outbox-channel";
-import { SendError, sendExternal, sendReport, type OutboundMessage, type ResolvedChannel } from "@/lib/notifications/transports/send";
+import { SendError, sendAlert, sendExternal, sendReport, type OutboundMessage, type ResolvedChannel } from "@/lib/notifications/transports/send";
 
 export function backoffMs(failedAttempts: number): number {
   const cfg = notificationsConfig();
@@ -74,6 +74,7 @@ export async function deliver(rt: Runtime, job: DeliverJob): Promise<"done" | "d
   try {
     const message = { id: d.id, recipient: d.recipient, subject: d.subject, body: d.body, severity: d.severity, ruleKey, sentAt: now };
     if (d.reportRunId) await sendReportDelivery(rt, channel, d, message);
+    else if (d.alertMessageId) await sendAlertDelivery(rt, channel, d, message);
     else await sendExternal(channel, message);
   } catch (error) {
     failure = error instanceof SendError ? error : new SendError(String(error), true);
@@ -97,6 +98,12 @@ async function sendReportDelivery(rt: Runtime, channel: ResolvedChannel, d: Noti
   // Only a runtime built without the worker (lib/worker.ts) lacks them: the attempt fails as a transient send error.
   if (!rt.reports) throw new SendError("a report delivery needs the reports' hooks of the worker (lib/worker.ts)", true);
   await sendReport(channel, { ...message, ...(await rt.reports.message(rt, d, message.sentAt)) });
+}
+
+/** A widget alert's delivery: the widget's picture drawn in the delivery's scope, shown or linked. */
+async function sendAlertDelivery(rt: Runtime, channel: ResolvedChannel, d: NotificationDelivery, message: OutboundMessage) {
+  if (!rt.alerts) throw new SendError("an alert delivery needs the alerts' hooks of the worker (lib/worker.ts)", true);
+  await sendAlert(channel, { ...message, ...(await rt.alerts.message(rt, d)) });
 }
 
 async function finish(

@@ -22,8 +22,8 @@ export interface DeliveryTarget {
 
 /** What one run fans out: whose deliveries they are, what they say, and to whom. */
 export interface FanOut {
-  /** A rule's run, a report schedule's run, or a data pull's failed run: the columns every delivery row carries. */
-  origin: { runId: string; ruleId: string } | { reportRunId: string; scheduleId: string } | { pullRunId: string };
+  /** A rule's run, a report schedule's run, a data pull's failed run, or a widget alert's message: the columns every delivery row carries. */
+  origin: { runId: string; ruleId: string } | { reportRunId: string; scheduleId: string } | { pullRunId: string } | { alertMessageId: string };
   subject: string;
   /** The text of every delivery whose target has none of its own. */
   body?: string;

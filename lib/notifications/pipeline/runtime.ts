@@ -4,7 +4,7 @@ import type { TenantTx } from "@/lib/db/tenant";
 import { Prisma, type NotificationDelivery } from "@/lib/db/generated/client";
 import { type JobQueue, getQueue } from "@/lib/job-queue";
 import { type Clock, systemClock } from "@/lib/notifications/clock";
-import type { ReportMessage } from "@/lib/notifications/transports/send";
+import type { ReportAttachment, ReportMessage } from "@/lib/notifications/transports/send";
 import { newId } from "@/lib/ids";
 
 /** What a scheduled report's run asks of the renderer (lib/reports/render.ts renderDashboardReport). */
@@ -31,12 +31,36 @@ export interface ReportHooks {
   message(rt: Runtime, delivery: NotificationDelivery, sentAt: Date): Promise<Pick<ReportMessage, "scheduleId" | "files" | "unsubscribe">>;
 }
 
-/** The pipeline's outside world: a clock, a queue and (for reports) their hooks and renderer, all injectable. */
+/** A widget alerts' evaluation (queue `alerts.evaluate`): the organization's due cron alerts, or its data-change alerts after one change. */
+export type AlertEvaluateJob = { orgId: string; trigger: "cron" } | { orgId: string; trigger: "data_change"; change: string };
+
+/** A widget alert delivery's picture: the widget drawn in the delivery's scope (lib/alerts/delivery.ts). */
+export interface AlertPicture {
+  alertId: string;
+  picture: ReportAttachment;
+}
+
+/**
+ * What the pipeline asks of widget alerts (lib/alerts/pipeline-hooks.ts), handed in by the worker as the reports'
+ * hooks are: alerts sit above the pipeline and fan out through it, so the pipeline never imports them.
+ */
+export interface AlertHooks {
+  /** In the tick's tenant transaction: the evaluations due now (cron alerts; data-change alerts after a warehouse change). */
+  schedule(tx: TenantTx, orgId: string, now: Date): Promise<AlertEvaluateJob[]>;
+  /** One evaluation job: the alerts evaluated, the messages they owe fanned out. */
+  evaluate(rt: Runtime, job: AlertEvaluateJob): Promise<void>;
+  /** An alert delivery's picture; a SendError (transient or not) when it cannot be drawn. */
+  message(rt: Runtime, delivery: NotificationDelivery): Promise<AlertPicture>;
+}
+
+/** The pipeline's outside world: a clock, a queue and (for reports and alerts) their hooks and renderer, all injectable. */
 export interface Runtime {
   clock: Clock;
   queue: JobQueue;
   /** Given by the worker (lib/worker.ts); routes that only queue jobs run without them. */
   reports?: ReportHooks;
+  /** Given by the worker (lib/worker.ts), as `reports`. */
+  alerts?: AlertHooks;
   /** The dashboard renderer of report runs; the export endpoint's when absent (tests wrap it to count renders). */
   render?: ReportRenderer;
 }

@@ -16,7 +16,7 @@ async function organizationIds(): Promise<string[]> {
 
 /**
  * One scheduler tick (pg-boss runs it every minute): for every enabled rule
- * (and, through the reports' hooks the worker gives it, every report schedule)
+ * (and, through the hooks the worker gives it, every report schedule and the widget alerts due)
  * whose cron has an occurrence since the last one scheduled, record a run for
  * that occurrence and queue its evaluation (or rendering). Missed occurrences
  * collapse into the latest. The unique (rule or schedule, occurrence) key makes
@@ -27,7 +27,7 @@ export async function tick(rt: Runtime): Promise<{ queued: number; recovered: nu
   let queued = 0;
   let recovered = 0;
   for (const orgId of await organizationIds()) {
-    const { runs, reports, stranded } = await withTenant({ orgId }, async (tx) => {
+    const { runs, reports, alerts, stranded } = await withTenant({ orgId }, async (tx) => {
       const rules = await tx.notificationRule.findMany({ where: { enabled: true } });
       const created: string[] = [];
       for (const rule of rules) {
@@ -39,8 +39,10 @@ export async function tick(rt: Runtime): Promise<{ queued: number; recovered: nu
       }
       const window = strandedWindow(now);
       const reports = (await rt.reports?.schedule(tx, orgId, now, window)) ?? { due: [], stranded: [] };
-      return { runs: created, reports, stranded: await strandedWork(tx, now, window) };
+      const alerts = (await rt.alerts?.schedule(tx, orgId, now)) ?? [];
+      return { runs: created, reports, alerts, stranded: await strandedWork(tx, now, window) };
     });
+    for (const job of alerts) await rt.queue.send(QUEUES.alerts, job);
     for (const runId of reports.due) await rt.queue.send(QUEUES.report, { orgId, runId } satisfies ReportRunJob);
     for (const runId of runs) await rt.queue.send(QUEUES.evaluate, { orgId, runId } satisfies EvaluateJob);
     for (const runId of stranded.runs) await rt.queue.send(QUEUES.evaluate, { orgId, runId } satisfies EvaluateJob);

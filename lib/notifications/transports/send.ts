@@ -59,6 +59,12 @@ export interface ReportMessage extends OutboundMessage {
   unsubscribe?: { oneClick: string; page: string };
 }
 
+/** A widget alert to one recipient: the widget's picture in the recipient's scope (lib/alerts/delivery.ts). */
+export interface AlertMessage extends OutboundMessage {
+  alertId: string;
+  picture: ReportAttachment;
+}
+
 /** Sends through an external channel (email, slack, webhook); `in_app` is written to the inbox by the caller. */
 export async function sendExternal(channel: ResolvedChannel, message: OutboundMessage): Promise<void> {
   return guarded(channel, async () => {
@@ -91,6 +97,53 @@ export async function sendReport(channel: ResolvedChannel, message: ReportMessag
   });
 }
 
+/**
+ * Sends a widget alert (lib/alerts/delivery.ts) through an external channel: e-mail shows the picture inline (an HTML
+ * part referring to it by Content-ID; clients without HTML show it attached), Slack uploads it (or links it, as a
+ * report's files), webhooks link it.
+ */
+export async function sendAlert(channel: ResolvedChannel, message: AlertMessage): Promise<void> {
+  return guarded(channel, async () => {
+    const picture = message.picture;
+    const link = `${picture.filename}: ${picture.url} (link valid until ${picture.expiresAt.toISOString()})`;
+    if (channel.kind === "email") {
+      const cid = `${message.id}.picture@quarry.alerts`;
+      return sendEmail(channel, message, {
+        text: message.body,
+        html: alertHtml(message, cid),
+        attachments: [{ filename: picture.filename, content: picture.bytes, contentType: picture.contentType, cid }],
+        headers: { "X-Quarry-Alert": message.alertId, "X-Quarry-Severity": message.severity },
+      });
+    }
+    if (channel.kind === "slack") return sendSlackReport(channel, { ...message, files: [picture] }, [link]);
+    if (channel.kind === "webhook") {
+      const body = JSON.stringify({
+        id: message.id,
+        type: "alert",
+        alert_id: message.alertId,
+        severity: message.severity,
+        subject: message.subject,
+        body: message.body,
+        picture: { filename: picture.filename, content_type: picture.contentType, url: picture.url, expires_at: picture.expiresAt.toISOString() },
+        sent_at: message.sentAt.toISOString(),
+      });
+      return postJson(String(channel.settings.url), body, signatureHeaders(channel, message, body), "Webhook");
+    }
+    throw new SendError(`Channel ${channel.kind} has no external transport`, false);
+  });
+}
+
+const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+
+/** The alert's text as HTML (each line a paragraph, its links clickable) with the picture between headline and links. */
+function alertHtml(message: AlertMessage, cid: string): string {
+  const [headline, ...rest] = message.body.split("\n");
+  const paragraph = (line: string) => `<p>${escapeHtml(line).replace(/https?:\/\/[^\s<]+/g, (url) => `<a href="${url}">${url}</a>`)}</p>`;
+  const image = `<p><img src="cid:${cid}" alt="${escapeHtml(message.subject)}" style="max-width:100%"></p>`;
+  return `<!doctype html><html><body>${paragraph(headline)}${image}${rest.filter((l) => l.trim() !== "").map(paragraph).join("")}</body></html>`;
+}
+
 async function guarded(channel: ResolvedChannel, send: () => Promise<void>): Promise<void> {
   if (isDemoOutbox(channel.settings)) {
     throw new SendError("The demo outbox sends nothing: what rules send appears in its list on this page. Configure a real provider to send.", false);
@@ -104,7 +157,7 @@ async function guarded(channel: ResolvedChannel, send: () => Promise<void>): Pro
   }
 }
 
-async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, content: { text: string; attachments?: Mail.Attachment[]; headers: Record<string, string> }) {
+async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, content: { text: string; html?: string; attachments?: Mail.Attachment[]; headers: Record<string, string> }) {
   const s = channel.settings as { host: string; port: number; secure: boolean; user?: string; from: string };
   // Connect to the address that was checked; the host name is still what TLS verifies (servername).
   const target = await assertPublicHost(s.host);
@@ -128,6 +181,7 @@ async function sendEmail(channel: ResolvedChannel, message: OutboundMessage, con
       subject: headerText(message.subject),
       messageId: `<${message.id}@quarry.notifications>`,
       text: content.text,
+      html: content.html,
       headers,
       attachments: content.attachments?.map((a) => ({ ...a, filename: typeof a.filename === "string" ? headerText(a.filename) : a.filename })),
     });
@@ -172,7 +226,7 @@ async function sendSlack(channel: ResolvedChannel, message: OutboundMessage) {
  * files.completeUploadExternal); a bot that may not upload (no files:write, a channel given by name where an id
  * is needed) and an incoming webhook, which cannot upload at all, post the signed download links instead.
  */
-async function sendSlackReport(channel: ResolvedChannel, message: ReportMessage, links: string[]) {
+async function sendSlackReport(channel: ResolvedChannel, message: OutboundMessage & Pick<ReportMessage, "files">, links: string[]) {
   const heading = `*${message.subject}*\n${message.body}`;
   const linked = `${heading}\n${links.map((l) => `• ${l}`).join("\n")}`;
   if (channel.settings.mode !== "bot") {
