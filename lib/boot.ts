@@ -11,6 +11,7 @@ import { getDb } from "@/lib/db/client";
 import { markStarted } from "@/lib/db/health";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/demo/seed";
+import { seedDemoTables } from "@/lib/data/demo";
 import { withStartupLock } from "@/lib/db/startup-lock";
 import { seedDemoDocuments } from "@/lib/documents/demo";
 import { seedDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
@@ -19,6 +20,7 @@ import { embeddingStatus } from "@/lib/embeddings";
 import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/worker";
 import { startRollupWorker } from "@/lib/rollups/jobs";
+import { startPullWorker } from "@/lib/data/pipes/jobs";
 
 /**
  * Server start: validate every configuration variable (fail fast, naming the
@@ -51,6 +53,9 @@ export async function boot(): Promise<void> {
     if (recorded > 0) log.info("rollups of earlier dashboard versions recorded", { versions: recorded });
     if (cfg.seedDemo) {
       if (await seedDemo(session)) log.info("demo data loaded");
+      // The demo organizations' own table (issue 42 §4), before the sample dashboard that reads it.
+      const tables = await seedDemoTables();
+      if (tables > 0) log.info("demo table loaded", { organizations: tables });
       const seeded = await seedDemoDashboards();
       if (seeded > 0) log.info("sample dashboard loaded", { organizations: seeded });
       const withDocuments = await seedDemoDocuments();
@@ -76,6 +81,8 @@ export async function boot(): Promise<void> {
     // Document indexing jobs (issue 28) share the queue and its worker placement.
     await startIndexWorker();
     await startRollupWorker();
+    // Data pulls (issue 42 §5): their minute tick and run jobs, where the worker runs.
+    await startPullWorker();
   }
   markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });

@@ -3,6 +3,7 @@ import { closeDb, getDb } from "@/lib/db/client";
 import { clientRunner, connectServer } from "@/lib/db/server";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo } from "@/lib/demo/seed";
+import { seedDemoTables } from "@/lib/data/demo";
 import { config } from "@/lib/config";
 
 if (config().database.kind === "postgres") {
@@ -11,8 +12,12 @@ if (config().database.kind === "postgres") {
   await migrate(runner);
   console.log((await seedDemo(runner)) ? "Seeded the demo data." : "Demo data already present.");
   await client.end();
+  // The demo organizations' own table (issue 42) loads as an upload does: through the application's tenant transactions.
+  if ((await seedDemoTables()) > 0) console.log("Loaded the demo table.");
+  await closeDb();
 } else {
   const { system } = await getDb(); // the embedded engine migrates when it opens
   console.log((await seedDemo(system)) ? "Embedded database migrated and seeded." : "Embedded database migrated; demo data already present.");
+  if ((await seedDemoTables()) > 0) console.log("Loaded the demo table.");
   await closeDb();
 }

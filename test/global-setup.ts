@@ -14,7 +14,7 @@ import { processAlive as alive } from "./support/process-alive";
 export default async function setup() {
   const root = process.cwd();
   const hash = crypto.createHash("sha256");
-  for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/demo/seed.ts")].sort()) {
+  for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/demo/seed.ts"), path.join(root, "lib/data/demo.ts")].sort()) {
     hash.update(file).update(fs.readFileSync(file));
   }
   // The demo warehouse ends on the day it is seeded (lib/demo/seed.ts), so a template is good for its day only.
