@@ -65,9 +65,8 @@ export async function listMembers(principal: Principal, page: PageQuery) {
 }
 
 /**
- * Changes a member. A new role, new locations or deactivation move the session epoch on, so every session
- * of the member ends at its next request on every replica (lib/auth/session.ts compares role and locations
- * anyway; the epoch makes it explicit and covers reactivation too).
+ * Changes a member. A new role or new locations move the session epoch on (migration 0024's trigger), and so
+ * does a change of status here, so every session of the member ends at its next request on every replica.
  */
 export async function updateMember(principal: Principal, id: string, body: UpdateMemberBody) {
   requireOrganizationAdmin(principal);
@@ -77,8 +76,7 @@ export async function updateMember(principal: Principal, id: string, body: Updat
     const losesAdmin = current.role === "admin" && current.status === "active" && ((body.role !== undefined && body.role !== "admin") || body.status === "deactivated");
     if (losesAdmin) await keepAnAdmin(tx, id, body.status === "deactivated" ? "deactivated" : "demoted");
     const locationIds = body.location_ids === undefined ? undefined : await grantableLocations(tx, body.location_ids, ["body", "location_ids"]);
-    const sameLocations = locationIds === undefined || [...locationIds].sort().join(",") === [...current.locationIds].sort().join(",");
-    const endsSessions = (body.role !== undefined && body.role !== current.role) || !sameLocations || (body.status !== undefined && body.status !== current.status);
+    const statusChanges = body.status !== undefined && body.status !== current.status;
     const row = await tx.user.update({
       where: { id },
       data: {
@@ -86,7 +84,7 @@ export async function updateMember(principal: Principal, id: string, body: Updat
         ...(body.role !== undefined ? { role: body.role } : {}),
         ...(locationIds !== undefined ? { locationIds } : {}),
         ...(body.status !== undefined ? { status: body.status } : {}),
-        ...(endsSessions ? { sessionEpoch: { increment: 1 } } : {}),
+        ...(statusChanges ? { sessionEpoch: { increment: 1 } } : {}),
       },
     });
     return memberView(row);

@@ -72,7 +72,8 @@ export async function completePasswordReset(body: { token: string; password: str
     if (reset.expired) throw new Gone("This link has expired; ask for a new one");
     const user = await tx.user.findUnique({ where: { id: reset.user_id }, select: { status: true } });
     if (user?.status !== "active") throw new Gone("This account is deactivated");
-    await tx.user.update({ where: { id: reset.user_id }, data: { passwordHash, sessionEpoch: { increment: 1 } } });
+    // A new password hash moves the session epoch on (migration 0024's trigger): every session ends.
+    await tx.user.update({ where: { id: reset.user_id }, data: { passwordHash } });
     await tx.passwordReset.updateMany({ where: { userId: reset.user_id, usedAt: null }, data: { usedAt: new Date() } });
   });
 }
