@@ -8,6 +8,7 @@ import { ManifestEditor } from "@/components/dashboards/manifest-editor";
 import { VersionHistory } from "@/components/dashboards/version-history";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
+import { listTables } from "@/lib/data/tables";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Edit dashboard" };
@@ -33,7 +34,12 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
     );
   }
   // The draft with its YAML, under one grant; a draft that no longer validates opens with its problems, to be fixed here.
-  const loaded = await loadDashboard(principal, slug, { ...query, version: "draft" }, { includeYaml: true, includeRollups: true });
+  // The organization's own tables too: the editor checks and completes their names (issue 42 §4).
+  const [loaded, ownTables] = await Promise.all([
+    loadDashboard(principal, slug, { ...query, version: "draft" }, { includeYaml: true, includeRollups: true }),
+    // Each one carries org_id first, as the warehouse tables do (lib/db/warehouse.ts orgReaderTable).
+    listTables(principal).then((tables) => tables.map((t) => ({ name: t.name, columns: [{ name: "org_id", type: "text" }, ...t.columns], own: true }))),
+  ]);
   const record = loaded?.record;
   if (!loaded || !record) return <DashboardMissing />;
   return (
@@ -57,6 +63,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
         initialFilters={loaded.ok ? loaded.filters : {}}
         timeZone={loaded.timeZone}
         initialRollups={loaded.ok ? loaded.rollups : null}
+        ownTables={ownTables}
       />
       <VersionHistory dashboardId={record.id} />
     </div>
