@@ -13,7 +13,7 @@ import { insertRun, type RunTable, type Runtime } from "@/lib/notifications/pipe
 import { latestDue } from "@/lib/notifications/settings/cron";
 import { usableKinds } from "@/lib/notifications/settings/channels";
 import { toRunRecord } from "./pulls";
-import { DEFAULT_PULL_TIME_LIMITS, runPullOnce, type PullTimeLimits } from "./run";
+import { DEFAULT_PULL_TIME_LIMITS, runPullOnce, type PullTimeLimits, type RunOutcome } from "./run";
 
 /*
  * Pulls as durable jobs (pg-boss, beside the notification pipeline's): a minute tick records each scheduled pull's
@@ -97,7 +97,7 @@ export async function requestPullRun(principal: Principal, pullId: string) {
 }
 
 /** One run job: a try of the pull; a failed try queued again with backoff, a run failed for good told to the organization. */
-export async function handlePullRun(rt: Runtime, job: PullRunJob, limits: PullTimeLimits = DEFAULT_PULL_TIME_LIMITS): Promise<void> {
+export async function handlePullRun(rt: Runtime, job: PullRunJob, limits: PullTimeLimits = DEFAULT_PULL_TIME_LIMITS): Promise<RunOutcome["state"]> {
   const outcome = await runPullOnce(job.orgId, job.runId, limits);
   if (outcome.state === "retry") {
     const attempts = (await withTenant({ orgId: job.orgId }, (tx) => tx.dataPullRun.findUnique({ where: { id: job.runId }, select: { attempts: true } })))?.attempts ?? 1;
@@ -105,6 +105,7 @@ export async function handlePullRun(rt: Runtime, job: PullRunJob, limits: PullTi
     await rt.queue.send(PULL_QUEUES.run, job, { startAfter });
   }
   if (outcome.state === "failed") await notifyFailure(rt, job.orgId, job.runId);
+  return outcome.state;
 }
 
 /**
@@ -161,7 +162,8 @@ export async function startPullWorker(clock: Clock = systemClock): Promise<void>
 
 /**
  * A tick at the clock's time, then every run job due now, until none is left: `npm run worker -- --once`, and tests.
- * A handler that throws fails its job, which pg-boss retries.
+ * A handler that throws fails its job, which pg-boss retries. Answers how many tries ran (a job whose run had
+ * already finished counts for nothing).
  */
 export async function drainPullQueue(clock: Clock = systemClock, limits: PullTimeLimits = DEFAULT_PULL_TIME_LIMITS): Promise<number> {
   const boss = await pullQueue();
@@ -173,12 +175,12 @@ export async function drainPullQueue(clock: Clock = systemClock, limits: PullTim
     if (jobs.length === 0) return done;
     for (const job of jobs) {
       try {
-        await handlePullRun(rt, job.data, limits);
+        if ((await handlePullRun(rt, job.data, limits)) !== "skipped") done++;
         await boss.complete(PULL_QUEUES.run, job.id);
       } catch (error) {
         await boss.fail(PULL_QUEUES.run, job.id, { message: (error as Error).message });
+        done++;
       }
-      done++;
     }
   }
 }
