@@ -14,7 +14,7 @@ import { spool } from "@/lib/data/formats/spool";
 import { loadTable } from "@/lib/data/load";
 import { findTableEntry } from "@/lib/data/tables";
 import { sourceLimits } from "@/lib/data/limits";
-import type { IngestQuery, IngestResult } from "./contract";
+import type { IngestQuery, IngestResult } from "@/lib/data/pipes-contract";
 import { columnsFor } from "./columns";
 
 /*

@@ -1,6 +1,6 @@
 import "server-only";
 import { defineOperation } from "@/lib/operation";
-import * as contract from "./contract";
+import * as contract from "@/lib/data/pipes-contract";
 import * as ingest from "./ingest";
 import * as jobs from "./jobs";
 import * as pulls from "./pulls";

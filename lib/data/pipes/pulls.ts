@@ -9,7 +9,7 @@ import { newId } from "@/lib/ids";
 import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
 import { openSecrets, sealSecrets } from "@/lib/notifications/settings/channel-secrets";
 import { assertPublicHost, assertSafeUrl } from "@/lib/notifications/transports/url-guard";
-import type { PullCreate, PullRecord, PullRunRecord, PullSourceInput, PullSourceView, PullUpdate } from "./contract";
+import type { PullCreate, PullRecord, PullRunRecord, PullSourceInput, PullSourceView, PullUpdate } from "@/lib/data/pipes-contract";
 import { parsePostgresUrl } from "./sources/postgres";
 import { PullFailed } from "./errors";
 import type { ObjectSourceSpec } from "./sources/objects";

@@ -4,7 +4,7 @@ import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { loadTable } from "@/lib/data/load";
 import { qualifiedTable } from "@/lib/data/storage";
 import { checkRateLimit } from "@/lib/security/rate-limit";
-import { ingestRows } from "@/lib/data/pipes/contract";
+import { ingestRows } from "@/lib/data/pipes-contract";
 import { call, tokenFor } from "@/test/helpers";
 import * as rows from "./route";
 
