@@ -225,19 +225,25 @@ describe("members", () => {
     if (survivor === "usr_acme_admin") await system.query("UPDATE users SET role = 'analyst' WHERE id = $1", [second.id]);
   });
 
-  it("deletes a member, not yourself, and not one who owns report schedules", async () => {
+  it("deletes a member, not yourself, and not one who owns alert rules or report schedules", async () => {
     const { id } = await inviteAndAccept("analyst");
     expect((await call(memberRoute.DELETE, "DELETE", { token: acme, params: { id } })).status).toBe(204);
     expect((await call(memberRoute.DELETE, "DELETE", { token: acme, params: { id } })).status).toBe(404);
     const self = await call(memberRoute.DELETE, "DELETE", { token: acme, params: { id: "usr_acme_admin" } });
     expect(self.status).toBe(409);
+    // A member whose alert rule runs in their name is deactivated, not deleted.
+    const owner = await inviteAndAccept("general_manager");
     const { system } = await getDb();
-    const owners = await system.query<{ created_by: string }>("SELECT DISTINCT created_by FROM report_schedules WHERE org_id = 'org_acme' AND created_by <> 'usr_acme_admin' LIMIT 1");
-    for (const { created_by } of owners) {
-      const refused = await call(memberRoute.DELETE, "DELETE", { token: acme, params: { id: created_by } });
-      expect(refused.status).toBe(409);
-      expect(refused.json.detail).toMatch(/deactivate/);
-    }
+    await system.query(
+      `INSERT INTO notification_rules (id, org_id, key, name, base_rule_key, severity, default_channels, cadence_cron, created_by)
+       VALUES ('nrl_members_test', 'org_acme', 'members-test', 'Owned', 'low_stock', 'info', '{in_app}', '0 * * * *', $1)`,
+      [owner.id],
+    );
+    const refused = await call(memberRoute.DELETE, "DELETE", { token: acme, params: { id: owner.id } });
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toMatch(/1 alert rule.*deactivate/);
+    expect((await patch(owner.id, { status: "deactivated" })).status).toBe(200);
+    expect(await system.query("SELECT 1 FROM notification_rules WHERE created_by = $1", [owner.id])).toHaveLength(1);
   });
 
   it("password reset: an admin's link sets a new password once and ends sessions; a request answers the same for any address", async () => {
