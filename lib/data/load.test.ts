@@ -5,6 +5,9 @@ import { loadConfig } from "@/lib/config/schema";
 import { getDb } from "@/lib/db/client";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
 import { Conflict, NotFound, TooLarge } from "@/lib/errors";
+import { asJsonRows } from "@/lib/query/compile";
+import { QueryError } from "@/lib/query/errors";
+import { runReadOnly } from "@/lib/query/execute";
 import type { RowSource } from "./formats/types";
 import { BadValue, type LoadRequest, loadTable } from "./load";
 import { qualifiedTable } from "./storage";
@@ -243,5 +246,32 @@ describe("dropping a table", () => {
     const [left] = await system.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [qualifiedTable(acme.orgId, table)]);
     expect(left.t).toBeNull();
     await system.query("DELETE FROM dashboards WHERE id = $1", [dashboardId]);
+  });
+});
+
+describe("an organization's tables in its dashboards' SQL", () => {
+  const sum = (table: string) => asJsonRows(`SELECT sum(n)::int AS total, count(*)::int AS rows FROM ${table}`);
+  const refusal = (scope: TenantScope, text: string) => runReadOnly(scope, text, [], { timeZone: "UTC" }).then(() => null, (e: unknown) => e as QueryError);
+
+  it("resolves by its stable name for its organization, under the location policy; another organization's guess answers as any unknown name", async () => {
+    const { system } = await getDb();
+    const [location] = await system.query<{ id: string }>("SELECT id FROM locations WHERE org_id = 'org_acme' ORDER BY id LIMIT 1");
+    const table = uniqueName("spend");
+    await loadTable(
+      acme,
+      { table, mode: "create", onBadRow: "fail", locationColumn: { name: "store", by: "id" }, columns: [{ name: "store", type: "text", from: 0 }, { name: "n", type: "integer", from: 1 }] },
+      source(["store", "n"], [[location.id, "5"], ["loc_elsewhere", "7"]]),
+    );
+    expect(await runReadOnly(acme, sum(table), [], { timeZone: "UTC" })).toEqual([{ total: 12, rows: 2 }]);
+    expect(await runReadOnly({ orgId: acme.orgId, locationIds: [location.id] }, sum(table), [], { timeZone: "UTC" })).toEqual([{ total: 5, rows: 1 }]);
+
+    const guessed = await refusal(globex, sum(table));
+    const unknown = await refusal(globex, sum("no_such_table"));
+    expect(guessed).toBeInstanceOf(QueryError);
+    expect(guessed!.message.replace(table, "<name>")).toBe(unknown!.message.replace("no_such_table", "<name>"));
+    // Its schema named outright is refused as any other schema is.
+    const qualified = await refusal(globex, sum(qualifiedTable(acme.orgId, table)));
+    const otherSchema = await refusal(globex, sum(`"quarry_data_0000000000000000"."${table}"`));
+    expect(qualified!.message.replace(qualifiedTable(acme.orgId, table).replaceAll('"', ""), "<name>")).toBe(otherSchema!.message.replace(`quarry_data_0000000000000000.${table}`, "<name>"));
   });
 });

@@ -8,7 +8,8 @@ import { log } from "@/lib/log";
 import { COLUMN_TYPES, type ColumnType, tryParseCell } from "./formats/infer";
 import type { RowSource } from "./formats/types";
 import { columnNameProblem, tableNameProblem } from "./names";
-import { SQL_TYPES, type TableColumn, type TableShape, addColumns, addKey, createTable, dropTable, lockTable, physicalColumns, qualifiedTable, quoteIdent, readerGrantee } from "./storage";
+import { forgetOwnReaderTables } from "./reader-tables";
+import { SQL_TYPES, type TableColumn, type TableShape, addColumns, addKey, createTable, dropTable, lockTable, physicalColumns, qualifiedTable, quoteIdent } from "./storage";
 import { BUMP_WAREHOUSE_VERSION, type TableEntry, findTableEntry, organizationUsage } from "./tables";
 import { TextCopyWriter } from "./text-copy";
 
@@ -100,7 +101,6 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
   if (rowsBefore >= limits.maxRows) throw new TooLarge(`The organization's tables hold ${usage.rows} rows, its limit (QUARRY_DATA_MAX_ROWS=${limits.maxRows})`);
   if (bytesBefore >= limits.maxBytes) throw new TooLarge(`The organization's tables take ${usage.bytes} bytes, its limit (QUARRY_DATA_MAX_BYTES=${limits.maxBytes})`);
   const plan = planLoad(request, existing);
-  const grantee = plan.create || plan.rebuild ? await readerGrantee(scope.orgId) : "";
   const loadId = newId("load");
   const report: LoadReport = { loadId, table: request.table, mode: request.mode, rowsLoaded: 0, rowsSkipped: 0, badRows: [], columnsAdded: plan.added.map((c) => c.name), rebuilt: plan.rebuild, rowCount: 0, bytes: 0 };
   try {
@@ -115,10 +115,10 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
           throw new Conflict(`Table "${request.table}" changed while this load started; try again`);
         }
         await stage(tx, request, source, { maxRows: limits.maxRows - rowsBefore, report, onProgress });
-        if (plan.create) await createTable(tx, scope.orgId, request.table, plan.shape, grantee);
+        if (plan.create) await createTable(tx, scope.orgId, request.table, plan.shape);
         if (plan.rebuild) {
           await dropTable(tx, scope.orgId, request.table);
-          await createTable(tx, scope.orgId, request.table, plan.shape, grantee);
+          await createTable(tx, scope.orgId, request.table, plan.shape);
         }
         await addColumns(tx, scope.orgId, request.table, plan.added);
         if (plan.newKey) await addKey(tx, scope.orgId, request.table, plan.shape.keyColumns);
@@ -153,6 +153,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
     await recordFailure(scope, loadId, request, error);
     throw error;
   }
+  forgetOwnReaderTables(scope.orgId);
   return report;
 }
 

@@ -1,7 +1,5 @@
 import "server-only";
 import type { BulkTx } from "@/lib/db/bulk";
-import { getDb } from "@/lib/db/client";
-import { loginsCannotBeMade, organizationLoginComment, organizationLoginName, organizationLoginPassword, provisionReaderLogin } from "@/lib/db/reader-login";
 import { orgTableSchema } from "@/lib/db/warehouse";
 import type { ColumnType } from "./formats/infer";
 
@@ -10,7 +8,7 @@ import type { ColumnType } from "./formats/infer";
  * schema (orgTableSchema), each table with `org_id` and forced row-level security like the warehouse,
  * a location policy when it declares a location column, the warehouse's change triggers (migration
  * 0036: a load moves the organization's warehouse version, so cached results and rollups go stale),
- * and SELECT granted to the organization's own user-SQL login alone where the server has such logins.
+ * and SELECT for the reader role (READER_GRANTEE).
  * Every statement here is DDL the application's login runs (it owns the tables), in the owner phase
  * of a bulk transaction (lib/db/bulk.ts); rows are written afterwards as quarry_app under the policies.
  */
@@ -49,20 +47,14 @@ export interface TableShape {
 export const qualifiedTable = (orgId: string, name: string): string => `${quoteIdent(orgTableSchema(orgId))}.${quoteIdent(name)}`;
 
 /**
- * The role an organization's tables are granted to for reading. A server that makes a login per
- * organization (lib/db/reader-login.ts): that login, made now if it is not yet, so another
- * organization's statement cannot even name the table. Otherwise (PGlite's one login, or the
- * operator's one shared reader login) quarry_reader, where the name check (lib/query/sql-allow-list.ts,
- * resolving names from the organization's catalog) is the boundary: docs/data.md "Tenancy".
+ * The role an organization's tables are granted to for reading: quarry_reader, the role every reader
+ * transaction runs as (withTenant's `SET LOCAL ROLE quarry_reader`, to which the tenant signature is
+ * bound), so privileges are checked against it and not against the organization's login. Another
+ * organization's reader therefore holds the privilege too; what keeps it out is its row-level
+ * security (it sees no row) and the name check, which resolves only its own catalog and its own
+ * schema (docs/data.md "Tenancy": what holds, and what a per-organization role would add).
  */
-export async function readerGrantee(orgId: string): Promise<string> {
-  const db = await getDb();
-  if (db.kind !== "postgres" || db.userSqlLogins !== "per_organization" || (await loginsCannotBeMade(db.system)) !== null) return "quarry_reader";
-  const [me] = await db.system.query<{ name: string }>("SELECT current_user AS name");
-  const login = organizationLoginName(me.name, orgId);
-  await provisionReaderLogin(db.system, login, organizationLoginPassword(orgId), organizationLoginComment(orgId));
-  return login;
-}
+export const READER_GRANTEE = "quarry_reader";
 
 /**
  * Serializes the loads and drops of one table (until the transaction ends): two loads of one table
@@ -84,11 +76,11 @@ export async function physicalColumns(tx: BulkTx, orgId: string, name: string): 
 }
 
 /** Creates the table (its schema first, when this is the organization's first), with its policies, grants and triggers. */
-export async function createTable(tx: BulkTx, orgId: string, name: string, shape: TableShape, grantee: string): Promise<void> {
+export async function createTable(tx: BulkTx, orgId: string, name: string, shape: TableShape): Promise<void> {
   const schema = quoteIdent(orgTableSchema(orgId));
   const table = qualifiedTable(orgId, name);
   await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-  await tx.exec(`GRANT USAGE ON SCHEMA ${schema} TO quarry_app, ${quoteIdent(grantee)}`);
+  await tx.exec(`GRANT USAGE ON SCHEMA ${schema} TO quarry_app, ${READER_GRANTEE}`);
   const columns = shape.columns.map((c) => `${quoteIdent(c.name)} ${SQL_TYPES[c.type]}`);
   await tx.exec(`CREATE TABLE ${table} (org_id text NOT NULL, ${columns.join(", ")})`);
   await tx.exec(`ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY`);
@@ -96,7 +88,7 @@ export async function createTable(tx: BulkTx, orgId: string, name: string, shape
   await tx.exec(`CREATE POLICY tenant_isolation ON ${table} USING (org_id = (SELECT quarry_current_org())) WITH CHECK (org_id = (SELECT quarry_current_org()))`);
   if (shape.location) await tx.exec(`CREATE POLICY location_scope ON ${table} AS RESTRICTIVE USING (${locationCondition(shape.location)})`);
   await tx.exec(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO quarry_app`);
-  await tx.exec(`GRANT SELECT ON ${table} TO ${quoteIdent(grantee)}`);
+  await tx.exec(`GRANT SELECT ON ${table} TO ${READER_GRANTEE}`);
   for (const [trigger, event, rows] of [["warehouse_inserted", "INSERT", "NEW"], ["warehouse_updated", "UPDATE", "NEW"], ["warehouse_deleted", "DELETE", "OLD"]] as const) {
     await tx.exec(`CREATE TRIGGER ${trigger} AFTER ${event} ON ${table} REFERENCING ${rows} TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.quarry_warehouse_changed()`);
   }

@@ -3,6 +3,7 @@ import { withTenantBulk } from "@/lib/db/bulk";
 import { type TenantScope, type TenantTx, withTenant } from "@/lib/db/tenant";
 import { Conflict, NotFound } from "@/lib/errors";
 import type { ColumnType } from "./formats/infer";
+import { forgetOwnReaderTables } from "./reader-tables";
 import { dropTable, lockTable, type TableColumn, type TableShape } from "./storage";
 
 /*
@@ -150,6 +151,7 @@ export async function deleteTable(scope: TenantScope, name: string, options: { f
     },
   );
   if (!found) throw new NotFound(`Table "${name}" not found`);
+  forgetOwnReaderTables(scope.orgId);
 }
 
 /** Moves the organization's warehouse version, as migration 0036's triggers do on a write. */

@@ -3,6 +3,7 @@ import { Unavailable } from "@/lib/errors";
 import type { ReaderLease } from "./analytics-copy";
 import { getDb } from "./client";
 import { ENTER_READER_ROLE } from "./forgetful-pool";
+import { orgTableSchema } from "./warehouse";
 import type { Prisma } from "./generated/client";
 
 /** A transaction client bound to one tenant; the only handle through which tenant tables are touched. */
@@ -65,6 +66,8 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
         if (options.readOnly || role === "reader") await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
         // The reader's statement is the one a forgetful pool watches for (forgetful-pool.ts).
         await tx.$executeRawUnsafe(role === "reader" ? ENTER_READER_ROLE : `SET LOCAL ROLE ${ROLE_NAMES.app}`);
+        // Reader SQL names an organization's own tables unqualified: they resolve from its schema, after the warehouse (lib/data/storage.ts).
+        if (role === "reader") await tx.$executeRawUnsafe(`SET LOCAL search_path TO public, "${orgTableSchema(scope.orgId)}"`);
         return work(tx);
       },
       { timeout: options.timeoutMs ?? 30_000, maxWait: options.connectionWaitMs ?? 30_000 },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { getDb } from "./client";
-import { READER_TABLES, READER_TABLE_WRITE, WAREHOUSE_COLUMNS, WAREHOUSE_LOCATION_COLUMNS } from "./warehouse";
+import { ORG_SCHEMA_PREFIX, READER_TABLES, READER_TABLE_WRITE, WAREHOUSE_COLUMNS, WAREHOUSE_LOCATION_COLUMNS, orgTableSchema } from "./warehouse";
 
 /* The declaration of the tables dashboards read, held to the database it declares (both engines). */
 
@@ -29,17 +29,21 @@ describe("the reader's tables, as declared and as the database has them", () => 
       [Object.keys(WAREHOUSE_COLUMNS)],
     );
     expect(Object.fromEntries(policies.map((p) => [p.table, /\(?(\w+) = ANY/.exec(p.qual)?.[1]]))).toEqual(WAREHOUSE_LOCATION_COLUMNS);
-    const triggers = await system.query<{ table: string }>(
-      `SELECT DISTINCT c.relname AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-        WHERE NOT t.tgisinternal AND t.tgfoid = 'quarry_warehouse_changed'::regproc ORDER BY 1`,
+    const triggers = await system.query<{ schema: string; table: string }>(
+      `SELECT DISTINCT n.nspname AS schema, c.relname AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE NOT t.tgisinternal AND t.tgfoid = 'quarry_warehouse_changed'::regproc ORDER BY 1, 2`,
     );
-    expect(triggers.map((t) => t.table)).toEqual(Object.keys(WAREHOUSE_COLUMNS).sort());
+    // In public, the demo warehouse alone; elsewhere only organizations' own tables (lib/data/storage.ts), which are warehouse tables too.
+    expect(triggers.filter((t) => t.schema === "public").map((t) => t.table)).toEqual(Object.keys(WAREHOUSE_COLUMNS).sort());
+    expect(triggers.filter((t) => t.schema !== "public" && !t.schema.startsWith(ORG_SCHEMA_PREFIX))).toEqual([]);
   });
 
   it("recognise a write to any of them however it is spelled", () => {
     for (const sql of ["INSERT INTO orders VALUES (1)", 'update "public"."locations" set name = 1', "MERGE INTO products p USING x ON true WHEN MATCHED THEN DELETE", "TRUNCATE TABLE rollup_rows", "COPY sales_targets FROM STDIN"]) {
       expect(READER_TABLE_WRITE.test(sql), sql).toBe(true);
     }
+    // An organization's own table, by its schema (lib/data/load.ts writes them qualified).
+    expect(READER_TABLE_WRITE.test(`INSERT INTO "${orgTableSchema("org_acme")}"."spend" (org_id) SELECT 1`)).toBe(true);
     expect(READER_TABLE_WRITE.test("INSERT INTO users VALUES (1)")).toBe(false);
     expect(READER_TABLE_WRITE.test("SELECT * FROM orders")).toBe(false);
   });

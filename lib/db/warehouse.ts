@@ -25,10 +25,10 @@ export interface ReaderTable {
 
 export const READER_TABLES: Readonly<Record<string, ReaderTable>> = {
   orders: { columns: ["id", "org_id", "order_date", "location_id", "product_id", "channel", "customer_id", "quantity", "amount", "cost"], location: "location_id", warehouse: true },
-  locations: { columns: ["id", "org_id", "code", "name", "city", "region", "created_at"], location: "id", warehouse: true },
+  locations: { columns: ["id", "org_id", "code", "name", "city", "region", "created_at", "archived_at"], location: "id", warehouse: true },
   products: { columns: ["id", "org_id", "sku", "name", "category", "unit_price", "unit_cost"], warehouse: true },
   sales_targets: { columns: ["org_id", "location_id", "month", "target_amount"], location: "location_id", warehouse: true },
-  organizations: { columns: ["id", "slug", "name", "time_zone", "created_at"], warehouse: false },
+  organizations: { columns: ["id", "slug", "name", "time_zone", "created_at", "currency"], warehouse: false },
   /** The rollups the engine builds (lib/rollups): aggregates of warehouse rows, under the same policies. */
   rollup_rows: { columns: ["org_id", "rollup_id", "location_id", "bucket", "key", "measures"], location: "location_id", warehouse: false },
 };

@@ -6,6 +6,7 @@ import { processSingleton } from "@/lib/process-singleton";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
 import { FairQueue, QueueDeadline } from "./fair-queue";
+import { type OwnReaderTables, ownReaderTables } from "@/lib/data/reader-tables";
 import { SqlNotAllowed, SqlUnknownName, checkStatement } from "./sql-allow-list";
 
 export interface ReadOnlyOptions {
@@ -74,7 +75,7 @@ async function inSlot<T>(scope: TenantScope, limitMs: number, work: () => Promis
  */
 export async function runReadOnly(scope: TenantScope, text: string, values: readonly unknown[], options: ReadOnlyOptions): Promise<Record<string, unknown>[]> {
   const timeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
-  checkAllowed(text);
+  checkAllowed(text, await ownReaderTables(scope.orgId));
   try {
     return await inSlot(scope, timeoutMs, () =>
       withTenant(
@@ -99,7 +100,7 @@ export async function runReadOnly(scope: TenantScope, text: string, values: read
  */
 export async function explainReadOnly(scope: TenantScope, text: string, values: readonly unknown[], options: ReadOnlyOptions): Promise<void> {
   const timeoutMs = options.statementTimeoutMs ?? EXPLAIN_TIMEOUT_MS;
-  checkAllowed(text);
+  checkAllowed(text, await ownReaderTables(scope.orgId));
   try {
     // In the organization's user-SQL slots like every reader statement: a plan of many files must
     // not hold the reader pool (on PGlite, the analytics engines) ahead of other organizations.
@@ -154,6 +155,7 @@ export async function runReadOnlyBatch<T>(
 ): Promise<void> {
   const standalone: StatementRunner = (text, values, statementTimeoutMs) => runReadOnly(scope, text, values, { timeZone: options.timeZone, statementTimeoutMs });
   const initialTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const ownTables = await ownReaderTables(scope.orgId);
   let next = 0;
   while (next < items.length) {
     let failed = false;
@@ -167,7 +169,7 @@ export async function runReadOnlyBatch<T>(
           const runner: StatementRunner = async (text, values, statementTimeoutMs = initialTimeoutMs) => {
             if (failed) throw new BatchTransactionSpent();
             // Refused before it reaches the transaction, which therefore goes on for the next item.
-            checkAllowed(text);
+            checkAllowed(text, ownTables);
             const limitMs = Math.max(1, Math.ceil(statementTimeoutMs));
             try {
               if (limitMs !== currentTimeoutMs) {
@@ -220,10 +222,12 @@ const ACCEPTED_MAX = 2_000;
  * and user SQL alike (lib/query/sql-allow-list.ts): whatever a manifest's pieces add up to, the
  * database is sent only what the allow-list accepts.
  */
-function checkAllowed(text: string): void {
-  if (accepted.has(text)) return;
+function checkAllowed(text: string, ownTables: OwnReaderTables): void {
+  // A statement that names an organization's own table is accepted for that organization's catalog alone.
+  const key = ownTables.columns.size === 0 ? text : `${ownTables.stamp}\0${text}`;
+  if (accepted.has(key)) return;
   try {
-    checkStatement(text, { allowParams: true });
+    checkStatement(text, { allowParams: true, ownTables: ownTables.columns });
   } catch (error) {
     // A name that resolves to nothing is the author's SQL error, in the server's words (run.ts reads a missing filter column from them).
     if (error instanceof SqlUnknownName) throw new QueryError("sql_error", `SQL error: ${error.sqlMessage}`, error.sqlMessage);
@@ -231,7 +235,7 @@ function checkAllowed(text: string): void {
     throw error;
   }
   if (accepted.size >= ACCEPTED_MAX) accepted.clear();
-  accepted.add(text);
+  accepted.add(key);
 }
 
 interface DriverFailure {

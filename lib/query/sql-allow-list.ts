@@ -152,6 +152,12 @@ export class SqlUnknownName extends SqlNotAllowed {
 export interface AllowListOptions {
   /** Bind parameters ($1…) are ours: allowed in statements Quarry compiled, never in text a user wrote. */
   allowParams?: boolean;
+  /**
+   * The organization's own tables (lib/data/reader-tables.ts), named unqualified: they resolve from
+   * its own schema (withTenant's reader search_path). Another organization's table is never in the
+   * map, so naming it is refused exactly as any unknown name is.
+   */
+  ownTables?: ReadonlyMap<string, readonly string[]>;
 }
 
 type Node = Record<string, unknown>;
@@ -442,10 +448,12 @@ class Walker {
     const schema = node.schemaname as string | undefined;
     if (node.catalogname) throw new SqlNotAllowed(`table "${String(node.catalogname)}.${schema}.${name}" is not allowed in dashboard SQL`, location(node));
     const cte = schema === undefined ? scope.cte(name) : undefined;
-    const columns = cte ?? ((schema === undefined || schema === "public") && ALLOWED_COLUMNS.get(name));
+    const own = this.options.ownTables;
+    const warehouse = schema === undefined || schema === "public" ? ALLOWED_COLUMNS.get(name) : undefined;
+    const columns = cte ?? warehouse ?? (schema === undefined ? own?.get(name) : undefined);
     if (!columns) {
       const shown = schema ? `${schema}.${name}` : name;
-      throw new SqlNotAllowed(`table "${shown}" is not allowed in dashboard SQL; it may read ${[...ALLOWED_RELATIONS].join(", ")}`, location(node));
+      throw new SqlNotAllowed(`table "${shown}" is not allowed in dashboard SQL; it may read ${[...ALLOWED_RELATIONS, ...(own?.keys() ?? [])].join(", ")}`, location(node));
     }
     const alias = node.alias as Node | undefined;
     scope.relations.push({ name: alias ? String(alias.aliasname) : name, columns: new Set(renamed(columns, alias)) });

@@ -1,0 +1,44 @@
+import "server-only";
+import { createHash } from "node:crypto";
+import { withTenant } from "@/lib/db/tenant";
+import { orgReaderTable } from "@/lib/db/warehouse";
+import { processSingleton } from "@/lib/process-singleton";
+
+/*
+ * An organization's own tables as the SQL allow-list resolves them (lib/query/sql-allow-list.ts
+ * `ownTables`): name -> columns, read from its catalog. Cached briefly per process: a statement that
+ * names a table dropped a moment ago then fails on the database (relation does not exist); loads and
+ * drops in this process forget the cache at once, so a table is usable as soon as its load returns.
+ */
+
+export interface OwnReaderTables {
+  /** Differs whenever the catalog's names or columns do (with the organization): keys the allow-list's memo. */
+  stamp: string;
+  columns: ReadonlyMap<string, readonly string[]>;
+}
+
+const FRESH_MS = 2_000;
+
+const cache = processSingleton("ownReaderTables", () => new Map<string, { at: number; value: Promise<OwnReaderTables> }>());
+
+export function ownReaderTables(orgId: string): Promise<OwnReaderTables> {
+  const entries = cache.get();
+  const hit = entries.get(orgId);
+  if (hit && Date.now() - hit.at < FRESH_MS) return hit.value;
+  const value = read(orgId);
+  entries.set(orgId, { at: Date.now(), value });
+  value.catch(() => entries.delete(orgId));
+  return value;
+}
+
+/** After a load or a drop: the next statement reads the catalog again. */
+export function forgetOwnReaderTables(orgId: string): void {
+  cache.get().delete(orgId);
+}
+
+async function read(orgId: string): Promise<OwnReaderTables> {
+  const rows = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<{ name: string; columns: { name: string }[] }[]>("SELECT name, columns FROM org_tables ORDER BY name"));
+  const columns = new Map(rows.map((row) => [row.name, orgReaderTable(row.columns.map((c) => c.name)).columns]));
+  const stamp = `${orgId}:${createHash("sha256").update(JSON.stringify([...columns])).digest("base64url").slice(0, 16)}`;
+  return { stamp, columns };
+}
