@@ -122,6 +122,8 @@ export function parseCell(type: ColumnType, text: string): string {
 /** Types a value can be, as bits; the order of INFERRED is the preference when several remain. */
 const INFERRED: Exclude<ColumnType, "text">[] = ["boolean", "integer", "numeric", "date", "timestamptz"];
 const ALL = (1 << INFERRED.length) - 1;
+/** A value that is the first type is the second too (an integer is a number, a date a midnight): not parsed twice. */
+const IMPLIES = INFERRED.map((type) => (type === "integer" ? 1 << INFERRED.indexOf("numeric") : type === "date" ? 1 << INFERRED.indexOf("timestamptz") : 0));
 
 /**
  * Infers each column's type from every value of the file, in constant memory: a column is the first
@@ -145,8 +147,12 @@ export class TypeInference {
       let possible = this.possible[column];
       if (possible === 0) continue;
       const trimmed = value.trim();
+      let implied = 0;
       for (let bit = 0; bit < INFERRED.length; bit++) {
-        if (possible & (1 << bit) && CANONICAL[INFERRED[bit]](trimmed) === undefined) possible &= ~(1 << bit);
+        const mask = 1 << bit;
+        if (!(possible & mask) || implied & mask) continue;
+        if (CANONICAL[INFERRED[bit]](trimmed) === undefined) possible &= ~mask;
+        else implied |= IMPLIES[bit];
       }
       this.possible[column] = possible;
     }
