@@ -29,6 +29,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   const links: NavLink[] = principal
     ? [
         { href: "/dashboards/custom", label: "Dashboards" },
+        // Widget alerts (issue 45): every member makes and reads their own.
+        { href: "/alerts", label: "Alerts" },
         // The organization's own tables (issue 42): every member lists them, admins load and drop (docs/data.md).
         { href: "/data", label: "Data" },
         { href: "/documents", label: "Documents" },

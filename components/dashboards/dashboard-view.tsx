@@ -9,6 +9,8 @@ import { type ChartClick, type ClickChip, chipsAfterClick, clickedRows, planClic
 import { ClickChips, ClickNote } from "./click-chips";
 import { ChartClickContext } from "./chart-click-context";
 import { Widget } from "./widgets/widget";
+import { AlertDialog } from "@/components/alerts/alert-dialog";
+import { alertColumns } from "@/components/alerts/alert-columns";
 import { DashboardGrid, gridHeight } from "./dashboard-grid";
 import { failedResults, queryWidgets, retryWhileBusy, type QueryTarget, type WidgetResults } from "./query-client";
 import { dataWidgetIds, dependencyKey, filtersAffecting, filtersFromParams, isDataWidget, pageRegions, tabFromParams, viewColumnFormats, visibleWidgetIds, withFilterParam, type ViewManifest } from "@/lib/dashboards/wiring";
@@ -31,6 +33,8 @@ export interface DashboardViewProps {
    * shows one banner); the widgets then keep what they show and are fetched again when `target` changes.
    */
   onQueryError?: (error: unknown) => boolean;
+  /** A published dashboard for a signed-in viewer: "Alert me" on its KPI tiles, charts and tables (issue 45). */
+  alerts?: { dashboardId: string };
 }
 
 const DEFAULT_BAND_HEIGHT = 56;
@@ -45,7 +49,7 @@ const NO_NOTES: readonly string[] = [];
  * visible widgets whose inputs changed are fetched in one round trip; a newer change aborts the
  * older request so a slow answer never overwrites a newer one.
  */
-export function DashboardView({ view, target, initialResults, initialFilters, timeZone, lockedFilters = NO_LOCKS, clicks, onQueryError }: DashboardViewProps) {
+export function DashboardView({ view, target, initialResults, initialFilters, timeZone, lockedFilters = NO_LOCKS, clicks, onQueryError, alerts }: DashboardViewProps) {
   const searchParams = useSearchParams();
   const pathname = usePathname();
   const router = useRouter();
@@ -209,6 +213,11 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     [view, changeFilter, reportUnapplied],
   );
 
+  // "Alert me": the dialog for one widget at a time, prefilled with the filters on screen.
+  const [alertFor, setAlertFor] = useState<string | null>(null);
+  const alertMe = useCallback((widgetId: string) => setAlertFor(widgetId), []);
+  const alertWidget = alertFor ? byId.get(alertFor) : undefined;
+
   // The Widget draws its own card, title and loading/empty/error states; the shell only places it.
   const renderWidget = (w: WidgetManifest) => {
     const id = w.metadata.id;
@@ -221,7 +230,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
           }
         : {};
     const notes = isDataWidget(w) && w.spec.component !== "filter" ? unappliedNotes(id) : NO_NOTES;
-    return <Widget widget={w} formats={formatsById.get(id)} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} {...filterProps} />;
+    return <Widget widget={w} formats={formatsById.get(id)} result={results[id]} loading={loading.has(id)} timeZone={timeZone} unappliedNotes={notes} onAlertMe={alerts ? alertMe : undefined} {...filterProps} />;
   };
 
   const config = view.manifest.spec.config;
@@ -326,6 +335,9 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
         </div>
         {band(regions.footer, "footer")}
       </div>
+      {alerts && alertWidget && (
+        <AlertDialog dashboardId={alerts.dashboardId} widget={alertWidget} {...alertColumns(alertWidget, results[alertWidget.metadata.id])} filters={urlFilters} onClose={() => setAlertFor(null)} />
+      )}
     </ChartClickContext.Provider>
   );
 }

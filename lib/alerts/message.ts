@@ -1,11 +1,11 @@
 import "server-only";
 import { config } from "@/lib/config";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
-import { formatKpiValue, formatNumber, formatValue, humanize } from "@/lib/dashboards/format";
+import { formatNumber, humanize } from "@/lib/dashboards/format";
 import { withFilterParam } from "@/lib/dashboards/wiring";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { resolveFormat } from "@/lib/manifest/value-format";
 import type { AlertCondition, AlertMessageKind } from "./contract";
+import { PERIOD_NAME, conditionWords, figureFormat } from "./words";
 
 /**
  * What an alert message says (issue 45 §4): the widget, the value, the threshold and the change, each figure in the
@@ -52,19 +52,6 @@ export function dashboardLink(slug: string, filters: Record<string, unknown>): s
 
 export const alertPageLink = (alertId: string) => `${config().publicUrl}/alerts/${encodeURIComponent(alertId)}`;
 
-/**
- * A figure of the watched column as the dashboard shows it: a KPI tile's own figure (its declared format, prefix and
- * suffix), else the column's declared format, else a grouped number.
- */
-export function figureFormat(widget: WidgetManifest, column: string, formats: ColumnFormats): (value: number) => string {
-  const declared = formats[column];
-  if (widget.spec.component === "kpi") return (value) => formatKpiValue(value, widget.spec.display.kpi, declared);
-  if (declared !== undefined) return (value) => formatValue(value, resolveFormat(declared));
-  return (value) => formatNumber(value);
-}
-
-const PERIOD_NAME = { day: "the previous day", week: "the previous week", month: "the previous month" } as const;
-
 /** The change against the previous period in words: "down 12.5% from $8,000.00 the previous week". */
 function changeWords(f: AlertFinding, figure: (value: number) => string): string {
   if (f.condition.kind !== "change" || f.change === null || f.previousValue === null) return "";
@@ -72,25 +59,6 @@ function changeWords(f: AlertFinding, figure: (value: number) => string): string
   const amount = f.condition.measure === "percent" ? `${formatNumber(Math.abs(f.change), 1)}%` : figure(Math.abs(f.change));
   const from = `${figure(f.previousValue)} ${PERIOD_NAME[f.condition.against]}`;
   return direction === "unchanged" ? `unchanged from ${from}` : `${direction} ${amount} from ${from}`;
-}
-
-/** The condition in words, its thresholds formatted: "above $10,000.00", "a decrease of at least 10%". */
-export function conditionWords(condition: AlertCondition, figure: (value: number) => string): string {
-  switch (condition.kind) {
-    case "above":
-      return `above ${figure(condition.threshold)}`;
-    case "below":
-      return `below ${figure(condition.threshold)}`;
-    case "outside":
-      return `outside ${figure(condition.low)} – ${figure(condition.high)}`;
-    case "change": {
-      const amount = condition.measure === "percent" ? `${formatNumber(condition.amount, 1)}%` : figure(condition.amount);
-      const what = condition.direction === "increase" ? "an increase" : condition.direction === "decrease" ? "a decrease" : "a change";
-      return `${what} of at least ${amount} against ${PERIOD_NAME[condition.against]}`;
-    }
-    case "no_data":
-      return "no data";
-  }
 }
 
 const HEADLINE: Record<AlertMessageKind, string> = { firing: "Alert", renotify: "Still firing", resolved: "Resolved" };

@@ -34,7 +34,12 @@ export interface WidgetProps {
   onFilterUnapplied?: (text: string | null) => void;
   /** Data widgets: for each filter driving this widget whose box holds text that is not applied, which value the figures use. */
   unappliedNotes?: readonly string[];
+  /** KPI tiles, charts and tables of a published dashboard: "Alert me" in the card's header opens the alert dialog for this widget. */
+  onAlertMe?: (widgetId: string) => void;
 }
+
+/** The widgets an alert can watch: a KPI's figure, a chart's series, a table's metric. */
+export const ALERTABLE_COMPONENTS: ReadonlySet<string> = new Set(["kpi", "echarts", "table", "tabulator"]);
 
 const NO_FORMATS: ColumnFormats = {};
 
@@ -132,6 +137,11 @@ export const Widget = memo(function Widget(props: WidgetProps): React.JSX.Elemen
           <h3 id={titleId} className={styles.title} title={widget.metadata.description ?? widget.metadata.name}>
             {widget.metadata.name}
           </h3>
+          {props.onAlertMe && ALERTABLE_COMPONENTS.has(component) && (
+            <button type="button" className={styles.alertMe} onClick={() => props.onAlertMe?.(widget.metadata.id)} aria-label={`Alert me on ${widget.metadata.name}`} data-alert-me>
+              Alert me
+            </button>
+          )}
         </header>
       )}
       <div className={`${styles.body} ${styles[`body_${component}`] ?? ""}`}>

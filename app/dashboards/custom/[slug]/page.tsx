@@ -54,6 +54,7 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
       initialFilters={filters}
       timeZone={timeZone}
       clicks={clicks}
+      alerts={version === "draft" ? undefined : { dashboardId: record.id }}
     />
   );
   const editor = isEditor(principal);

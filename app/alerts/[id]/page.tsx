@@ -1,0 +1,33 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound, redirect } from "next/navigation";
+import { getAlert } from "@/lib/alerts/operations";
+import { currentPagePrincipal } from "@/lib/auth/session";
+import { isEditor } from "@/lib/dashboards/policy";
+import { NotFound } from "@/lib/errors";
+import { invoke } from "@/lib/operation";
+import { AlertDetail } from "@/components/alerts/alert-detail";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Alert" };
+
+export default async function AlertPage({ params }: { params: Promise<{ id: string }> }) {
+  const principal = await currentPagePrincipal();
+  if (!principal) redirect("/signin");
+  const { id } = await params;
+  const alert = await invoke(getAlert, principal, { params: { id } }).catch((error: unknown) => {
+    if (error instanceof NotFound) return null;
+    throw error;
+  });
+  if (!alert) notFound();
+  return (
+    <div className="page">
+      <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
+        <Link href="/alerts">Alerts</Link> / {alert.name}
+      </nav>
+      <h1>{alert.name}</h1>
+      {/* The server decides again on every action; this only hides buttons a recipient could not use. */}
+      <AlertDetail initial={alert} canChange={alert.owner_id === principal.userId || isEditor(principal)} />
+    </div>
+  );
+}
