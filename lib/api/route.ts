@@ -11,6 +11,7 @@ import { JsonTooDeep, parseJsonInput } from "@/lib/json";
 import { log } from "@/lib/log";
 import { authorize, parseInput, shapeAnswer, type Operation, type OperationContext } from "@/lib/operation";
 import { callerAddress } from "@/lib/security/caller";
+import { withAuditRequest } from "@/lib/audit/context";
 import type { Endpoint, SharedRateLimit } from "@/lib/endpoint";
 import { asDomainError, domainErrorResponse } from "./errors";
 import { enforceLimit } from "@/lib/security/rate-limit";
@@ -38,7 +39,10 @@ export function route<E extends Endpoint>(operation: Operation<E>) {
       const rawBody = endpoint.body && !endpoint.rawBody ? await readJsonBody(req) : undefined;
       const parts = parseInput(endpoint, { params: await context.params, query: searchParamsObject(req.nextUrl.searchParams), body: rawBody });
       await enforceSharedLimits(endpoint, { principal, ...parts });
-      const result = await operation.run({ ...parts, req, principal, requestId, signal: req.signal } as OperationContext<E>);
+      // What the operation records in the audit log names the caller's address (lib/audit/context.ts).
+      const result = await withAuditRequest({ address: callerAddress(req) }, () =>
+        operation.run({ ...parts, req, principal, requestId, signal: req.signal } as OperationContext<E>),
+      );
       response = result instanceof Response ? result : jsonResponse(endpoint, result);
     } catch (error) {
       response = errorResponse(error, requestId, endpoint);

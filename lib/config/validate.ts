@@ -1,3 +1,4 @@
+import { loadAuditConfig } from "./audit";
 import { loadChatConfig } from "./chat";
 import { loadEmbeddingSettings } from "./embeddings";
 import { loadExtractionLimits } from "./extraction";
@@ -33,6 +34,7 @@ export function configurationProblems(env: Record<string, string | undefined>): 
   check(() => loadEmbeddingSettings(env));
   check(() => loadChatConfig(env));
   check(() => loadNotificationsConfig(env));
+  check(() => loadAuditConfig(env));
   return problems;
 }
 

@@ -1,0 +1,53 @@
+import "server-only";
+import type { Principal } from "@/lib/access/roles";
+import type { TenantTx } from "@/lib/db/tenant";
+import { newId } from "@/lib/ids";
+import { targetKindOf, type AuditAction } from "./actions";
+import { currentAuditRequest } from "./context";
+import { maskSecrets } from "./mask";
+
+/** Who made a change: a signed-in person or API key (their principal), or no one (`system`: a command, an invitee). */
+export type AuditActor = Principal | { system: string };
+
+export interface AuditEntry {
+  actor: AuditActor;
+  action: AuditAction;
+  /** The thing changed; its kind is the action's (the part before the dot). */
+  target: { id: string | null; name?: string | null };
+  /** The target as the API shows it before and after the change (null: it did not exist / no longer exists). */
+  before?: unknown;
+  after?: unknown;
+}
+
+/** Job principals (lib/documents/indexing) act for no person: their user id says which job. */
+const SYSTEM_USER = /^system:/;
+
+function actorColumns(actor: AuditActor): { kind: "user" | "api_key" | "system"; id: string | null } {
+  if ("system" in actor) return { kind: "system", id: actor.system };
+  if (actor.via === "api_key") return { kind: "api_key", id: actor.userId };
+  return SYSTEM_USER.test(actor.userId) ? { kind: "system", id: actor.userId } : { kind: "user", id: actor.userId };
+}
+
+/**
+ * Records one change in the audit log, in `tx`: the tenant transaction that makes the change, so a change that
+ * rolls back leaves no row and one that commits always has its row. The actor's display name is read in the same
+ * statement (a person's name, an API key's name), the address from the request's context, secrets are masked.
+ */
+export async function recordAudit(tx: TenantTx, entry: AuditEntry): Promise<void> {
+  const actor = actorColumns(entry.actor);
+  const address = currentAuditRequest()?.address ?? null;
+  const before = entry.before === undefined || entry.before === null ? null : JSON.stringify(maskSecrets(entry.before));
+  const after = entry.after === undefined || entry.after === null ? null : JSON.stringify(maskSecrets(entry.after));
+  await tx.$executeRaw`
+    INSERT INTO audit_events (id, org_id, actor_kind, actor_id, actor_name, address, action, target_kind, target_id, target_name, before, after)
+    VALUES (
+      ${newId("aud")}, quarry_current_org(), ${actor.kind}, ${actor.id},
+      CASE ${actor.kind}
+        WHEN 'user' THEN (SELECT name FROM users WHERE id = ${actor.id})
+        WHEN 'api_key' THEN (SELECT name FROM api_keys WHERE id = ${actor.id})
+        ELSE ${actor.id}
+      END,
+      ${address}, ${entry.action}, ${targetKindOf(entry.action)}, ${entry.target.id}, ${entry.target.name ?? null},
+      ${before}::jsonb, ${after}::jsonb
+    )`;
+}
