@@ -6,6 +6,7 @@ import { currentPagePrincipal } from "@/lib/auth/session";
 import { config } from "@/lib/config";
 import { DEMO_ORGS, DEMO_PASSWORD, DEMO_ROLES, demoEmail } from "@/lib/demo/seed";
 import { SignInForm } from "@/components/sign-in-form";
+import { SsoSignInForm } from "@/components/sso/sso-sign-in-form";
 import { signInErrorText } from "@/lib/auth/sign-in-messages";
 import { isSetupOpen } from "@/lib/members/setup";
 
@@ -27,6 +28,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
     <div className="page" style={{ maxWidth: 460 }}>
       <h1>Sign in to Quarry</h1>
       <SignInForm callbackUrl={safeCallback} initialError={signInErrorText(error ?? null)} />
+      <SsoSignInForm callbackUrl={safeCallback} />
       <p className="muted"><Link href="/reset-password">Forgot your password?</Link></p>
       {demo.length > 0 && (
         <section className="card" style={{ marginTop: "1.5rem" }}>

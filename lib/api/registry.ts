@@ -8,6 +8,7 @@ import * as chat from "@/lib/chat/contract";
 import * as dashboards from "@/lib/dashboards/contract";
 import * as dashboardsPlan from "@/lib/dashboards/plan-contract";
 import * as dashboardsVersions from "@/lib/dashboards/versions-contract";
+import * as data from "@/lib/data/contract";
 import * as dataPipes from "@/lib/data/pipes-contract";
 import * as documents from "@/lib/documents/contract";
 import * as documentsIndexing from "@/lib/documents/indexing-contract";
@@ -18,6 +19,7 @@ import * as notifications from "@/lib/notifications/contract";
 import * as organizations from "@/lib/organizations/contract";
 import * as reportsExport from "@/lib/reports/export-contract";
 import * as reportsSchedules from "@/lib/reports/schedules-contract";
+import * as sso from "@/lib/sso/contract";
 
 /**
  * Every endpoint a route file serves, in the order of their folders. /openapi.json and the method
@@ -66,7 +68,13 @@ export const ENDPOINTS: Endpoint[] = [
   dataPipes.deletePull, // DELETE /api/v1/data/pulls/{id}
   dataPipes.listPullRuns, // GET /api/v1/data/pulls/{id}/runs
   dataPipes.runPullNow, // POST /api/v1/data/pulls/{id}/runs
+  data.listDataTables, // GET /api/v1/data/tables
+  data.loadDataTable, // POST /api/v1/data/tables
+  data.getDataTable, // GET /api/v1/data/tables/{name}
+  data.dropDataTable, // DELETE /api/v1/data/tables/{name}
   dataPipes.ingestRows, // POST /api/v1/data/tables/{name}/rows
+  data.createUpload, // POST /api/v1/data/uploads
+  data.previewUpload, // GET /api/v1/data/uploads/{id}
   documents.listDocuments, // GET /api/v1/documents
   documents.createDocument, // POST /api/v1/documents
   documentsIndexing.getEmbeddingConfig, // GET /api/v1/documents/embedding-config
@@ -134,6 +142,10 @@ export const ENDPOINTS: Endpoint[] = [
   reportsSchedules.unsubscribeReport, // POST /api/v1/report-unsubscribe/{token}
   members.getSetup, // GET /api/v1/setup
   members.runSetup, // POST /api/v1/setup
+  sso.getSsoSettings, // GET /api/v1/sso
+  sso.saveSsoSettings, // PUT /api/v1/sso
+  sso.deleteSsoSettings, // DELETE /api/v1/sso
+  sso.discoverSso, // POST /api/v1/sso/discover
   authSessions.endUserSessions, // DELETE /api/v1/users/{id}/sessions
   api.openApiDocument, // GET /openapi.json
 ];

@@ -1,5 +1,6 @@
 import "server-only";
 import type { NextAuthOptions } from "next-auth";
+import type { Provider } from "next-auth/providers/index";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
@@ -14,6 +15,8 @@ import { Role, type Principal } from "@/lib/access/roles";
 import { deriveKey } from "@/lib/secrets";
 import { withTenant } from "@/lib/db/tenant";
 import { SESSION_MAX_AGE_SECONDS, newSessionId } from "./session-revocation";
+import { SSO_REFUSED_ERROR, passwordSignInRefused, ssoSignIn } from "@/lib/sso/sign-in";
+import type { IdTokenClaims } from "@/lib/sso/provider";
 
 /** The session secret, derived from the application secret. */
 export function sessionSecret(): string {
@@ -38,11 +41,13 @@ export interface SessionClaims {
   epoch: number;
 }
 
-export function authOptions(): NextAuthOptions {
+/** next-auth's options; `sso` is the organization's OpenID Connect provider a sign-in or callback names (lib/sso/next-auth.ts). */
+export function authOptions(sso: Provider[] = []): NextAuthOptions {
   return {
     secret: sessionSecret(),
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
-    pages: { signIn: "/signin" },
+    // next-auth's error page is the sign-in page, which words every code itself (sign-in-messages.ts).
+    pages: { signIn: "/signin", error: "/signin" },
     // next-auth's messages through our logger: an ended session refused on refresh is routine, not an error with a stack.
     logger: {
       error: (code, metadata) => {
@@ -65,7 +70,9 @@ export function authOptions(): NextAuthOptions {
           const user = await findUserForLogin(credentials.email);
           // One scrypt either way: an unknown email takes as long as a wrong password.
           const ok = user ? await verifyPassword(credentials.password, user.passwordHash) : await verifyAgainstDummy(credentials.password);
-          if (!user || !ok) {
+          // An organization that signs in through SSO only refuses its members' passwords (not its break-glass
+          // admins'), in the same words as a wrong password: the answer never tells where an address has an account.
+          if (!user || !ok || (await passwordSignInRefused(user))) {
             await recordSignInFailure(subject);
             return null;
           }
@@ -82,8 +89,20 @@ export function authOptions(): NextAuthOptions {
           return { id: user.id, email: user.email, name: user.name, ...claims };
         },
       }),
+      ...sso,
     ],
     callbacks: {
+      // An SSO callback whose ID token openid-client verified: the member's session claims, or a refusal in one set of words.
+      async signIn({ user, account, profile }) {
+        if (account?.type !== "oauth") return true;
+        const outcome = await ssoSignIn(account.provider, profile as IdTokenClaims);
+        if (!outcome.ok) {
+          log.info("sso sign-in refused", { provider: account.provider, reason: outcome.reason });
+          return `/signin?error=${SSO_REFUSED_ERROR}`;
+        }
+        Object.assign(user, outcome.claims, { id: outcome.claims.uid });
+        return true;
+      },
       // Where next-auth sends the browser after sign-in or sign-out: a page of this site only.
       redirect: ({ url, baseUrl }) => safeRedirectUrl(url, baseUrl),
       async jwt({ token, user }) {

@@ -1,5 +1,5 @@
 import NextAuth from "next-auth";
-import { authOptions } from "@/lib/auth/session";
+import { nextAuthOptions } from "@/lib/sso/next-auth";
 
 /**
  * Runs next-auth's own handler (the real routes: csrf, credentials callback, session) with the app's
@@ -62,7 +62,7 @@ export class NextAuthBrowser {
       },
     };
     const req = { method, query: { ...query, nextauth: segments }, cookies: Object.fromEntries(this.cookies), headers, body };
-    await (NextAuth as unknown as (req: unknown, res: unknown, options: unknown) => Promise<unknown>)(req, res, authOptions());
+    await (NextAuth as unknown as (req: unknown, res: unknown, options: unknown) => Promise<unknown>)(req, res, await nextAuthOptions(segments));
     const setCookie = head.get("set-cookie");
     answer.setCookies = setCookie === undefined ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
     answer.location = (head.get("location") as string | undefined) ?? null;

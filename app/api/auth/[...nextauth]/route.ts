@@ -1,5 +1,5 @@
 import NextAuth from "next-auth";
-import { authOptions } from "@/lib/auth/session";
+import { nextAuthOptions } from "@/lib/sso/next-auth";
 import { signInGate } from "@/lib/api/sign-in-gate";
 
 type NextAuthRouteContext = { params: Promise<{ nextauth: string[] }> };
@@ -9,7 +9,7 @@ async function handler(req: Request, context: NextAuthRouteContext) {
   const params = await context.params;
   const refused = await signInGate(req, params.nextauth);
   if (refused) return refused;
-  return NextAuth(req as never, { params } as never, authOptions());
+  return NextAuth(req as never, { params } as never, await nextAuthOptions(params.nextauth));
 }
 
 export { handler as GET, handler as POST };
