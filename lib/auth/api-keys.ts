@@ -1,4 +1,5 @@
 import "server-only";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
 import type { ApiKey } from "@/lib/db/generated/client";
 import { Invalid, notFound } from "@/lib/errors";
@@ -44,7 +45,7 @@ export async function createApiKey(principal: Principal, body: CreateApiKeyBody)
       }
       locationIds = wanted;
     }
-    return tx.apiKey.create({
+    const created = await tx.apiKey.create({
       data: {
         id,
         orgId: principal.orgId,
@@ -56,6 +57,8 @@ export async function createApiKey(principal: Principal, body: CreateApiKeyBody)
         createdBy: principal.userId,
       },
     });
+    await recordAudit(tx, { actor: principal, action: "api_key.create", target: { id, name: body.name }, after: shown(created) });
+    return created;
   });
   return { ...shown(row), key };
 }
@@ -71,8 +74,10 @@ export async function listApiKeys(principal: Principal, page: PageQuery) {
 /** Revokes a key of the admin's organization (another organization's key is not found); revoking twice is harmless. */
 export async function revokeApiKey(principal: Principal, id: string): Promise<void> {
   await withTenant(principal, async (tx) => {
-    const found = await tx.apiKey.findUnique({ where: { id }, select: { revokedAt: true } });
+    const found = await tx.apiKey.findUnique({ where: { id } });
     if (!found) throw notFound("API key");
-    if (!found.revokedAt) await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date(), revokedBy: principal.userId } });
+    if (found.revokedAt) return;
+    const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: new Date(), revokedBy: principal.userId } });
+    await recordAudit(tx, { actor: principal, action: "api_key.revoke", target: { id, name: found.name }, before: shown(found), after: shown(revoked) });
   });
 }

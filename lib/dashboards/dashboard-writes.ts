@@ -1,5 +1,6 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { Invalid, conflict, unprocessable, type ValidationItem } from "@/lib/errors";
 import { newId } from "@/lib/ids";
@@ -49,6 +50,9 @@ export interface PublishMeta {
 /** The refresh is sent a moment later so that publishes and deletes close together are one job. */
 const ROLLUP_REFRESH_DELAY_SECONDS = 2;
 
+/** A dashboard as its audit rows record it: what an edit, publish or restore changes. */
+const audited = (row: DashboardRow) => ({ name: row.name, slug: row.slug, draft_revision: row.draftRevision, published_version: row.publishedVersion, draft_yaml: row.draftYaml });
+
 /** Made by writeDashboards only, so no write skips the checks before commit or the work after it. */
 class DashboardWriter {
   private readonly written: { slug: string; spec: DraftSpec }[] = [];
@@ -66,6 +70,7 @@ class DashboardWriter {
     const { orgId, userId } = this.principal;
     const row = await this.tx.dashboard.create({ data: { id: newId("dsh"), orgId, name: input.name, slug: input.slug, draftYaml: input.spec.yaml, createdBy: userId, updatedBy: userId } });
     this.written.push({ slug: row.slug, spec: input.spec });
+    await recordAudit(this.tx, { actor: this.principal, action: "dashboard.create", target: { id: row.id, name: row.name }, after: audited(row) });
     return row;
   }
 
@@ -74,6 +79,7 @@ class DashboardWriter {
     if (change.slug !== undefined && change.slug !== row.slug) await this.ensureSlugFree(change.slug, row.id);
     const updated = await this.writeDraft(row, { name: change.name, slug: change.slug, draftYaml: change.spec?.yaml });
     if (change.spec) this.written.push({ slug: updated.slug, spec: change.spec });
+    await recordAudit(this.tx, { actor: this.principal, action: "dashboard.edit", target: { id: row.id, name: updated.name }, before: audited(row), after: audited(updated) });
     return updated;
   }
 
@@ -81,12 +87,15 @@ class DashboardWriter {
    * A published version's manifest and name become the draft as they were recorded: they were checked when
    * published, and a draft that no longer validates shows its errors in the editor (publishing it checks again).
    */
-  async restoreDraft(row: DashboardRow, version: { name: string; specYaml: string }): Promise<DashboardRow> {
-    return this.writeDraft(row, { name: version.name, draftYaml: version.specYaml });
+  async restoreDraft(row: DashboardRow, version: { version: number; name: string; specYaml: string }): Promise<DashboardRow> {
+    const updated = await this.writeDraft(row, { name: version.name, draftYaml: version.specYaml });
+    await recordAudit(this.tx, { actor: this.principal, action: "dashboard.restore", target: { id: row.id, name: updated.name }, before: audited(row), after: { ...audited(updated), restored_from: version.version } });
+    return updated;
   }
 
   async remove(row: DashboardRow): Promise<void> {
     await this.tx.dashboard.delete({ where: { id: row.id } });
+    await recordAudit(this.tx, { actor: this.principal, action: "dashboard.delete", target: { id: row.id, name: row.name }, before: audited(row) });
     this.forget.set(row.id, "all");
     // The worker removes the rollups only this dashboard used.
     this.refreshRollups = true;
@@ -120,6 +129,7 @@ class DashboardWriter {
     await recordVersionRollups(this.tx, row.id, version, rollupIds);
     const updated = await this.tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: userId, updatedAt: new Date() } });
     this.forget.set(row.id, "all");
+    await recordAudit(this.tx, { actor: this.principal, action: "dashboard.publish", target: { id: row.id, name: updated.name }, before: audited(row), after: { ...audited(updated), message: meta.message ?? null } });
     return updated;
   }
 

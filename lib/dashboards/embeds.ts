@@ -4,7 +4,9 @@ import type { z } from "zod";
 import type { Principal } from "@/lib/access/roles";
 import { deriveKey } from "@/lib/secrets";
 import { config } from "@/lib/config";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
+import type { DashboardEmbed } from "@/lib/db/generated/client";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/errors";
 import { newId } from "@/lib/ids";
@@ -47,6 +49,7 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
         createdBy: principal.userId,
       },
     });
+    await recordAudit(tx, { actor: principal, action: "embed.create", target: { id: embed.id, name: row.name }, after: { dashboard_id: row.id, ...embedView(embed) } });
     return embed;
   });
   const token = await new SignJWT({ org: grant.orgId, dsh: grant.dashboardId, ver: grant.version })
@@ -118,6 +121,20 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   };
 }
 
+/** An embed as the API lists it (and its audit rows record it): never its token. */
+function embedView(g: DashboardEmbed) {
+  return {
+    embed_id: g.id,
+    version: g.version,
+    locked_filters: g.lockedFilters as Record<string, unknown>,
+    allowed_origins: g.allowedOrigins,
+    expires_at: g.expiresAt,
+    revoked_at: g.revokedAt,
+    created_by: g.createdBy,
+    created_at: g.createdAt,
+  };
+}
+
 export async function listEmbeds(principal: Principal, idOrSlug: string, page: PageQuery) {
   return withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
@@ -127,16 +144,7 @@ export async function listEmbeds(principal: Principal, idOrSlug: string, page: P
       tx.dashboardEmbed.count({ where }),
     ]);
     return pageBody(
-      grants.map((g) => ({
-        embed_id: g.id,
-        version: g.version,
-        locked_filters: g.lockedFilters as Record<string, unknown>,
-        allowed_origins: g.allowedOrigins,
-        expires_at: g.expiresAt,
-        revoked_at: g.revokedAt,
-        created_by: g.createdBy,
-        created_at: g.createdAt,
-      })),
+      grants.map(embedView),
       total,
       page,
     );
@@ -146,7 +154,11 @@ export async function listEmbeds(principal: Principal, idOrSlug: string, page: P
 export async function revokeEmbed(principal: Principal, idOrSlug: string, embedId: string): Promise<void> {
   await withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
+    const before = await tx.dashboardEmbed.findFirst({ where: { id: embedId, dashboardId: row.id } });
+    if (!before) throw notFound("Embed");
     const { count } = await tx.dashboardEmbed.updateMany({ where: { id: embedId, dashboardId: row.id, revokedAt: null }, data: { revokedAt: new Date() } });
-    if (count === 0 && !(await tx.dashboardEmbed.findFirst({ where: { id: embedId, dashboardId: row.id } }))) throw notFound("Embed");
+    if (count === 0) return;
+    const after = await tx.dashboardEmbed.findUniqueOrThrow({ where: { id: embedId } });
+    await recordAudit(tx, { actor: principal, action: "embed.revoke", target: { id: embedId, name: row.name }, before: { dashboard_id: row.id, ...embedView(before) }, after: { dashboard_id: row.id, ...embedView(after) } });
   });
 }

@@ -1,5 +1,6 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
 import type { Location } from "@/lib/db/generated/client";
 import { conflict, notFound } from "@/lib/errors";
@@ -29,8 +30,11 @@ async function codeTaken(principal: Principal, code: string, except?: string): P
 export async function createLocation(principal: Principal, body: CreateLocationBody) {
   requireOrganizationAdmin(principal);
   if (await codeTaken(principal, body.code)) throw conflict(CODE_TAKEN);
-  const row = await withTenant(principal, (tx) => tx.location.create({ data: { id: newId("loc"), orgId: principal.orgId, ...body } }));
-  return view(row);
+  return withTenant(principal, async (tx) => {
+    const created = view(await tx.location.create({ data: { id: newId("loc"), orgId: principal.orgId, ...body } }));
+    await recordAudit(tx, { actor: principal, action: "location.create", target: { id: created.id, name: created.name }, after: created });
+    return created;
+  });
 }
 
 export async function updateLocation(principal: Principal, id: string, body: UpdateLocationBody) {
@@ -41,6 +45,8 @@ export async function updateLocation(principal: Principal, id: string, body: Upd
     const current = await tx.location.findUnique({ where: { id } });
     if (!current) throw notFound("Location");
     const archivedAt = archived === undefined ? undefined : archived ? (current.archivedAt ?? new Date()) : null;
-    return view(await tx.location.update({ where: { id }, data: { ...fields, ...(archivedAt !== undefined ? { archivedAt } : {}) } }));
+    const updated = view(await tx.location.update({ where: { id }, data: { ...fields, ...(archivedAt !== undefined ? { archivedAt } : {}) } }));
+    await recordAudit(tx, { actor: principal, action: "location.update", target: { id, name: updated.name }, before: view(current), after: updated });
+    return updated;
   });
 }

@@ -3,6 +3,7 @@ import type { Principal, Role } from "@/lib/access/roles";
 import { normalizeEmail } from "@/lib/auth/email";
 import { hashPassword } from "@/lib/auth/password";
 import { config } from "@/lib/config";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { MemberInvitation } from "@/lib/db/generated/client";
 import { Gone, NotFound, conflict, notFound } from "@/lib/errors";
@@ -68,14 +69,16 @@ export async function writeInvitation(tx: TenantTx, orgId: string, input: { emai
  */
 export async function inviteMember(principal: Principal, body: InviteBody) {
   requireOrganizationAdmin(principal);
-  const { row, link } = await withTenant(principal, async (tx) =>
-    writeInvitation(tx, principal.orgId, {
+  const { row, link } = await withTenant(principal, async (tx) => {
+    const written = await writeInvitation(tx, principal.orgId, {
       email: body.email,
       role: body.role,
       locationIds: await grantableLocations(tx, body.location_ids, ["body", "location_ids"]),
       createdBy: principal.userId,
-    }),
-  );
+    });
+    await recordAudit(tx, { actor: principal, action: "invitation.create", target: { id: written.row.id, name: written.row.email }, after: invitationView(written.row) });
+    return written;
+  });
   const sent = await sendAccountMail(principal.orgId, {
     to: row.email,
     subject: `You are invited to ${principal.orgName} on Quarry`,
@@ -95,9 +98,11 @@ export async function listInvitations(principal: Principal, page: PageQuery) {
 export async function revokeInvitation(principal: Principal, id: string): Promise<void> {
   requireOrganizationAdmin(principal);
   await withTenant(principal, async (tx) => {
-    const found = await tx.memberInvitation.findUnique({ where: { id }, select: { acceptedAt: true, revokedAt: true } });
+    const found = await tx.memberInvitation.findUnique({ where: { id } });
     if (!found) throw notFound("Invitation");
-    if (!found.acceptedAt && !found.revokedAt) await tx.memberInvitation.update({ where: { id }, data: { revokedAt: new Date() } });
+    if (found.acceptedAt || found.revokedAt) return;
+    const revoked = await tx.memberInvitation.update({ where: { id }, data: { revokedAt: new Date() } });
+    await recordAudit(tx, { actor: principal, action: "invitation.revoke", target: { id, name: found.email }, before: invitationView(found), after: invitationView(revoked) });
   });
 }
 
@@ -145,7 +150,9 @@ export async function acceptInvitation(body: { token: string; name: string; pass
       if ((error as { code?: unknown })?.code === "P2002") throw conflict(ADDRESS_IN_USE);
       throw error;
     }
-    await tx.memberInvitation.update({ where: { id: invitation.id }, data: { acceptedAt: new Date(), acceptedBy: userId } });
+    const accepted = await tx.memberInvitation.update({ where: { id: invitation.id }, data: { acceptedAt: new Date(), acceptedBy: userId } });
+    // The invitee has no session yet: the new account is the actor.
+    await recordAudit(tx, { actor: { system: userId }, action: "invitation.accept", target: { id: invitation.id, name: invitation.email }, before: invitationView(invitation), after: invitationView(accepted) });
     const org = await tx.organization.findUniqueOrThrow({ where: { id: orgId }, select: { name: true } });
     return { email: invitation.email, organization: org.name };
   });

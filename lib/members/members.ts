@@ -1,5 +1,6 @@
 import "server-only";
 import type { Principal, Role } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { User } from "@/lib/db/generated/client";
 import { Invalid, conflict, forbidden, notFound } from "@/lib/errors";
@@ -87,7 +88,9 @@ export async function updateMember(principal: Principal, id: string, body: Updat
         ...(statusChanges ? { sessionEpoch: { increment: 1 } } : {}),
       },
     });
-    return memberView(row);
+    const after = memberView(row);
+    await recordAudit(tx, { actor: principal, action: "member.update", target: { id, name: row.name }, before: memberView(current), after });
+    return after;
   });
 }
 
@@ -99,7 +102,7 @@ export async function deleteMember(principal: Principal, id: string): Promise<vo
   requireOrganizationAdmin(principal);
   if (id === principal.userId) throw conflict("You cannot delete yourself; another admin can");
   await withTenant(principal, async (tx) => {
-    const current = await tx.user.findUnique({ where: { id }, select: { role: true, status: true } });
+    const current = await tx.user.findUnique({ where: { id } });
     if (!current) throw notFound("Member");
     if (current.role === "admin" && current.status === "active") await keepAnAdmin(tx, id, "deleted");
     const [schedules, rules] = await Promise.all([tx.reportSchedule.count({ where: { createdBy: id } }), tx.notificationRule.count({ where: { createdBy: id } })]);
@@ -107,5 +110,6 @@ export async function deleteMember(principal: Principal, id: string): Promise<vo
       throw conflict(`This member owns ${schedules} report schedule(s) and ${rules} alert rule(s); deactivate them instead, which keeps those running under their name`);
     }
     await tx.user.delete({ where: { id } });
+    await recordAudit(tx, { actor: principal, action: "member.delete", target: { id, name: current.name }, before: memberView(current) });
   });
 }

@@ -3,6 +3,7 @@ import type { Principal } from "@/lib/access/roles";
 import { findUserForLogin } from "@/lib/auth/directory";
 import { hashPassword } from "@/lib/auth/password";
 import { config } from "@/lib/config";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
 import { Gone, NotFound, conflict, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
@@ -20,13 +21,15 @@ export const RESET_REQUESTED = "If an account uses this address, a link to choos
 const resetLink = (token: string) => `${config().publicUrl.replace(/\/$/, "")}/reset-password/${token}`;
 
 /** Writes a reset for an active member and e-mails its link; answers the link and how the e-mail went. */
-async function issueReset(orgId: string, userId: string) {
+async function issueReset(orgId: string, userId: string, admin?: Principal) {
   const { token, hash } = newLinkToken();
   const user = await withTenant({ orgId }, async (tx) => {
-    const found = await tx.user.findUnique({ where: { id: userId }, select: { email: true, status: true } });
+    const found = await tx.user.findUnique({ where: { id: userId }, select: { email: true, name: true, status: true } });
     if (!found) throw notFound("Member");
     if (found.status !== "active") throw conflict("This member is deactivated; reactivate them first");
     await tx.passwordReset.create({ data: { id: newId("pwr"), orgId, userId, tokenHash: new Uint8Array(hash), expiresAt: new Date(Date.now() + RESET_MINUTES * 60_000) } });
+    // A reset the member asked for is theirs, not an admin's change.
+    if (admin) await recordAudit(tx, { actor: admin, action: "member.password_reset", target: { id: userId, name: found.name } });
     return found;
   });
   const link = resetLink(token);
@@ -41,7 +44,7 @@ async function issueReset(orgId: string, userId: string) {
 /** An admin sends a member a reset link (and sees it, to copy). */
 export async function resetMemberPassword(principal: Principal, userId: string) {
   requireOrganizationAdmin(principal);
-  return issueReset(principal.orgId, userId);
+  return issueReset(principal.orgId, userId, principal);
 }
 
 /**

@@ -4,6 +4,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import type { Principal } from "@/lib/access/roles";
 import { grantForPrincipal } from "@/lib/dashboards/policy";
 import type { ValidManifest } from "@/lib/dashboards/manifest";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { ReportRun, ReportSchedule } from "@/lib/db/generated/client";
 import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/lib/errors";
@@ -302,7 +303,9 @@ export async function createReportSchedule(principal: Principal, body: CreateRep
         updatedAt: now,
       },
     });
-    return (await views(tx, [row], now))[0];
+    const [created] = await views(tx, [row], now);
+    await recordAudit(tx, { actor: principal, action: "report_schedule.create", target: { id: row.id, name: row.name }, after: created });
+    return created;
   });
 }
 
@@ -351,14 +354,18 @@ export async function updateReportSchedule(principal: Principal, id: string, bod
       // The shared scope takes the role of whoever last set it: never more than that editor may see.
       data: { ...data, ...approval, sharedRole: sharedChanged ? principal.role : row.sharedRole, updatedBy: principal.userId, updatedAt: now },
     });
-    return (await views(tx, [updated], now))[0];
+    const [before, after] = await views(tx, [row, updated], now);
+    await recordAudit(tx, { actor: principal, action: "report_schedule.update", target: { id: row.id, name: updated.name }, before, after });
+    return after;
   });
 }
 
 export async function deleteReportSchedule(principal: Principal, id: string) {
   await withTenant(principal, async (tx) => {
     const row = await findOr404(tx, principal, id);
+    const [before] = await views(tx, [row], new Date());
     await tx.reportSchedule.delete({ where: { id: row.id } });
+    await recordAudit(tx, { actor: principal, action: "report_schedule.delete", target: { id: row.id, name: row.name }, before });
   });
 }
 

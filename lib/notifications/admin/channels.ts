@@ -1,6 +1,7 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
 import { notificationsConfig } from "@/lib/config/notifications";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
 import { unprocessable, zodIssuesToItems } from "@/lib/errors";
 import { CHANNEL_INPUTS, ChannelKind, SECRET_FIELDS, requiredSecrets } from "@/lib/notifications/channel-kinds";
@@ -54,7 +55,10 @@ export async function putChannelConfig(principal: Principal, kind: ChannelKind, 
       updatedBy: principal.userId,
       updatedAt: new Date(),
     };
-    return tx.notificationChannelConfig.upsert({ where: { orgId_kind: { orgId: principal.orgId, kind } }, create: { orgId: principal.orgId, kind, ...data }, update: data });
+    const written = await tx.notificationChannelConfig.upsert({ where: { orgId_kind: { orgId: principal.orgId, kind } }, create: { orgId: principal.orgId, kind, ...data }, update: data });
+    // Secrets are masked in the log: which of them were given anew is what it can say of them.
+    await recordAudit(tx, { actor: principal, action: "channel.update", target: { id: kind, name: kind }, before: existing ? view(kind, existing, principal.orgId) : null, after: { ...view(kind, written, principal.orgId), secrets_given: Object.keys(given) } });
+    return written;
   });
   return view(kind, saved, principal.orgId);
 }

@@ -1,5 +1,6 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { notFound, conflict, unprocessable } from "@/lib/errors";
@@ -24,7 +25,9 @@ export async function createGroupSubscription(principal: Principal, body: Create
     const row = await tx.notificationGroupSubscription.create({
       data: { id: newId("ngs"), orgId: principal.orgId, ruleId: rule.id, groupName: body.group_name, members: [...new Set(body.members)].sort(), createdAt: now },
     });
-    return { id: row.id, rule_id: rule.id, rule_key: rule.key, group_name: row.groupName, members: row.members, created_at: row.createdAt };
+    const created = { id: row.id, rule_id: rule.id, rule_key: rule.key, group_name: row.groupName, members: row.members, created_at: row.createdAt };
+    await recordAudit(tx, { actor: principal, action: "email_group.create", target: { id: row.id, name: row.groupName }, after: created });
+    return created;
   });
 }
 
@@ -45,6 +48,11 @@ export async function listGroupSubscriptions(principal: Principal, page: PageQue
 }
 
 export async function deleteGroupSubscription(principal: Principal, id: string) {
-  const { count } = await withTenant(principal, (tx) => tx.notificationGroupSubscription.deleteMany({ where: { id } }));
-  if (count === 0) throw notFound("Group subscription");
+  await withTenant(principal, async (tx) => {
+    const row = await tx.notificationGroupSubscription.findUnique({ where: { id } });
+    if (!row) throw notFound("Group subscription");
+    await tx.notificationGroupSubscription.delete({ where: { id } });
+    const before = { id: row.id, rule_id: row.ruleId, group_name: row.groupName, members: row.members, created_at: row.createdAt };
+    await recordAudit(tx, { actor: principal, action: "email_group.delete", target: { id, name: row.groupName }, before });
+  });
 }

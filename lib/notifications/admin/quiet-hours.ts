@@ -1,5 +1,6 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant } from "@/lib/db/tenant";
 import { ChannelKind } from "@/lib/notifications/channel-kinds";
 import type { QuietHoursBody, QuietWindow } from "@/lib/notifications/contract";
@@ -25,11 +26,14 @@ export async function putQuietHours(principal: Principal, body: QuietHoursBody, 
   }
   return view(
     await withTenant(principal, async (tx) => {
+      const before = view(await loadQuietHours(tx));
       await tx.notificationQuietHours.deleteMany({});
       await tx.notificationQuietHours.createMany({
         data: wanted.map(([scope, w]) => ({ orgId: principal.orgId, scope, startTime: w.start, endTime: w.end, action: w.action, updatedBy: principal.userId, updatedAt: now })),
       });
-      return loadQuietHours(tx);
+      const after = await loadQuietHours(tx);
+      await recordAudit(tx, { actor: principal, action: "quiet_hours.update", target: { id: null, name: "Quiet hours" }, before, after: view(after) });
+      return after;
     }),
   );
 }

@@ -1,6 +1,7 @@
 import "server-only";
 import type { z } from "zod";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import type { NotificationRule } from "@/lib/db/generated/client";
@@ -111,7 +112,7 @@ export async function createRule(principal: Principal, body: CreateRuleBody, now
     if (await tx.notificationRule.findUnique({ where: { orgId_key: { orgId: principal.orgId, key: body.key } } })) {
       throw conflict(`A rule with key '${body.key}' already exists`);
     }
-    return tx.notificationRule.create({
+    const created = await tx.notificationRule.create({
       data: {
         id: newId("nrl"),
         orgId: principal.orgId,
@@ -130,6 +131,8 @@ export async function createRule(principal: Principal, body: CreateRuleBody, now
         updatedAt: now,
       },
     });
+    await recordAudit(tx, { actor: principal, action: "rule.create", target: { id: created.id, name: created.name }, after: ruleView(created, now) });
+    return created;
   });
   return ruleView(rule, now);
 }
@@ -171,7 +174,7 @@ export async function updateRule(principal: Principal, id: string, body: UpdateR
       if (channelProblems.length > 0) throw unprocessable(channelProblems);
     }
     const reenabled = body.enabled === true && !existing.enabled;
-    return tx.notificationRule.update({
+    const updated = await tx.notificationRule.update({
       where: { id },
       data: {
         name: body.name,
@@ -186,6 +189,8 @@ export async function updateRule(principal: Principal, id: string, body: UpdateR
         updatedAt: now,
       },
     });
+    await recordAudit(tx, { actor: principal, action: "rule.update", target: { id, name: updated.name }, before: ruleView(existing, now), after: ruleView(updated, now) });
+    return updated;
   });
   return getRule(principal, rule.id, now);
 }
