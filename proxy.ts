@@ -95,7 +95,7 @@ function safeDecode(segment: string): string {
 export const config = {
   // Uploads bypass the proxy: Next buffers (and past 10 MB silently truncates) the body of every
   // request the proxy sees, and /api/v1/documents/{id}/upload must stream files of up to DOCUMENT_MAX_BYTES
-  // (as /api/v1/data/tables/{name}/rows streams a pipeline's batch). These routes therefore answer their own wrong
-  // methods (refuseMethod in lib/api/allowed-methods.ts).
-  matcher: ["/((?!_next/static|_next/image|favicon.ico|api/v1/documents/.+/upload|api/v1/data/tables/[^/]+/rows).*)"],
+  // (as /api/v1/data/tables/{name}/rows streams a pipeline's batch, and /api/v1/data/uploads a file to load). These
+  // routes therefore answer their own wrong methods (refuseMethod in lib/api/allowed-methods.ts).
+  matcher: ["/((?!_next/static|_next/image|favicon.ico|api/v1/documents/.+/upload|api/v1/data/tables/[^/]+/rows|api/v1/data/uploads$).*)"],
 };
