@@ -19,6 +19,7 @@ import type { PageQuery } from "@/lib/pagination";
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
 import { channelLabel } from "@/lib/notifications/channel-kinds";
+import { picturesIn } from "@/lib/notifications/transports/picture-line";
 import { useNotificationsAdmin } from "@/components/api-hooks";
 import type {
   deliveryHealth,
@@ -326,6 +327,10 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                     <td>
                       <strong>{m.subject}</strong>
                       <div className={`${styles.mono} ${styles.mailBody}`}>{m.body}</div>
+                      {picturesIn(m.body).map((p) => (
+                        // eslint-disable-next-line @next/next/no-img-element -- a signed PNG drawn on request, not a static asset Next could optimise
+                        <img key={p.url} src={p.url} alt={p.alt} className={styles.outboxPicture} loading="lazy" data-testid="outbox-picture" />
+                      ))}
                     </td>
                   </tr>
                 ))}

@@ -6,6 +6,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { closeQueue, getQueue } from "@/lib/job-queue";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { manualClock } from "@/lib/notifications/clock";
+import { picturesIn } from "@/lib/notifications/transports/picture-line";
 import type { Runtime } from "@/lib/notifications/pipeline/runtime";
 import { tick } from "@/lib/notifications/pipeline/scheduler";
 import { drainQueues } from "@/lib/worker";
@@ -103,6 +104,11 @@ describe("alert messages through the notification pipeline", () => {
     expect(bodyOf("gm-west@acme.test").split("\n")[0]).toBe(figure(west));
     expect(bodyOf("gm-east@acme.test")).not.toContain(west.toLocaleString("en-US"));
     expect(bodyOf("gm-east@acme.test")).toContain("/dashboards/custom/alerted-sales-delivery?f.date=");
+    // The text links the picture too (what the demo outbox and the inbox show), one per message, the same for its scope's recipients.
+    const linked = picturesIn(bodyOf("gm-east@acme.test"));
+    expect(linked).toHaveLength(1);
+    expect(picturesIn(rows.find((d) => d.channel === "in_app" && d.recipient === "usr_acme_gm_east")!.body)).toEqual(linked);
+    expect(picturesIn(bodyOf("gm-west@acme.test"))[0].url).not.toBe(linked[0].url);
 
     // E-mail: the picture inline (the HTML refers to its Content-ID), drawn (not blank), one mail per recipient.
     const mails = smtp.received.filter((m) => m.raw.includes(`X-Quarry-Alert: ${made.id}`));
@@ -163,5 +169,9 @@ describe("alert messages through the notification pipeline", () => {
     const after = (await jobs()).filter((j) => j.trigger === "data_change");
     expect(after).toHaveLength(1);
     expect(after[0]).toMatchObject({ orgId: "org_acme", trigger: "data_change" });
+    // A new data-change alert is heard at once, on the data as it is.
+    await alert({ name: "New", widget_id: "orders_total", condition: { kind: "no_data" }, cadence: { kind: "on_data_change" }, recipients: { me: true, user_channels: ["in_app"] } });
+    expect((await jobs()).filter((j) => j.trigger === "data_change")).toHaveLength(1);
+    expect((await jobs()).filter((j) => j.trigger === "data_change")).toEqual([]);
   }, 180_000);
 });

@@ -9,6 +9,7 @@ import { log } from "@/lib/log";
 import { fanOut, type DeliveryTarget } from "@/lib/notifications/pipeline/fan-out";
 import type { AlertPicture, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { loadOptOuts } from "@/lib/notifications/settings/opt-outs";
+import { pictureLine } from "@/lib/notifications/transports/picture-line";
 import { SendError } from "@/lib/notifications/transports/send";
 import { describeScope } from "@/lib/reports/schedules-run";
 import { parseScopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
@@ -97,7 +98,7 @@ async function messageText(org: OrgIdentity, loaded: Loaded, now: Date): Promise
   const text = alertText(finding);
   const expiresAt = new Date(now.getTime() + PICTURE_LINK_SECONDS * 1000);
   const picture = await pictureLink({ orgId: org.id, messageId: message.id }, expiresAt);
-  return { subject: text.subject, body: `${text.body}\nPicture of ${widget.metadata.name} (link valid until ${expiresAt.toISOString()}): ${picture}` };
+  return { subject: text.subject, body: `${text.body}\n${pictureLine(widget.metadata.name, picture, expiresAt)}` };
 }
 
 /**

@@ -10,11 +10,11 @@ import { alertDelivery, deliveryPicture } from "./delivery";
  * minute the tick queues one evaluation of an organization's cron alerts (each alert's cron read in the
  * organization's time zone; the evaluation takes those due), and one of its data-change alerts when its warehouse
  * version has moved since this process last heard it (migration 0036's counter, which every write to a warehouse
- * table bumps). A table load calls alertsOnDataChange itself. An occurrence is evaluated once however often it is
+ * table bumps), or a data-change alert was made or edited since. A table load calls alertsOnDataChange itself. An occurrence is evaluated once however often it is
  * queued: its evaluations are keyed by it (lib/alerts/state.ts), so a second hearing records and sends nothing.
  */
 
-/** The warehouse version each organization's data-change alerts were last queued for, in this process. */
+/** The warehouse version (and data-change alerts) each organization's evaluation was last queued for, in this process. */
 const heard = new Map<string, string>();
 
 export const alertHooks: AlertHooks = {
@@ -23,10 +23,15 @@ export const alertHooks: AlertHooks = {
     const jobs: AlertEvaluateJob[] = [];
     if (kinds.some((k) => k.cadenceKind === "cron")) jobs.push({ orgId, trigger: "cron" });
     if (kinds.some((k) => k.cadenceKind === "on_data_change")) {
-      const warehouse = await tx.warehouseVersion.findUnique({ where: { orgId }, select: { version: true } });
+      const [warehouse, alerts] = await Promise.all([
+        tx.warehouseVersion.findUnique({ where: { orgId }, select: { version: true } }),
+        tx.widgetAlert.aggregate({ where: { cadenceKind: "on_data_change" }, _count: true, _max: { updatedAt: true } }),
+      ]);
       const change = `warehouse:${warehouse?.version ?? 0}`;
-      if (heard.get(orgId) !== change) {
-        heard.set(orgId, change);
+      // A new or edited alert is heard at once on the data as it is: it need not wait for the next change.
+      const heardAs = `${change} ${alerts._count} ${alerts._max.updatedAt?.toISOString() ?? ""}`;
+      if (heard.get(orgId) !== heardAs) {
+        heard.set(orgId, heardAs);
         jobs.push({ orgId, trigger: "data_change", change });
       }
     }
