@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { sourceLimits } from "@/lib/data/limits";
-import { dataTableRecord } from "@/lib/data/records";
-import { listTables } from "@/lib/data/tables";
+import { listDataTables } from "@/lib/data/operations";
+import { invoke } from "@/lib/operation";
 import { DataClient } from "@/components/data/data-client";
 
 export const dynamic = "force-dynamic";
@@ -13,7 +13,7 @@ export const metadata: Metadata = { title: "Data" };
 export default async function DataPage() {
   const principal = await currentPagePrincipal();
   if (!principal) redirect("/signin");
-  const tables = (await listTables(principal)).map(dataTableRecord);
+  const { items: tables } = await invoke(listDataTables, principal);
   const canManage = principal.role === "admin";
   return (
     <div className="page">

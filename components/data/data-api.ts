@@ -42,8 +42,11 @@ export function badRowsOf(detail: unknown): BadRowView[] {
   });
 }
 
-/** The dashboards, embeds and alert rules a 409 on drop names (`detail.readers`), or none. */
-export function readersOf(detail: unknown): TableReaderView[] {
-  const readers = (detail as { readers?: unknown } | null)?.readers;
-  return Array.isArray(readers) ? (readers as TableReaderView[]) : [];
+/** What a 409 on drop says (`{"detail": {"message", "readers"}}`): the dashboards, embeds and alert rules that read the table. */
+export function refusalOf(detail: unknown, fallback: string): { message: string; readers: TableReaderView[] } {
+  const body = (detail ?? {}) as { message?: unknown; readers?: unknown };
+  return {
+    message: typeof body.message === "string" ? body.message : typeof detail === "string" ? detail : fallback,
+    readers: Array.isArray(body.readers) ? (body.readers as TableReaderView[]) : [],
+  };
 }

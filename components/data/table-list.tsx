@@ -4,7 +4,7 @@ import { useState } from "react";
 import Link from "next/link";
 import { ApiClientError } from "@/components/api-client";
 import { formatBytes } from "@/components/documents/format";
-import { readersOf, type DataApi, type DataTable, type TableReaderView } from "./data-api";
+import { refusalOf, type DataApi, type DataTable, type TableReaderView } from "./data-api";
 import styles from "./data.module.css";
 
 const READER_KIND: Record<TableReaderView["kind"], string> = { dashboard: "Dashboard", embed: "Embed of", alert_rule: "Alert rule" };
@@ -31,7 +31,7 @@ export function TableList({ api, tables, canManage, onChanged }: TableListProps)
       setRefused(null);
       onChanged();
     } catch (error) {
-      if (error instanceof ApiClientError && error.status === 409) setRefused({ table: table.name, readers: readersOf(error.detail), message: error.message });
+      if (error instanceof ApiClientError && error.status === 409) setRefused({ table: table.name, ...refusalOf(error.detail, error.message) });
       else setMessage((error as Error).message);
     } finally {
       setBusy(null);

@@ -127,6 +127,10 @@ export function UploadFlow({ api, tables, maxBytes, onLoaded }: UploadFlowProps)
         ...(location ? { location_column: location } : {}),
         on_bad_row: skipBadRows ? "skip" : "fail",
         ...(mode === "append" || mode === "upsert" ? { add_new_columns: addNewColumns } : {}),
+        // The file is read for the load as it was for the preview.
+        ...(stage.preview.sheet ? { sheet: stage.preview.sheet } : {}),
+        ...(stage.preview.delimiter ? { delimiter: stage.preview.delimiter } : {}),
+        ...(stage.preview.encoding ? { encoding: stage.preview.encoding } : {}),
       });
       setStage({ step: "done", result });
       onLoaded();
