@@ -6,7 +6,7 @@ import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { z } from "zod";
 import type { Principal } from "@/lib/access/roles";
 import { withTenant } from "@/lib/db/tenant";
-import { Invalid, NotFound, Unavailable, UnsupportedType } from "@/lib/errors";
+import { Forbidden, Invalid, NotFound, Unavailable, UnsupportedType } from "@/lib/errors";
 import { processSingleton } from "@/lib/process-singleton";
 import { FairQueue, QueueDeadline } from "@/lib/query/fair-queue";
 import { openRowSource } from "@/lib/data/formats";
@@ -113,7 +113,8 @@ export async function ingestRows(principal: Principal, input: IngestInput): Prom
 }
 
 async function load(principal: Principal, input: IngestInput, batch: { file: string; format: "csv" | "ndjson"; delimiter?: string; bytes: number; sha256: string }): Promise<IngestResult> {
-  const scope = { orgId: principal.orgId };
+  // The caller's own scope: a location-limited admin or key writes only rows its locations' policy lets it.
+  const scope = principal;
   const entry = await withTenant(scope, (tx) => findTableEntry(tx, input.table));
   if (!entry) throw new NotFound(`Table "${input.table}" not found; create it from a file first (POST /api/v1/data/uploads)`);
   const open = () => openRowSource(fs.createReadStream(batch.file), { format: batch.format, delimiter: batch.delimiter, limits: sourceLimits() });
@@ -141,9 +142,17 @@ async function load(principal: Principal, input: IngestInput, batch: { file: str
         : undefined,
     },
     source,
-  );
+  ).catch((error: unknown) => {
+    if (isPolicyRefusal(error)) {
+      throw new Forbidden(`The batch holds rows for locations outside yours (the table's location column "${entry.location?.name}"); nothing was loaded`);
+    }
+    throw error;
+  });
   return resultOf(input, report, batch.bytes, key, loadedAt);
 }
+
+/** The table's location policy refused a row (PostgreSQL's insufficient_privilege from row-level security). */
+const isPolicyRefusal = (error: unknown) => (error as { code?: unknown })?.code === "42501" && /row-level security/.test((error as Error).message);
 
 function resultOf(input: IngestInput, report: Awaited<ReturnType<typeof loadTable>>, bytes: number, key: string | null, loadedAt: Date): IngestResult {
   return {

@@ -12,7 +12,7 @@ import { CHANNEL_UNUSABLE, channelRecipient, fanOut, type DeliveryTarget } from 
 import { insertRun, type RunTable, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { latestDue } from "@/lib/notifications/settings/cron";
 import { usableKinds } from "@/lib/notifications/settings/channels";
-import { toRunRecord } from "./pulls";
+import { requireEveryLocation, toRunRecord } from "./pulls";
 import { DEFAULT_PULL_TIME_LIMITS, runPullOnce, type PullTimeLimits, type RunOutcome } from "./run";
 
 /*
@@ -84,6 +84,7 @@ export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise
 
 /** "Run now": a manual run recorded and queued; the run as recorded. */
 export async function requestPullRun(principal: Principal, pullId: string) {
+  requireEveryLocation(principal);
   const orgId = principal.orgId;
   const run = await withTenant({ orgId }, async (tx) => {
     if (!(await tx.dataPull.findUnique({ where: { id: pullId }, select: { id: true } }))) throw notFound("Pull");

@@ -4,7 +4,7 @@ import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { DataPull, DataPullRun } from "@/lib/db/generated/client";
-import { Invalid, notFound } from "@/lib/errors";
+import { Invalid, forbidden, notFound } from "@/lib/errors";
 import { newId } from "@/lib/ids";
 import { cronError, nextRuns } from "@/lib/notifications/settings/cron";
 import { openSecrets, sealSecrets } from "@/lib/notifications/settings/channel-secrets";
@@ -147,6 +147,14 @@ async function toRecord(tx: TenantTx, pull: DataPull, zone: string, now = new Da
   };
 }
 
+/**
+ * Pulls are managed by admins of every location: a run loads with the whole organization's scope (a job has no
+ * caller), so a location-limited admin could otherwise load rows of locations beyond their own.
+ */
+export function requireEveryLocation(principal: Principal): void {
+  if (principal.locationIds !== null) throw forbidden("Pulls are managed by admins of every location");
+}
+
 async function findPull(tx: TenantTx, id: string): Promise<DataPull> {
   const pull = await tx.dataPull.findUnique({ where: { id } });
   if (!pull) throw notFound("Pull");
@@ -154,6 +162,7 @@ async function findPull(tx: TenantTx, id: string): Promise<DataPull> {
 }
 
 export async function listPulls(principal: Principal) {
+  requireEveryLocation(principal);
   const zone = await organizationZone(principal.orgId);
   return withTenant({ orgId: principal.orgId }, async (tx) => {
     const pulls = await tx.dataPull.findMany({ orderBy: [{ name: "asc" }] });
@@ -162,11 +171,13 @@ export async function listPulls(principal: Principal) {
 }
 
 export async function getPull(principal: Principal, id: string) {
+  requireEveryLocation(principal);
   const zone = await organizationZone(principal.orgId);
   return withTenant({ orgId: principal.orgId }, async (tx) => toRecord(tx, await findPull(tx, id), zone));
 }
 
 export async function createPull(principal: Principal, input: z.output<typeof PullCreate>) {
+  requireEveryLocation(principal);
   const zone = await organizationZone(principal.orgId);
   checkCron(input.cron, zone);
   const { view, secrets } = await checkedSource(input.source);
@@ -201,6 +212,7 @@ export async function createPull(principal: Principal, input: z.output<typeof Pu
 }
 
 export async function updatePull(principal: Principal, id: string, input: z.output<typeof PullUpdate>) {
+  requireEveryLocation(principal);
   const zone = await organizationZone(principal.orgId);
   checkCron(input.cron, zone);
   const source = input.source ? await checkedSource(input.source) : null;
@@ -235,6 +247,7 @@ export async function updatePull(principal: Principal, id: string, input: z.outp
 }
 
 export async function deletePull(principal: Principal, id: string): Promise<void> {
+  requireEveryLocation(principal);
   await withTenant({ orgId: principal.orgId }, async (tx) => {
     await findPull(tx, id);
     await tx.dataPull.delete({ where: { id } });
@@ -242,6 +255,7 @@ export async function deletePull(principal: Principal, id: string): Promise<void
 }
 
 export async function listPullRuns(principal: Principal, id: string) {
+  requireEveryLocation(principal);
   return withTenant({ orgId: principal.orgId }, async (tx) => {
     await findPull(tx, id);
     const runs = await tx.dataPullRun.findMany({ where: { pullId: id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: 100 });

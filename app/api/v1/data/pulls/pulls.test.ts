@@ -83,6 +83,9 @@ describe("pulls: sources and what is shown of them", () => {
       expect(JSON.stringify(res.json.detail)).toMatch(/internal|private|reserved|https/i);
     }
     expect((await call(collection.GET, "GET", { token: admin })).json.items).toEqual([]);
+    // A run loads with the whole organization's scope: a location-limited admin manages no pull.
+    const scoped = await tokenFor("acme", "admin", { locationIds: ["loc_acme_nyc"] });
+    expect((await call(collection.GET, "GET", { token: scoped })).status).toBe(403);
   });
 
   it("never answers a connection URL, a URL or a key, and stores them sealed; another organization sees nothing", async () => {

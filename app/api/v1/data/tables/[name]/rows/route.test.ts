@@ -108,6 +108,24 @@ describe("POST /api/v1/data/tables/{name}/rows", () => {
     expect(Number(row.units)).toBe(4);
   });
 
+  it("lets a location-limited admin write only rows of its own locations (the table's policy decides)", async () => {
+    const located = `located_${randomBytes(4).toString("hex")}`;
+    const header = ["store", "units"];
+    await loadTable(acme, { table: located, mode: "create", onBadRow: "fail", locationColumn: { name: "store", by: "id" }, columns: [{ name: "store", type: "text", from: 0 }, { name: "units", type: "integer", from: 1 }] }, {
+      header,
+      rows: (async function* () {
+        yield ["loc_acme_sfo", "1"];
+      })(),
+    });
+    const scoped = await tokenFor("acme", "admin", { locationIds: ["loc_acme_nyc"] });
+    const own = await post("store,units\nloc_acme_nyc,2\n", { token: scoped, name: located });
+    expect(own.status, own.text).toBe(200);
+    const other = await post("store,units\nloc_acme_nyc,3\nloc_acme_sfo,4\n", { token: scoped, name: located });
+    expect(other.status, other.text).toBe(403);
+    expect(other.json.detail).toContain("outside yours");
+    expect(await countOf(located)).toBe(2);
+  });
+
   it("answers 429 with Retry-After past the caller's rate limit, loading nothing", async () => {
     const before = await countOf();
     const limit = ingestRows.rateLimit!;
