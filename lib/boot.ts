@@ -21,6 +21,7 @@ import { log } from "@/lib/log";
 import { startNotificationWorker } from "@/lib/worker";
 import { startRollupWorker } from "@/lib/rollups/jobs";
 import { startPullWorker } from "@/lib/data/pipes/jobs";
+import { startAuditRetentionWorker } from "@/lib/audit/retention";
 
 /**
  * Server start: validate every configuration variable (fail fast, naming the
@@ -83,6 +84,8 @@ export async function boot(): Promise<void> {
     await startRollupWorker();
     // Data pulls (issue 42 §5): their minute tick and run jobs, where the worker runs.
     await startPullWorker();
+    // The audit log's daily retention (issue 43 §5).
+    await startAuditRetentionWorker();
   }
   markStarted();
   log.info("quarry ready", { database: db.kind, dataDir: cfg.dataDir, documentStorage: documents.storage.provider, embeddings: `${embeddings.provider}/${embeddings.model}`, chatModel: chat.model?.model ?? "none", ms: Date.now() - started });

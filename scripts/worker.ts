@@ -10,6 +10,7 @@ import { vacuumDueTables } from "@/lib/documents/indexing/housekeeping";
 import { drainIndexQueue, sweepIndexRequests, startIndexWorker } from "@/lib/documents/indexing/index-jobs";
 import { drainRollupQueue, startRollupWorker } from "@/lib/rollups/jobs";
 import { drainPullQueue, startPullWorker } from "@/lib/data/pipes/jobs";
+import { drainAuditRetentionQueue, startAuditRetentionWorker } from "@/lib/audit/retention";
 
 if (process.argv.includes("--once")) {
   const processed = await drainQueues({ clock: systemClock, queue: await getQueue(true) });
@@ -18,6 +19,7 @@ if (process.argv.includes("--once")) {
   log.info("index jobs drained", await drainIndexQueue());
   log.info("rollup jobs drained", { processed: await drainRollupQueue() });
   log.info("data pull jobs drained", { processed: await drainPullQueue() });
+  log.info("audit retention", { removed: await drainAuditRetentionQueue() });
   // A cron-driven embedded deployment has no worker timer: reclaim what the drained runs left (nothing on a server).
   const db = await getDb();
   if (db.kind === "pglite") log.info("embedded housekeeping", { vacuumed: await vacuumDueTables(db) });
@@ -28,6 +30,7 @@ if (process.argv.includes("--once")) {
   await startIndexWorker();
   await startRollupWorker();
   await startPullWorker();
+  await startAuditRetentionWorker();
   const stop = async (signal: string) => {
     log.info("notification worker stopping", { signal });
     await closeQueue();

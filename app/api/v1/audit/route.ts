@@ -1,0 +1,4 @@
+import { route } from "@/lib/api/route";
+import { listAudit } from "@/lib/audit/operations";
+
+export const GET = route(listAudit);
