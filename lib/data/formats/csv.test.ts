@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import iconv from "iconv-lite";
 import { describe, expect, it } from "vitest";
-import { detectDelimiter } from "./csv";
+import { detectDelimiter } from "@/lib/csv-delimiter";
 import { openRowSource } from "./index";
 import { endless, fixture, LOOSE, readAll, sourceError } from "./test-support";
 

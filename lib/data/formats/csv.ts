@@ -1,10 +1,9 @@
 import { Readable } from "node:stream";
 import { CsvError, parse } from "csv-parse";
 import iconv from "iconv-lite";
+import { countOutsideQuotes, detectDelimiter, firstLine } from "@/lib/csv-delimiter";
 import { byteLimit, checkHeader, RowShaper } from "./limits";
 import { dataSourceError, type OpenRowSourceOptions, type RowSource } from "./types";
-
-const DELIMITER_CANDIDATES = [",", ";", "\t", "|"];
 
 /**
  * A CSV/TSV file, streamed: decoded (UTF-8 or the declared encoding, a byte-order mark dropped),
@@ -37,7 +36,7 @@ export async function openCsv(input: Readable, options: OpenRowSourceOptions): P
     }
   }
   const delimiter = options.delimiter ?? detectDelimiter(prefix);
-  const columns = countOutsideQuotes(headerLine(prefix), delimiter) + 1;
+  const columns = countOutsideQuotes(firstLine(prefix), delimiter) + 1;
   if (columns > limits.maxColumns) {
     bytes.destroy();
     throw dataSourceError("max_columns", `The header has ${columns} columns; the limit is ${limits.maxColumns}`);
@@ -144,31 +143,4 @@ class LineEnd {
     }
     return this.end;
   }
-}
-
-function headerLine(text: string): string {
-  const end = new LineEnd().find(text);
-  return end === -1 ? text : text.slice(0, end);
-}
-
-function countOutsideQuotes(line: string, char: string): number {
-  let quoted = false;
-  let count = 0;
-  for (const c of line) {
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && c === char) count++;
-  }
-  return count;
-}
-
-/** The candidate that occurs most often outside quotes in the first line; comma when none does. */
-export function detectDelimiter(text: string): string {
-  const line = headerLine(text);
-  let best = ",";
-  let bestCount = 0;
-  for (const candidate of DELIMITER_CANDIDATES) {
-    const count = countOutsideQuotes(line, candidate);
-    if (count > bestCount) [best, bestCount] = [candidate, count];
-  }
-  return best;
 }

@@ -17,7 +17,7 @@ export interface SourceLimits {
   maxColumns: number;
   /** One value. */
   maxFieldBytes: number;
-  /** One record: a CSV record (quoted newlines included), an NDJSON line, an XLSX row's XML. */
+  /** One record: a CSV record (quoted newlines included), an NDJSON line. (An XLSX row is bounded by columns × field bytes.) */
   maxLineBytes: number;
 }
 

@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { CsvError, parse } from "csv-parse";
+import { detectDelimiter } from "@/lib/csv-delimiter";
 import { decodeText } from "./text-encoding";
 import { ExtractionError, type TextSegment } from "./types";
 
@@ -68,21 +69,4 @@ async function* slices(text: string, signal: AbortSignal | undefined): AsyncGene
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
-}
-
-const CANDIDATES = [",", ";", "\t", "|"];
-
-/** The candidate that occurs most often, outside quotes, in the first line. Comma when none occurs. */
-function detectDelimiter(text: string): string {
-  const counts = new Map(CANDIDATES.map((candidate) => [candidate, 0]));
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i];
-    if (char === '"') quoted = !quoted;
-    else if (!quoted && (char === "\n" || char === "\r")) break;
-    else if (!quoted && counts.has(char)) counts.set(char, counts.get(char)! + 1);
-  }
-  let best = ",";
-  for (const [candidate, count] of counts) if (count > counts.get(best)!) best = candidate;
-  return best;
 }
