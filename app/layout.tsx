@@ -40,7 +40,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         ...(isEditor(principal) ? [{ href: "/admin/reports", label: "Reports" }] : []),
         ...(principal.role === "admin" ? [{ href: "/admin/api-keys", label: "API keys" }] : []),
         // People and places are managed by admins of every location (lib/members/members.ts).
-        ...(principal.role === "admin" && principal.locationIds === null ? [{ href: "/admin/members", label: "Members" }, { href: "/admin/locations", label: "Locations" }, { href: "/admin/sso", label: "SSO" }] : []),
+        ...(principal.role === "admin" && principal.locationIds === null ? [{ href: "/admin/members", label: "Members" }, { href: "/admin/locations", label: "Locations" }, { href: "/admin/sso", label: "SSO" }, { href: "/admin/audit", label: "Audit log" }] : []),
         { href: "/docs", label: "API" },
       ]
     : [];
