@@ -6,6 +6,7 @@ import { requiredScopes } from "@/lib/access/api-key-scopes";
 import { allows, type Principal } from "@/lib/access/roles";
 import { Invalid, forbidden, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { toJsonValue } from "@/lib/json";
+import { withOwnTables } from "@/lib/data/reader-tables";
 import type { Endpoint } from "@/lib/endpoint";
 
 // [T] keeps the check from distributing over `undefined` (an endpoint without that part).
@@ -112,7 +113,7 @@ export async function invoke<E extends Endpoint, R>(
   const raw = input as { params?: unknown; query?: unknown; body?: unknown };
   const parts = parseInput(endpoint, { params: raw.params ?? {}, query: raw.query ?? {}, body: raw.body });
   const context = { ...parts, principal: caller, requestId: crypto.randomUUID(), signal: options.signal ?? new AbortController().signal };
-  const result = await operation.run(context as OperationContext<E>);
+  const result = await withOwnTables(caller?.orgId, () => operation.run(context as OperationContext<E>));
   if (result instanceof Response || endpoint.status === 204) return result as Answer<E, R>;
   return (endpoint.response ? shapeAnswer(endpoint, result) : result) as Answer<E, R>;
 }

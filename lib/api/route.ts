@@ -1,4 +1,5 @@
 import "server-only";
+import { withOwnTables } from "@/lib/data/reader-tables";
 import crypto from "node:crypto";
 import { NextResponse, type NextRequest } from "next/server";
 import { config } from "@/lib/config";
@@ -40,8 +41,9 @@ export function route<E extends Endpoint>(operation: Operation<E>) {
       const parts = parseInput(endpoint, { params: await context.params, query: searchParamsObject(req.nextUrl.searchParams), body: rawBody });
       await enforceSharedLimits(endpoint, { principal, ...parts });
       // What the operation records in the audit log names the caller's address (lib/audit/context.ts).
+      // The organization's own tables are known to the manifest check for the whole request (lib/data/reader-tables.ts).
       const result = await withAuditRequest({ address: callerAddress(req) }, () =>
-        operation.run({ ...parts, req, principal, requestId, signal: req.signal } as OperationContext<E>),
+        withOwnTables(principal?.orgId, () => operation.run({ ...parts, req, principal, requestId, signal: req.signal } as OperationContext<E>)),
       );
       response = result instanceof Response ? result : jsonResponse(endpoint, result);
     } catch (error) {

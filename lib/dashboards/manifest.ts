@@ -8,12 +8,24 @@ import { placedWidgetIds } from "./wiring";
 import type { ServerSqlPolicy } from "@/lib/manifest-check/references";
 import { rollupScopeProblems } from "@/lib/query/rollup-scope";
 import { checkExpression, checkSource, checkStatement } from "@/lib/query/sql-allow-list";
+import { currentOwnTables } from "@/lib/data/reader-tables";
 
 /**
  * The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed
  * first; and rollups that cannot widen a location scope.
  */
-export const SQL_ALLOW_LIST: ServerSqlPolicy = { query: (text) => checkStatement(checkSqlQuery(text)), expression: checkExpression, source: checkSource, rollup: rollupScopeProblems };
+export const SQL_ALLOW_LIST: ServerSqlPolicy = {
+  query: (text) => checkStatement(checkSqlQuery(text), ownTablesOption()),
+  expression: (expression, source) => checkExpression(expression, source, ownTablesOption()),
+  source: (source) => checkSource(source, ownTablesOption()),
+  rollup: rollupScopeProblems,
+};
+
+/** The organization's own tables, when the work is one organization's (lib/data/reader-tables.ts withOwnTables). */
+function ownTablesOption() {
+  const own = currentOwnTables();
+  return own && own.columns.size > 0 ? { ownTables: own.columns } : {};
+}
 
 /** A manifest that passed validation: the dashboard, its widgets in order and by id, its datasets. */
 export type ValidManifest = ParsedDashboard;
@@ -30,7 +42,10 @@ const cache = new Map<string, ManifestResult>();
 
 /** parseManifest memoized by content: stored manifests are parsed once per process, not per request. */
 export function parseManifestCached(specYaml: string): ManifestResult {
-  const key = crypto.createHash("sha256").update(specYaml).digest("base64url");
+  // A manifest naming an organization's own table validates against that organization's catalog.
+  const own = currentOwnTables();
+  const hash = crypto.createHash("sha256").update(specYaml).digest("base64url");
+  const key = own && own.columns.size > 0 ? `${own.stamp}:${hash}` : hash;
   let hit = cache.get(key);
   if (!hit) {
     hit = parseManifest(specYaml);

@@ -1,4 +1,5 @@
 import "server-only";
+import { withOwnTables } from "@/lib/data/reader-tables";
 import { toJsonValue } from "@/lib/json";
 import type { Principal } from "@/lib/access/roles";
 import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";
@@ -64,10 +65,12 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     // A viewer's ?version=draft shows the published version, as if the parameter were absent.
     granted = await grantForPrincipal(principal, slug, params.version === "draft" && isEditor(principal) ? "draft" : "published");
     [record, timeZone] = await Promise.all([
-      withTenant(principal, async (tx) => {
-        const row = await findDashboardOr404(tx, granted.dashboardId);
-        return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: options.includeYaml ?? false });
-      }),
+      withOwnTables(principal.orgId, () =>
+        withTenant(principal, async (tx) => {
+          const row = await findDashboardOr404(tx, granted.dashboardId);
+          return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: options.includeYaml ?? false });
+        }),
+      ),
       grantedTimeZone(granted),
     ]);
   } catch (error) {

@@ -1,4 +1,5 @@
 import "server-only";
+import { withOwnTables } from "@/lib/data/reader-tables";
 import { findOrganization } from "@/lib/auth/directory";
 import { Role, type Principal } from "@/lib/access/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";
@@ -141,7 +142,7 @@ export async function grantForPrincipal(principal: Principal, idOrSlug: string, 
     if (!v) throw notFound("Dashboard version");
     return { row, name: v.name, yaml: v.specYaml, version: v.version };
   });
-  const parsed = servedManifest(parseManifestCached(shown.yaml));
+  const parsed = await withOwnTables(principal.orgId, async () => servedManifest(parseManifestCached(shown.yaml)));
   if (!principalMayOpen(principal, parsed, shown.yaml)) throw notFound("Dashboard");
   return {
     dashboardId: shown.row.id,
@@ -171,7 +172,7 @@ export async function grantForEmbed(grant: EmbedGrant): Promise<GrantedDashboard
     version: grant.version,
     draftRevision: v.dashboard.draftRevision,
     yaml: v.specYaml,
-    parsed: servedManifest(parseManifestCached(v.specYaml)),
+    parsed: await withOwnTables(grant.orgId, async () => servedManifest(parseManifestCached(v.specYaml))),
     scope: embedScope(grant),
   };
 }
@@ -194,7 +195,7 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
     return v ? { row, v } : null;
   });
   if (!shown) return null;
-  const parsed = servedManifest(parseManifestCached(shown.v.specYaml));
+  const parsed = await withOwnTables(org.id, async () => servedManifest(parseManifestCached(shown.v.specYaml)));
   // One that no longer validates stays behind its link (the pages and queries say it is unavailable) while its YAML says public.
   if (parsed.ok ? !parsed.value.manifest.platform.public : !storedPlatform(shown.v.specYaml).public) return null;
   return {

@@ -1,4 +1,5 @@
 import "server-only";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { withTenant } from "@/lib/db/tenant";
 import { orgReaderTable } from "@/lib/db/warehouse";
@@ -42,3 +43,19 @@ async function read(orgId: string): Promise<OwnReaderTables> {
   const stamp = `${orgId}:${createHash("sha256").update(JSON.stringify([...columns])).digest("base64url").slice(0, 16)}`;
   return { stamp, columns };
 }
+
+/*
+ * The organization's own tables for the manifest check (lib/dashboards/manifest.ts), which is
+ * synchronous and called from many places: the work that serves one organization (a request of the
+ * API, a dashboard page, an embed or public view) runs inside withOwnTables, and the check reads
+ * them from here. Outside such work a manifest may name the warehouse alone.
+ */
+const ambient = new AsyncLocalStorage<OwnReaderTables>();
+
+export async function withOwnTables<T>(orgId: string | null | undefined, work: () => Promise<T>): Promise<T> {
+  if (!orgId) return work();
+  return ambient.run(await ownReaderTables(orgId), work);
+}
+
+/** The own tables of the organization whose work this is, if any. */
+export const currentOwnTables = (): OwnReaderTables | undefined => ambient.getStore();

@@ -183,15 +183,15 @@ export function checkStatement(sql: string, options: AllowListOptions = {}): voi
 }
 
 /** Checks an expression spliced into a generated SELECT list over `source` (a dimension column, a `sql` metric). */
-export function checkExpression(expression: string, source?: string): void {
+export function checkExpression(expression: string, source?: string, options: AllowListOptions = {}): void {
   const prefix = "SELECT ";
-  shifted(prefix.length, () => checkStatement(`${prefix}${expression}${source !== undefined ? `\nFROM ${source}` : ""}`));
+  shifted(prefix.length, () => checkStatement(`${prefix}${expression}${source !== undefined ? `\nFROM ${source}` : ""}`, options));
 }
 
 /** Checks a `from` source spliced into a generated statement (a table, a join, a subquery). */
-export function checkSource(source: string): void {
+export function checkSource(source: string, options: AllowListOptions = {}): void {
   const prefix = "SELECT 1 FROM ";
-  shifted(prefix.length, () => checkStatement(`${prefix}${source}`));
+  shifted(prefix.length, () => checkStatement(`${prefix}${source}`, options));
 }
 
 function shifted(by: number, check: () => void): void {

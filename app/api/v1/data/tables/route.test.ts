@@ -132,3 +132,56 @@ describe("/api/v1/data", () => {
     expect(over.json.detail).toMatch(/QUARRY_DATA_MAX_TABLES/);
   });
 });
+
+describe("a dashboard over an organization's table", () => {
+  const manifest = (table: string) => `version: "1.0"
+kind: dashboard
+metadata: { id: spend, name: Spend }
+spec:
+  datasets:
+    - id: spend
+      from: ${table}
+      dimensions:
+        - { id: region, column: ${table}.region }
+      metrics:
+        - { id: total, type: sql, expression: sum(${table}.spend) }
+  tabs:
+    - { id: main, name: Main, widgets: [by_region, raw] }
+---
+version: "1.0"
+kind: widget
+metadata: { id: by_region, name: By region }
+spec:
+  component: table
+  layout: { x: 0, y: 0, w: 6, h: 3 }
+  data: { kind: dataset, dataset: spend, columns: [region, total] }
+---
+version: "1.0"
+kind: widget
+metadata: { id: raw, name: Raw }
+spec:
+  component: table
+  layout: { x: 6, y: 0, w: 6, h: 3 }
+  data: { kind: sql, query: "SELECT count(*) AS n FROM ${table}" }
+`;
+
+  it("saves, validates and answers by the table's stable name; another organization's save of the same manifest is refused", async () => {
+    const dashboards = await import("../../custom-dashboards/route");
+    const query = await import("../../custom-dashboards/[id]/query/route");
+    const uploaded = await upload(CSV);
+    const name = uniqueName("dash");
+    expect((await call(tables.POST, "POST", { token: admin, body: loadBody(uploaded.json.id, name) })).status).toBe(200);
+    const created = await call(dashboards.POST, "POST", { token: admin, body: { name, slug: name.replaceAll("_", "-"), spec_yaml: manifest(name) } });
+    expect(created.status).toBe(201);
+    const answered = await call(query.POST, "POST", `/api/v1/custom-dashboards/${created.json.id}/query`, { token: admin, params: { id: created.json.id }, body: { version: "draft" } });
+    expect(answered.status).toBe(200);
+    const byRegion = answered.json.widgets.by_region.rows.map((r: { region: string; total: number | string }) => [r.region, Number(r.total)]).sort();
+    expect(byRegion).toEqual([["East", 12.5], ["West", 7]]);
+    expect(Number(answered.json.widgets.raw.rows[0].n)).toBe(3);
+
+    const theirs = await call(dashboards.POST, "POST", { token: globexAdmin, body: { name, slug: name.replaceAll("_", "-"), spec_yaml: manifest(name) } });
+    expect(theirs.status).toBe(422);
+    const unknown = await call(dashboards.POST, "POST", { token: globexAdmin, body: { name, slug: `${name.replaceAll("_", "-")}-x`, spec_yaml: manifest("no_such_table") } });
+    expect(JSON.stringify(theirs.json.detail).replaceAll(name, "<t>")).toBe(JSON.stringify(unknown.json.detail).replaceAll("no_such_table", "<t>"));
+  });
+});
