@@ -34,7 +34,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
  */
 const INGEST_QUEUE = { total: 4, perKey: 2, deadlineMs: 20_000 } as const;
 const RETRY_AFTER_SECONDS = 5;
-const ingestQueue = processSingleton("data ingest queue", () => new FairQueue(INGEST_QUEUE));
+export const ingestQueue = processSingleton("data ingest queue", () => new FairQueue(INGEST_QUEUE));
 
 export interface IngestInput {
   table: string;

@@ -5,6 +5,7 @@ import { loadTable } from "@/lib/data/load";
 import { qualifiedTable } from "@/lib/data/storage";
 import { checkRateLimit } from "@/lib/security/rate-limit";
 import { ingestRows } from "@/lib/data/pipes-contract";
+import { ingestQueue } from "@/lib/data/pipes/ingest";
 import { call, tokenFor } from "@/test/helpers";
 import * as rows from "./route";
 
@@ -125,6 +126,23 @@ describe("POST /api/v1/data/tables/{name}/rows", () => {
     expect(other.json.detail).toContain("outside yours");
     expect(await countOf(located)).toBe(2);
   });
+
+  it("answers 503 with Retry-After when the organization's loads are queued too long, loading nothing", async () => {
+    const before = await countOf();
+    // Every slot this organization may hold, taken by loads that end only when this test says.
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const queue = ingestQueue.get();
+    const holders = Array.from({ length: queue.limits.perKey }, () => queue.run(acme.orgId, () => held));
+    const res = await post("order_id,amount,paid\n60,1,t\n", { key: `queued-${randomBytes(4).toString("hex")}` });
+    release();
+    await Promise.all(holders);
+    expect(res.status, res.text).toBe(503);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(res.json.detail).toContain("same Idempotency-Key");
+    expect(await countOf()).toBe(before);
+    // The batch waits the queue's whole deadline first: the test's own bound is that plus the usual one.
+  }, ingestQueue.get().limits.deadlineMs + 30_000);
 
   it("answers 429 with Retry-After past the caller's rate limit, loading nothing", async () => {
     const before = await countOf();
