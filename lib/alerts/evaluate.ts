@@ -256,18 +256,20 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
   const org = await findOrganization(orgId);
   if (!org || alertIds.length === 0) return { evaluations: [], queries: 0, messageIds: [] };
   const timeZone = org.timeZone ?? "UTC";
-  const loaded = await withTenant({ orgId }, async (tx) => {
+  const [rows, states] = await withTenant({ orgId }, async (tx) => {
     const rows = await tx.widgetAlert.findMany({ where: { id: { in: [...alertIds] } }, orderBy: { id: "asc" } });
     const states = await tx.widgetAlertState.findMany({ where: { alertId: { in: rows.map((r) => r.id) } }, select: { alertId: true, scopeKey: true, dimensionValue: true } });
-    const out: { alert: AlertRecord; scoped: ScopedTargets[]; known: Map<string, string[]> }[] = [];
-    for (const row of rows) {
-      const alert = alertRecord(row);
-      const known = new Map<string, string[]>();
-      for (const s of states.filter((s) => s.alertId === row.id)) known.set(s.scopeKey, [...(known.get(s.scopeKey) ?? []), s.dimensionValue]);
-      out.push({ alert, scoped: await alertTargets(tx, alert), known });
-    }
-    return out;
+    return [rows, states] as const;
   });
+  const loaded: { alert: AlertRecord; scoped: ScopedTargets[]; known: Map<string, string[]> }[] = [];
+  for (const row of rows) {
+    const alert = alertRecord(row);
+    const known = new Map<string, string[]>();
+    for (const s of states.filter((s) => s.alertId === row.id)) known.set(s.scopeKey, [...(known.get(s.scopeKey) ?? []), s.dimensionValue]);
+    // One short transaction per alert: a thousand alerts' recipients read in one outlived the transaction timeout and
+    // held the embedded engine's one connection from every dashboard request meanwhile (bench widget-alerts).
+    loaded.push({ alert, scoped: await withTenant({ orgId }, (tx) => alertTargets(tx, alert)), known });
+  }
 
   // Each scope's grant of each dashboard, asked once: a scope that may not view it gets nothing.
   const grants = new Map<string, Promise<GrantedDashboard | string>>();
