@@ -95,7 +95,12 @@ export function authOptions(sso: Provider[] = []): NextAuthOptions {
       // An SSO callback whose ID token openid-client verified: the member's session claims, or a refusal in one set of words.
       async signIn({ user, account, profile }) {
         if (account?.type !== "oauth") return true;
-        const outcome = await ssoSignIn(account.provider, profile as IdTokenClaims);
+        // next-auth would put a thrown error's message into the redirect's query: a failure is logged and answered with a code.
+        const outcome = await ssoSignIn(account.provider, profile as IdTokenClaims).catch((error: unknown) => {
+          log.error("sso sign-in failed", { provider: account.provider, error: error instanceof Error ? error.message : String(error) });
+          return null;
+        });
+        if (!outcome) return "/signin?error=OAuthCallback";
         if (!outcome.ok) {
           log.info("sso sign-in refused", { provider: account.provider, reason: outcome.reason });
           return `/signin?error=${SSO_REFUSED_ERROR}`;
