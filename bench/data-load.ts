@@ -201,10 +201,12 @@ export default async function bench(args: string[]): Promise<void> {
     console.log("\nreading alone (no database)");
     const [nativeRows, nativeSeconds] = await seconds(() => nativeSplit(csv));
     console.log(`  native split of lines and fields        ${rate(nativeRows, nativeSeconds)}`);
-    const [csvInferred, csvSeconds] = await seconds(() => inferTypes(csv, "csv"));
-    console.log(`  CSV: openRowSource + TypeInference      ${rate(csvInferred.rows, csvSeconds)}  ${(csvSeconds / nativeSeconds).toFixed(1)}x native  types ${csvInferred.types.join(",")}`);
-    const [parquetInferred, parquetSeconds] = await seconds(() => inferTypes(parquet, "parquet"));
-    console.log(`  Parquet: openRowSource + TypeInference  ${rate(parquetInferred.rows, parquetSeconds)}  types ${parquetInferred.types.join(",")}`);
+    const csvRead = await withMemory(() => seconds(() => inferTypes(csv, "csv")));
+    const [[csvInferred, csvSeconds]] = [csvRead.result];
+    console.log(`  CSV: openRowSource + TypeInference      ${rate(csvInferred.rows, csvSeconds)}  ${(csvSeconds / nativeSeconds).toFixed(1)}x native  memory +${mb(csvRead.own)}  types ${csvInferred.types.join(",")}`);
+    const parquetRead = await withMemory(() => seconds(() => inferTypes(parquet, "parquet")));
+    const [[parquetInferred, parquetSeconds]] = [parquetRead.result];
+    console.log(`  Parquet: openRowSource + TypeInference  ${rate(parquetInferred.rows, parquetSeconds)}  memory +${mb(parquetRead.own)}  types ${parquetInferred.types.join(",")}`);
 
     for (const engine of benchEngines(args)) {
       await withSeededDb(engine, async (db) => {
@@ -224,16 +226,24 @@ export default async function bench(args: string[]): Promise<void> {
           const table = `bench_load_${format}`;
           await deleteTable(ACME, table, { force: true }).catch(() => undefined);
           const names = columnIdentifiers(inferred.header);
-          const { result: report, own, children } = await withMemory(async () => {
-            const [loaded, s] = await seconds(async () => {
+          const started = performance.now();
+          let staged = started;
+          const { result: outcome, own, children } = await withMemory(async () => {
+            try {
               const source = await openRowSource(createReadStream(file), { format, limits: sourceLimits() });
-              return loadTable(ACME, { table, mode: "create", onBadRow: "fail", columns: names.map((name, from) => ({ name, type: inferred.types[from], from })) }, source);
-            });
-            return { loaded, s };
+              const request = { table, mode: "create" as const, onBadRow: "fail" as const, columns: names.map((name, from) => ({ name, type: inferred.types[from], from })) };
+              // The last progress call is the end of staging (COPY into the temporary table); the rest is the move under RLS.
+              return await loadTable(ACME, request, source, () => (staged = performance.now()));
+            } catch (error) {
+              return error as Error;
+            }
           });
+          const total = (performance.now() - started) / 1000;
+          const phases = `staged ${((staged - started) / 1000).toFixed(1)} s, moved ${((performance.now() - staged) / 1000).toFixed(1)} s`;
           const memory = `memory +${mb(own)} in this process${engine === "pglite" ? `, +${mb(children)} in the engine process` : ""}`;
-          console.log(`  loadTable from ${format.padEnd(7)} (create, RLS table)              ${rate(report.loaded.rowCount, report.s)}  ${memory}`);
-          await deleteTable(ACME, table, { force: true });
+          if (outcome instanceof Error) console.log(`  loadTable from ${format.padEnd(7)} (create, RLS table)              FAILED after ${total.toFixed(1)} s (${phases}): ${outcome.message}  ${memory}`);
+          else console.log(`  loadTable from ${format.padEnd(7)} (create, RLS table)              ${rate(outcome.rowCount, total)}  ${phases}  ${memory}`);
+          await deleteTable(ACME, table, { force: true }).catch(() => undefined);
         }
       });
     }
