@@ -167,6 +167,22 @@ describe("loadTable", () => {
     expect(history.map((h) => h.state)).toEqual(["done", "failed"]);
   });
 
+  it.runIf(process.env.QUARRY_TEST_ENGINE === "postgres")("a load whose database session is killed midway leaves the previous rows intact (PostgreSQL)", async () => {
+    const table = uniqueName("terminated");
+    const req = (mode: LoadRequest["mode"]): LoadRequest => ({ table, mode, onBadRow: "fail", columns: [{ name: "n", type: "integer", from: 0 }] });
+    await loadTable(acme, req("create"), source(["n"], [["1"], ["2"]]));
+    const { system } = await getDb();
+    let killed = 0;
+    const kill = async () => {
+      const rows = await system.query<{ killed: boolean }>("SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE query LIKE '%quarry_load_staging%' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()");
+      killed = rows.filter((r) => r.killed).length;
+    };
+    const rows = Array.from({ length: 300_000 }, (_, i) => [String(i)]);
+    await expect(loadTable(acme, req("replace"), source(["n"], rows, { at: 200_000, run: kill }))).rejects.toThrow();
+    expect(killed).toBe(1);
+    expect((await rowsOf(acme, table)).map((r) => Number(r.n))).toEqual([1, 2]);
+  });
+
   it("refuses before any work when the organization's limits leave no room", async () => {
     const table = uniqueName("limits");
     await loadTable(acme, { table, mode: "create", onBadRow: "fail", columns: [{ name: "n", type: "integer", from: 0 }] }, source(["n"], [["1"]]));
@@ -237,9 +253,14 @@ describe("dropping a table", () => {
       `INSERT INTO dashboard_versions (org_id, dashboard_id, version, name, spec_yaml, published_by) VALUES ('org_acme', $1, 1, $2, $3, 'usr_acme_admin')`,
       [dashboardId, table, `datasets:\n  d:\n    from: ${table}\n`],
     );
+    await system.query(
+      `INSERT INTO widget_alerts (id, org_id, dashboard_id, name, widget_id, definition, cadence_kind, owner_id, shared_role) VALUES ($1, 'org_acme', $2, 'Spend drops', 'w', '{}', 'on_data_change', 'usr_acme_admin', 'admin')`,
+      [`wal_${table}`, dashboardId],
+    );
     const refused = await deleteTable(acme, table).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(TableInUse);
-    expect((refused as TableInUse).readers).toEqual([{ kind: "dashboard", id: dashboardId, name: table }]);
+    expect((refused as TableInUse).readers).toEqual([{ kind: "dashboard", id: dashboardId, name: table }, { kind: "alert_rule", id: `wal_${table}`, name: "Spend drops" }]);
+    expect((refused as TableInUse).message).toContain("alert rule \"Spend drops\"");
     expect(await countOf(acme, table)).toBe(1);
     await deleteTable(acme, table, { force: true });
     await expect(getTable(acme, table)).rejects.toBeInstanceOf(NotFound);

@@ -76,7 +76,8 @@ export async function organizationUsage(tx: TenantTx): Promise<{ tables: number;
 }
 
 /**
- * Who reads the table: published dashboards whose manifest names it, their embeds, and alert rules.
+ * Who reads the table: published dashboards whose manifest names it, their live embeds, and the alert
+ * rules on their widgets.
  * A manifest names a table in a dataset's `from` or in SQL text; a word match of the name over the
  * published manifest finds both (and may list a dashboard that only mentions the word: a refused drop
  * can be forced, a missed reader could not be undone).
@@ -90,11 +91,14 @@ export async function tableReaders(query: TenantQuery, name: string): Promise<Ta
       WHERE v.spec_yaml ~ $1 ORDER BY d.name`,
     [pattern],
   );
+  // An alert rule evaluates a widget of its dashboard's published version (lib/alerts).
+  const alerts = dashboards.length === 0 ? [] : await query<{ id: string; name: string }>("SELECT id, name FROM widget_alerts WHERE dashboard_id = ANY($1) ORDER BY name", [dashboards.map((d) => d.id)]);
   const readers: TableReader[] = [];
   for (const dashboard of dashboards) {
     readers.push({ kind: "dashboard", id: dashboard.id, name: dashboard.name });
     for (const embed of dashboard.embeds) readers.push({ kind: "embed", id: embed.id, name: dashboard.name });
   }
+  for (const alert of alerts) readers.push({ kind: "alert_rule", id: alert.id, name: alert.name });
   return readers;
 }
 

@@ -85,6 +85,14 @@ async function connectWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolClie
 export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => Promise<T>, options: { connectionWaitMs?: number } = {}): Promise<T> {
   const engine = db.engine;
   const client = await connectWithin(db.pool, options.connectionWaitMs ?? 30_000);
+  // A session ended while it is checked out (pg_terminate_backend, a server restart) is an 'error'
+  // event the pool no longer listens for; unheard it would end the process. The transaction fails on
+  // its next statement, and the connection is discarded rather than pooled again.
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on("error", onLost);
   const tx: BulkTx = {
     session: client,
     exec: async (sql, params) => (await client.query(sql, params)).rowCount ?? 0,
@@ -107,7 +115,8 @@ export async function withRawTransaction<T>(db: Database, work: (tx: BulkTx) => 
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.removeListener("error", onLost);
+    client.release(lost);
   }
 }
 
