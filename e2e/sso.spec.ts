@@ -17,8 +17,11 @@ test.beforeAll(async () => {
   idp.accounts.set("carol", { email: "carol@acme-sso-e2e.test", email_verified: true, name: "Carol SSO", groups: ["nyc-managers"] });
 });
 
-test.afterAll(async ({ request }) => {
-  await request.delete("/api/v1/sso", { headers: sameOrigin() });
+// The admin's context (the project's storage state) removes the settings however the test ended.
+test.afterAll(async ({ browser }) => {
+  const admin = await browser.newContext();
+  await admin.request.delete("/api/v1/sso", { headers: sameOrigin() });
+  await admin.close();
   await idp?.close();
 });
 
@@ -51,7 +54,7 @@ test("an admin sets up SSO; a member signs in through the provider, and a remove
   await mapping.getByLabel("Locations").selectOption(["loc_acme_nyc"]);
   await page.getByLabel("When no mapping matches").selectOption("analyst");
   await page.getByRole("button", { name: "Save" }).click();
-  await expect(page.getByRole("status")).toContainText("Saved");
+  await expect(page.getByText("Saved. The next sign-in uses these settings.")).toBeVisible();
   // The secret is never shown back.
   await page.reload();
   await expect(page.getByLabel("Client secret")).toHaveValue("");

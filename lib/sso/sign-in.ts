@@ -46,6 +46,16 @@ type Outcome = { ok: true; claims: SessionClaims } | { ok: false; reason: string
  * their other sessions end as after an admin's change.
  */
 export async function ssoSignIn(providerId: string, idToken: IdTokenClaims): Promise<Outcome> {
+  try {
+    return await signInOnce(providerId, idToken);
+  } catch (error) {
+    // Two first sign-ins of one address at once: one made the member (users.email is unique); the other signs in as it.
+    if ((error as { code?: unknown })?.code === "P2002") return signInOnce(providerId, idToken);
+    throw error;
+  }
+}
+
+async function signInOnce(providerId: string, idToken: IdTokenClaims): Promise<Outcome> {
   const slug = slugOfProviderId(providerId);
   const org = slug ? await findOrganization(slug) : null;
   const sso = org ? await loadSsoConfig(org.id) : null;

@@ -147,6 +147,15 @@ describe("SSO sign-in through next-auth against a real OpenID provider", () => {
     expect((await userByEmail("bob@acme-sso.test")).location_ids).toEqual(["loc_acme_nyc"]);
   });
 
+  it("two first sign-ins of one address at once make one member and both sign in", async () => {
+    idp.accounts.set("dave", { email: "dave@acme-sso.test", email_verified: true, groups: ["staff"] });
+    const flows = await Promise.all([startSignIn(), startSignIn()]);
+    const callbacks = await Promise.all(flows.map((f) => signInAtIssuer(f.authorizationUrl, idp.issuer, "dave")));
+    const both = await Promise.all(flows.map((f, i) => finish(f.browser, callbacks[i])));
+    expect(both.map((b) => b.user?.role)).toEqual(["analyst", "analyst"]);
+    expect(await (await getDb()).system.query("SELECT id FROM users WHERE email = 'dave@acme-sso.test'")).toHaveLength(1);
+  });
+
   it("a group removed at the provider lowers the role at the next sign-in, and the earlier session ends", async () => {
     const first = await signInAs("alice");
     expect(first.user).toMatchObject({ role: "admin" });
