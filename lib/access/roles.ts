@@ -29,3 +29,11 @@ export function allows(access: Access, role: Role): boolean {
   if (access === "admin") return role === "admin";
   return access.includes(role);
 }
+
+/**
+ * An admin of every location: who administers people, places and the audit log. A location-scoped admin could
+ * otherwise grant locations beyond their own scope, or read changes made outside it.
+ */
+export function isOrganizationAdmin(principal: Principal): boolean {
+  return principal.role === "admin" && principal.locationIds === null;
+}

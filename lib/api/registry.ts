@@ -2,7 +2,7 @@
 import type { Endpoint } from "@/lib/endpoint";
 import * as alertsApi from "@/lib/alerts/api-contract";
 import * as api from "./contract";
-import * as audit from "@/lib/audit/contract";
+import * as auditlog from "@/lib/audit-log/contract";
 import * as authApiKeys from "@/lib/auth/api-keys-contract";
 import * as authSessions from "@/lib/auth/sessions-contract";
 import * as chat from "@/lib/chat/contract";
@@ -42,8 +42,8 @@ export const ENDPOINTS: Endpoint[] = [
   authApiKeys.listApiKeys, // GET /api/v1/api-keys
   authApiKeys.createApiKey, // POST /api/v1/api-keys
   authApiKeys.revokeApiKey, // DELETE /api/v1/api-keys/{id}
-  audit.listAudit, // GET /api/v1/audit
-  audit.exportAudit, // GET /api/v1/audit.csv
+  auditlog.listAudit, // GET /api/v1/audit
+  auditlog.exportAudit, // GET /api/v1/audit.csv
   chat.chat, // POST /api/v1/chat
   dashboards.listDashboards, // GET /api/v1/custom-dashboards
   dashboards.createDashboard, // POST /api/v1/custom-dashboards

@@ -1,29 +1,28 @@
-import { SECRET_FIELDS } from "@/lib/notifications/channel-kinds";
-
 /**
  * The one masking rule of the audit log. What is recorded is the target as the API shows it, which already leaves
- * out hashes and shows channel secrets masked; this rule is the floor under that: a field named as a secret by a
- * channel kind's schema (SECRET_FIELDS), or whose name ends in password, secret, token, hash or link (invitation
- * and reset links carry their token), is written as MASKED at any depth. Secrets' values never reach the table.
+ * out hashes and shows channel secrets masked; this rule is the floor under that: a field whose name ends in
+ * password, secret, token, hash or link (invitation and reset links carry their token), or that the recording
+ * domain names as a secret of its schema (a channel kind's SECRET_FIELDS, such as a Slack webhook URL), is written
+ * as MASKED at any depth. Secrets' values never reach the table.
  */
 export const MASKED = "[masked]";
 
-const CHANNEL_SECRETS = new Set(Object.values(SECRET_FIELDS).flat());
 const SECRET_NAME = /(?:^|_)(?:password|secret|token|hash|link)$/i;
 
-export const isSecretField = (name: string) => CHANNEL_SECRETS.has(name) || SECRET_NAME.test(name);
-
-/** A JSON copy of `value` with every secret field masked (null and undefined stay null). */
-export function maskSecrets(value: unknown): unknown {
-  if (value === undefined || value === null) return null;
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map(maskSecrets);
-  if (typeof value === "bigint") return value.toString();
-  if (typeof value !== "object") return value;
-  if (value instanceof Uint8Array) return MASKED;
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => [k, isSecretField(k) && v !== null ? MASKED : maskSecrets(v)]),
-  );
+/** A JSON copy of `value` with every secret field masked (undefined and null become null). */
+export function maskSecrets(value: unknown, secretFields: ReadonlySet<string> = new Set()): unknown {
+  const mask = (v: unknown): unknown => {
+    if (v === undefined || v === null) return null;
+    if (v instanceof Date) return v.toISOString();
+    if (Array.isArray(v)) return v.map(mask);
+    if (typeof v === "bigint") return v.toString();
+    if (typeof v !== "object") return v;
+    if (v instanceof Uint8Array) return MASKED;
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .filter(([, field]) => field !== undefined)
+        .map(([name, field]) => [name, (SECRET_NAME.test(name) || secretFields.has(name)) && field !== null ? MASKED : mask(field)]),
+    );
+  };
+  return mask(value);
 }

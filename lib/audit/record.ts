@@ -17,6 +17,8 @@ export interface AuditEntry {
   /** The target as the API shows it before and after the change (null: it did not exist / no longer exists). */
   before?: unknown;
   after?: unknown;
+  /** Field names the target's schema declares secret beyond the masking rule's own (a channel kind's SECRET_FIELDS). */
+  secretFields?: readonly string[];
 }
 
 /** Job principals (lib/documents/indexing) act for no person: their user id says which job. */
@@ -36,8 +38,9 @@ function actorColumns(actor: AuditActor): { kind: "user" | "api_key" | "system";
 export async function recordAudit(tx: TenantTx, entry: AuditEntry): Promise<void> {
   const actor = actorColumns(entry.actor);
   const address = currentAuditRequest()?.address ?? null;
-  const before = entry.before === undefined || entry.before === null ? null : JSON.stringify(maskSecrets(entry.before));
-  const after = entry.after === undefined || entry.after === null ? null : JSON.stringify(maskSecrets(entry.after));
+  const secrets = new Set(entry.secretFields ?? []);
+  const before = entry.before === undefined || entry.before === null ? null : JSON.stringify(maskSecrets(entry.before, secrets));
+  const after = entry.after === undefined || entry.after === null ? null : JSON.stringify(maskSecrets(entry.after, secrets));
   await tx.$executeRaw`
     INSERT INTO audit_events (id, org_id, actor_kind, actor_id, actor_name, address, action, target_kind, target_id, target_name, before, after)
     VALUES (

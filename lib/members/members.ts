@@ -1,5 +1,5 @@
 import "server-only";
-import type { Principal, Role } from "@/lib/access/roles";
+import { isOrganizationAdmin, type Principal, type Role } from "@/lib/access/roles";
 import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { User } from "@/lib/db/generated/client";
@@ -26,7 +26,7 @@ export function memberView(row: User) {
  * otherwise grant locations, or every location, beyond their own scope, so they are refused outright.
  */
 export function requireOrganizationAdmin(principal: Principal): void {
-  if (principal.role !== "admin" || principal.locationIds !== null) {
+  if (!isOrganizationAdmin(principal)) {
     throw forbidden("Members and locations are managed by admins of every location");
   }
 }

@@ -4,7 +4,7 @@ import "tabulator-tables/dist/css/tabulator.min.css";
 import { useEffect, useMemo, useRef, useState } from "react";
 import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-tables";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { toCsv, toXlsx } from "./export-cells";
+import { toCsv, toXlsx } from "@/lib/export-cells";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
 import { columnDecimals, formatFixed, formatValue, humanize, isIdColumn, toNumber } from "@/lib/dashboards/format";
 import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
@@ -179,7 +179,7 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
     const grid = table.current;
     if (!grid) return;
     // Custom downloaders over Tabulator's export rows (current sort and filter): every cell, headers
-    // included, goes through the formula neutraliser (export-cells.ts), and Excel files come from exceljs.
+    // included, goes through the formula neutraliser (lib/export-cells.ts), and Excel files come from exceljs.
     grid.download((list, _options, setFileContents) => {
       const cells = exportCells(list);
       if (format === "csv") {

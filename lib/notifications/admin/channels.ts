@@ -57,7 +57,7 @@ export async function putChannelConfig(principal: Principal, kind: ChannelKind, 
     };
     const written = await tx.notificationChannelConfig.upsert({ where: { orgId_kind: { orgId: principal.orgId, kind } }, create: { orgId: principal.orgId, kind, ...data }, update: data });
     // Secrets are masked in the log: which of them were given anew is what it can say of them.
-    await recordAudit(tx, { actor: principal, action: "channel.update", target: { id: kind, name: kind }, before: existing ? view(kind, existing, principal.orgId) : null, after: { ...view(kind, written, principal.orgId), secrets_given: Object.keys(given) } });
+    await recordAudit(tx, { actor: principal, action: "channel.update", target: { id: kind, name: kind }, before: existing ? view(kind, existing, principal.orgId) : null, after: { ...view(kind, written, principal.orgId), secrets_given: Object.keys(given) }, secretFields: secretNames });
     return written;
   });
   return view(kind, saved, principal.orgId);

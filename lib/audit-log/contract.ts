@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { pageQuery } from "@/lib/pagination";
-import { AuditAction, AuditTargetKind } from "./actions";
+import { AuditAction, AuditTargetKind } from "@/lib/audit/actions";
 
 const ts = z.iso.datetime().describe("ISO 8601, UTC");
 

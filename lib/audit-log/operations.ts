@@ -1,6 +1,6 @@
 import "server-only";
 import { defineOperation } from "@/lib/operation";
-import * as audit from "./audit";
+import * as audit from "./audit-log";
 import * as contract from "./contract";
 
 export const listAudit = defineOperation(contract.listAudit, ({ principal, query }) => audit.listAudit(principal, query));
