@@ -185,3 +185,19 @@ spec:
     expect(JSON.stringify(theirs.json.detail).replaceAll(name, "<t>")).toBe(JSON.stringify(unknown.json.detail).replaceAll("no_such_table", "<t>"));
   });
 });
+
+describe("API keys", () => {
+  it("a key with data:write uploads and loads; a key without it is refused (403)", async () => {
+    const keys = await import("../../api-keys/route");
+    const make = async (scopes: string[]) => (await call(keys.POST, "POST", { token: admin, body: { name: `data ${scopes.join(" ")}`, scopes } })).json.key as string;
+    const [writer, reader] = await Promise.all([make(["data:write"]), make(["dashboards:read"])]);
+    const uploaded = await upload(CSV, writer);
+    expect(uploaded.status).toBe(200);
+    const name = uniqueName("by_key");
+    expect((await call(tables.POST, "POST", { token: writer, body: loadBody(uploaded.json.id, name) })).status).toBe(200);
+    const refused = await upload(CSV, reader);
+    expect(refused.status).toBe(403);
+    expect(refused.json.detail).toMatch(/data:write/);
+    expect((await call(table.DELETE, "DELETE", `/api/v1/data/tables/${name}`, { token: reader, params: { name } })).status).toBe(403);
+  });
+});
