@@ -10,6 +10,7 @@ import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateD
 import { type PublishMeta, validOr422, writeDashboards } from "./dashboard-writes";
 import { assertMayPublish, isEditor } from "./policy";
 import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./dashboard-record";
+import { withOwnTables } from "@/lib/data/reader-tables";
 
 export async function recordOf(tx: TenantTx, principal: Principal, row: DashboardRow): Promise<DashboardRecord> {
   const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: true });
@@ -75,6 +76,11 @@ const SAMPLE_FILE = path.join(/*turbopackIgnore: true*/ process.cwd(), "docs", "
 
 /** Creates or refreshes the bundled sample dashboard and publishes it when its manifest changed. Idempotent. */
 export async function seedSampleDashboard(principal: Principal): Promise<DashboardRecord> {
+  // The sample reads the organization's own marketing_spend (issue 42): checked against its tables, whoever calls.
+  return withOwnTables(principal.orgId, () => seedSample(principal));
+}
+
+async function seedSample(principal: Principal): Promise<DashboardRecord> {
   const specYaml = fs.readFileSync(/*turbopackIgnore: true*/ SAMPLE_FILE, "utf8");
   const spec = { yaml: specYaml, manifest: validOr422(specYaml) };
   const name = spec.manifest.manifest.metadata.name;

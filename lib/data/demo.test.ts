@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
+import { SAMPLE_SLUG, seedSampleDashboard } from "@/lib/dashboards/dashboards";
+import { queryDashboard } from "@/lib/dashboards/query";
 import { withTenant } from "@/lib/db/tenant";
 import { orgTableSchema } from "@/lib/db/warehouse";
 import { DEMO_ORGS, locationId } from "@/lib/demo/seed";
@@ -45,5 +48,28 @@ describe("the demo organizations' marketing_spend table", () => {
       );
       expect(seen).toEqual([{ code: first, n: DEMO_SPEND_DAYS * 3 }]);
     }
+  });
+
+  it("the sample dashboard's widget over it answers the table's sums, within the viewer's locations", async () => {
+    await seedDemoTables();
+    const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme", role: "admin", locationIds: null, via: "session" };
+    const scoped = ["loc_acme_nyc", "loc_acme_bos"];
+    const manager: Principal = { ...admin, userId: "usr_acme_general_manager", role: "general_manager", locationIds: scoped };
+    await seedSampleDashboard(admin);
+    const table = `"${orgTableSchema("org_acme")}"."${DEMO_TABLE}"`;
+    for (const principal of [admin, manager]) {
+      const answer = await queryDashboard(principal, SAMPLE_SLUG, { filters: { date: null }, widget_ids: ["marketing_spend"], version: "published" });
+      const widget = answer.widgets.marketing_spend as { rows?: Record<string, unknown>[]; error?: unknown };
+      expect(widget.error ?? null).toBeNull();
+      const expected = await withTenant(principal, (tx) =>
+        tx.$queryRawUnsafe<{ channel: string; spend: string }[]>(`SELECT channel, sum(spend)::text AS spend FROM ${table} GROUP BY channel ORDER BY channel`),
+      );
+      const got = [...(widget.rows ?? [])].map((r) => ({ channel: String(r.channel), spend: Number(r.spend) })).sort((a, b) => a.channel.localeCompare(b.channel));
+      expect(got).toEqual(expected.map((e) => ({ channel: e.channel, spend: Number(e.spend) })));
+    }
+    // The manager's rows are their two locations' only: less than the whole organization's.
+    const count = (principal: Principal) => withTenant(principal, async (tx) => (await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
+    expect(await count(manager)).toBe(DEMO_SPEND_DAYS * 3 * scoped.length);
+    expect(await count(admin)).toBeGreaterThan(await count(manager));
   });
 });

@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseDashboardYaml } from "./parse";
 import { catalogNameProblem, catalogSqlPolicy, nameCompletions, tableCatalog, type CatalogTable } from "./table-names";
@@ -84,6 +86,20 @@ describe("the editor's name check over the organization's catalog", () => {
     })();
     expect(problem?.message).toMatch(/unknown table 'marketing_spends'/);
     expect(problem?.position).toBe("orders JOIN ".length);
+  });
+});
+
+describe("the bundled sample under the editor's check", () => {
+  it("passes with the demo organizations' marketing_spend, and names it when the organization lacks the table", () => {
+    const sample = fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8");
+    const demo: CatalogTable = {
+      name: "marketing_spend",
+      own: true,
+      columns: ["org_id", "day", "location_code", "channel", "spend", "clicks"].map((name) => ({ name })),
+    };
+    expect(parseDashboardYaml(sample, { sqlPolicy: catalogSqlPolicy(tableCatalog([demo])) }).ok).toBe(true);
+    const without = parseDashboardYaml(sample, { sqlPolicy: catalogSqlPolicy(tableCatalog([])) });
+    expect(without.ok ? [] : without.errors.map((e) => e.message)).toEqual([expect.stringMatching(/^unknown table 'marketing_spend'/)]);
   });
 });
 
