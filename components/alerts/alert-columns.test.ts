@@ -13,6 +13,8 @@ const withMappings = (mappings: Record<string, string | string[]>): WidgetManife
 describe("what an alert on a widget may watch", () => {
   it("numeric columns are metrics (the chart's mapped series first), identifiers and text are dimensions", () => {
     const result = {
+      error: null,
+      cached: false,
       columns: ["location", "location_id", "orders", "revenue"],
       rows: [
         { location: "Boston", location_id: 7, orders: 3, revenue: "120.50" },
@@ -23,7 +25,7 @@ describe("what an alert on a widget may watch", () => {
   });
 
   it("a column with any value that is no number is not a metric; no result yet offers nothing", () => {
-    const result = { columns: ["code", "amount"], rows: [{ code: "12", amount: 1 }, { code: "A7", amount: 2 }] };
+    const result = { error: null, cached: false, columns: ["code", "amount"], rows: [{ code: "12", amount: 1 }, { code: "A7", amount: 2 }] };
     expect(alertColumns(withMappings({}), result)).toEqual({ metrics: ["amount"], dimensions: ["code"] });
     expect(alertColumns(withMappings({}), undefined)).toEqual({ metrics: [], dimensions: [] });
   });
