@@ -8,6 +8,7 @@ import { call, tokenFor } from "@/test/helpers";
 import { NextAuthBrowser } from "@/test/support/next-auth-driver";
 import { signInAtIssuer, startTestIssuer, type TestIssuer } from "@/test/support/oidc-issuer";
 import { redirectUriOf } from "./settings";
+import { mappedAccess } from "./sign-in";
 
 // Loopback is reachable only through the explicit allow-list webhooks' tests use; everything else internal is refused.
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false });
@@ -83,6 +84,27 @@ beforeAll(async () => {
   idp.accounts.set("unverified", { email: "eve@acme-sso.test", email_verified: false, groups: ["quarry-admins"] });
 }, 60_000);
 afterAll(async () => idp?.close());
+
+describe("the claim's mapping (mappedAccess)", () => {
+  const sso = {
+    defaultRole: null,
+    roleMappings: [
+      { value: "admins", role: "admin" as const, location_ids: [] },
+      { value: "nyc", role: "general_manager" as const, location_ids: ["loc_nyc"] },
+      { value: "sfo", role: "general_manager" as const, location_ids: ["loc_sfo"] },
+      { value: "readers", role: "analyst" as const, location_ids: [] },
+    ],
+  };
+  it("grants the highest matching role with the union of that role's locations, and nothing else", () => {
+    expect(mappedAccess(sso, ["sfo", "readers", "nyc"])).toEqual({ role: "general_manager", locationIds: ["loc_nyc", "loc_sfo"] });
+    expect(mappedAccess(sso, ["nyc", "admins"])).toEqual({ role: "admin", locationIds: [] });
+    expect(mappedAccess(sso, "readers")).toEqual({ role: "analyst", locationIds: [] });
+    // A lower role's wider scope never widens the higher role's.
+    expect(mappedAccess(sso, ["nyc", "readers"])).toEqual({ role: "general_manager", locationIds: ["loc_nyc"] });
+    for (const claim of [undefined, null, [], ["Admins"], [1, { value: "admins" }], "admins,nyc"]) expect(mappedAccess(sso, claim)).toBeNull();
+    expect(mappedAccess({ ...sso, defaultRole: "analyst" }, ["unknown"])).toEqual({ role: "analyst", locationIds: [] });
+  });
+});
 
 describe("SSO settings (/api/v1/sso)", () => {
   it("saves through the outbound rules, never answers the secret, and refuses what the organization does not hold", async () => {
