@@ -186,6 +186,45 @@ spec:
   });
 });
 
+describe("dashboards-as-code plan over an organization's table", () => {
+  it("checks the table and its columns: valid for its organization, a wrong column named with its line, another organization's plan invalid", async () => {
+    const plan = await import("../../custom-dashboards/%5Fplan/route");
+    const uploaded = await upload(CSV);
+    const name = uniqueName("planned");
+    await call(tables.POST, "POST", { token: admin, body: loadBody(uploaded.json.id, name) });
+    const yaml = `version: "1.0"
+kind: dashboard
+metadata: { id: planned, name: Planned }
+spec:
+  datasets:
+    - id: spend
+      from: ${name}
+      dimensions:
+        - { id: region, column: ${name}.region }
+      metrics:
+        - { id: total, type: sql, expression: sum(${name}.spend) }
+  tabs:
+    - { id: main, name: Main, widgets: [by_region] }
+---
+version: "1.0"
+kind: widget
+metadata: { id: by_region, name: By region }
+spec:
+  component: table
+  layout: { x: 0, y: 0, w: 6, h: 3 }
+  data: { kind: dataset, dataset: spend, columns: [region, total] }
+`;
+    const planOf = async (token: string, content: string) => (await call(plan.POST, "POST", { token, body: { files: [{ path: `${name.replaceAll("_", "-")}.yaml`, content }] } })).json;
+    expect((await planOf(admin, yaml)).valid).toBe(true);
+    const wrong = await planOf(admin, yaml.replace(`sum(${name}.spend)`, `sum(${name}.spent)`));
+    expect(wrong.valid).toBe(false);
+    expect(wrong.items[0].errors).toEqual([expect.objectContaining({ line: 11, message: expect.stringContaining("spent") })]);
+    const theirs = await planOf(globexAdmin, yaml);
+    expect(theirs.valid).toBe(false);
+    expect(theirs.items[0].errors[0]).toMatchObject({ line: 7, message: expect.stringContaining(`table "${name}" is not allowed`) });
+  });
+});
+
 describe("API keys", () => {
   it("a key with data:write uploads and loads; a key without it is refused (403)", async () => {
     const keys = await import("../../api-keys/route");
