@@ -16,6 +16,7 @@ import { createAlert, evaluateOnDataChange } from "@/lib/alerts/alerts";
 import { CreateAlertBody, type CreateAlertInput } from "@/lib/alerts/contract";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
+import { seedDemoTables } from "@/lib/data/demo";
 import { closeQueue } from "@/lib/job-queue";
 import { benchEngines } from "./lib/scratch-db";
 import { withSeededDb } from "./lib/seeded-db";
@@ -77,6 +78,8 @@ export default async function bench(args: string[]): Promise<void> {
 async function run(engine: string, alertCount: number, requests: number): Promise<void> {
   const token = await issueLocalToken({ userId: "usr_acme_admin", orgSlug: "acme", role: "admin" });
   const analyst = await issueLocalToken({ userId: "usr_acme_bench_viewer", orgSlug: "acme", role: "analyst" });
+  // The sample reads the demo organizations' own table too (issue 42), which `npm run db:seed` loads.
+  await seedDemoTables();
   const dashboard = (await post(seedRoute as Handler, "/api/v1/custom-dashboards/_seed", token, undefined)) as { id: string };
 
   let made = performance.now();
