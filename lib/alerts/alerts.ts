@@ -8,7 +8,6 @@ import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { Prisma, WidgetAlert, WidgetAlertEvaluation } from "@/lib/db/generated/client";
 import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import type { ManifestAlert } from "@/lib/manifest/alert";
 import { alertProblems } from "@/lib/manifest-check/alerts";
 import { cronError, latestDue } from "@/lib/notifications/settings/cron";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
@@ -17,7 +16,9 @@ import { filterProblems } from "@/lib/reports/schedules";
 import { parseScopeKey, scopeKey, reportScope, withinLocations } from "@/lib/reports/schedules-scope";
 import type { AlertEvaluationView, AlertStateName, AlertView, CreateAlertBody, UpdateAlertBody } from "./contract";
 import { evaluateAlerts, type AlertDelivery } from "./evaluate";
-import { StoredDefinition, alertRecord } from "./record";
+import { declarationColumns, outsideRecipients, type Declaration } from "@/lib/dashboards/manifest-alerts";
+import { alertRecord } from "./record";
+import { AlertDefinition } from "@/lib/manifest/alert";
 
 /**
  * Widget alerts as principals see and change them (issue 45 §1), through tenant transactions only. Who may do what
@@ -28,7 +29,7 @@ import { StoredDefinition, alertRecord } from "./record";
  * the manifest; only their switches (mute, snooze, the admin's approval) change here.
  */
 
-type Declaration = Omit<CreateAlertBody, "dashboard_id" | "muted" | "snoozed_until" | "shared_approved">;
+
 
 const DECLARED_IN_MANIFEST = "This alert is declared in the dashboard's manifest: change it there and push the manifest (only muted, snoozed_until and shared_approved change here)";
 
@@ -64,20 +65,9 @@ async function declarationProblems(tx: TenantTx, principal: Principal, manifest:
   return items;
 }
 
-function declarationColumns(d: Declaration) {
-  const { name, widget_id, cadence, ...definition } = d;
-  return {
-    name,
-    widgetId: widget_id,
-    definition: StoredDefinition.parse(definition) as Prisma.InputJsonValue,
-    cadenceKind: cadence.kind,
-    cron: cadence.kind === "cron" ? cadence.cron.trim() : null,
-  };
-}
-
 /** Whether `principal` may see an alert: its owner, a member it names, an editor within its shared scope. */
 function visibleTo(principal: Principal, row: WidgetAlert): boolean {
-  if (row.ownerId === principal.userId || StoredDefinition.parse(row.definition).recipients.user_ids.includes(principal.userId)) return true;
+  if (row.ownerId === principal.userId || AlertDefinition.parse(row.definition).recipients.user_ids.includes(principal.userId)) return true;
   return isEditor(principal) && withinLocations(row.sharedLocationIds, principal.locationIds);
 }
 
@@ -195,8 +185,6 @@ export async function createAlert(principal: Principal, body: CreateAlertBody, n
   });
 }
 
-/** Who outside recipients are, as an approval covers them: an editor who changes them resets it. */
-const outsideRecipients = (definition: StoredDefinition) => ({ groups: [...definition.recipients.group_ids].sort(), channels: [...definition.recipients.channels].sort() });
 
 export async function updateAlert(principal: Principal, id: string, body: UpdateAlertBody, now: Date): Promise<AlertView> {
   mayApprove(principal, body.shared_approved);
@@ -216,7 +204,7 @@ export async function updateAlert(principal: Principal, id: string, body: Update
       const items = await declarationProblems(tx, principal, dashboard.manifest, merged, org?.timeZone ?? "UTC", now);
       if (items.length > 0) throw new Invalid(items);
       Object.assign(data, declarationColumns(merged));
-      const changedOutside = !isDeepStrictEqual(outsideRecipients(StoredDefinition.parse(merged)), outsideRecipients(record.definition));
+      const changedOutside = !isDeepStrictEqual(outsideRecipients(AlertDefinition.parse(merged)), outsideRecipients(record.definition));
       if (changedOutside && principal.role !== "admin") Object.assign(data, { sharedApprovedBy: null, sharedApprovedVersion: null });
     }
     if (muted !== undefined) data.muted = muted;
@@ -273,39 +261,6 @@ export async function testAlert(principal: Principal, id: string, now: Date): Pr
   const ids = report.evaluations.flatMap((e) => (e.recorded && scopeVisible(principal, e.scopeKey) ? [e.recorded.evaluationId] : []));
   const rows = await withTenant(principal, (tx) => tx.widgetAlertEvaluation.findMany({ where: { id: { in: ids } }, orderBy: [{ scopeKey: "asc" }, { dimensionValue: "asc" }] }));
   return rows.map(evaluationView);
-}
-
-/**
- * Brings a dashboard's manifest-declared alerts in line with its published manifest (`spec.alerts`), in `tx`: new ids
- * are created (owned by `principal`, who pushed), declared ones updated in place (their switches and states kept),
- * those no longer declared deleted. Answers the ids created, updated and deleted (what a plan shows).
- */
-export async function syncManifestAlerts(tx: TenantTx, principal: Principal, dashboardId: string, declared: readonly ManifestAlert[], now: Date) {
-  const existing = await tx.widgetAlert.findMany({ where: { dashboardId, manifestId: { not: null } } });
-  const byManifestId = new Map(existing.map((r) => [r.manifestId!, r]));
-  const result = { created: [] as string[], updated: [] as string[], deleted: [] as string[] };
-  for (const alert of declared) {
-    const { id: manifestId, ...declaration } = alert;
-    const columns = declarationColumns(declaration);
-    const row = byManifestId.get(manifestId);
-    if (!row) {
-      await tx.widgetAlert.create({
-        data: { id: newId("wal"), orgId: principal.orgId, dashboardId, manifestId, ...columns, ownerId: principal.userId, sharedRole: principal.role, sharedLocationIds: [...new Set(principal.locationIds ?? [])].sort(), createdAt: now, updatedAt: now },
-      });
-      result.created.push(manifestId);
-      continue;
-    }
-    const same = row.name === columns.name && row.widgetId === columns.widgetId && row.cadenceKind === columns.cadenceKind && row.cron === columns.cron && isDeepStrictEqual(row.definition, columns.definition);
-    if (same) continue;
-    const outsideChanged = !isDeepStrictEqual(outsideRecipients(StoredDefinition.parse(row.definition)), outsideRecipients(StoredDefinition.parse(columns.definition)));
-    await tx.widgetAlert.update({ where: { id: row.id }, data: { ...columns, updatedAt: now, ...(outsideChanged ? { sharedApprovedBy: null, sharedApprovedVersion: null } : {}) } });
-    result.updated.push(manifestId);
-  }
-  const kept = new Set(declared.map((a) => a.id));
-  const gone = existing.filter((r) => !kept.has(r.manifestId!));
-  if (gone.length > 0) await tx.widgetAlert.deleteMany({ where: { id: { in: gone.map((r) => r.id) } } });
-  result.deleted.push(...gone.map((r) => r.manifestId!));
-  return result;
 }
 
 /** The occurrence a data change is evaluated as: the change's own id, so a retried hand-off evaluates it once. */

@@ -38,7 +38,7 @@ export type CreateAlertInput = z.input<typeof CreateAlertBody>;
 
 const editable = { ...alertDeclarationFields, ...operationalFields };
 // Defaults belong to creation: inside optional() zod 4 still fills them in, so an edit leaving `muted` out would unmute.
-const leftOut = (field: z.ZodType) => (field instanceof z.ZodDefault ? field.unwrap() : field).optional();
+const leftOut = (field: z.ZodType) => (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field).optional();
 export const UpdateAlertBody = z
   .strictObject(Object.fromEntries(Object.entries(editable).map(([k, v]) => [k, leftOut(v)])) as { [K in keyof typeof editable]: z.ZodOptional<(typeof editable)[K]> })
   .refine((b) => Object.values(b).some((v) => v !== undefined), "Give at least one field to change")

@@ -7,12 +7,12 @@ import type { ValidManifest } from "@/lib/dashboards/manifest";
 import { withTenant } from "@/lib/db/tenant";
 import { DomainError } from "@/lib/errors";
 import { log } from "@/lib/log";
-import type { AlertCondition, ChangePeriod } from "@/lib/manifest/alert";
+import type { AlertCondition, AlertDefinition, ChangePeriod } from "@/lib/manifest/alert";
 import { previousAlignedPeriod } from "@/lib/query/dates";
 import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
 import { scopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
 import type { AlertMessageTarget, EvaluationOutcome } from "./contract";
-import { alertRecord, type AlertRecord, type StoredDefinition } from "./record";
+import { alertRecord, type AlertRecord } from "./record";
 import { alertTargets, type ScopedTargets } from "./recipients";
 import { recordEvaluation, unclaimedAlertMessages, type Measured, type Recorded } from "./state";
 
@@ -122,7 +122,7 @@ const numberOf = (v: unknown): number | null => {
   return null;
 };
 
-function reduce(values: readonly number[], how: StoredDefinition["reduce"]): number | null {
+function reduce(values: readonly number[], how: AlertDefinition["reduce"]): number | null {
   if (values.length === 0) return null;
   switch (how) {
     case "first":

@@ -11,6 +11,7 @@ import type { VersionSource } from "./contract";
 import type { DashboardRow } from "./dashboard-record";
 import { checkDrillTargets } from "./interactions";
 import { parseManifest, type ValidManifest } from "./manifest";
+import { syncManifestAlerts } from "./manifest-alerts";
 import { forgetDashboardResults } from "./result-cache";
 import { recordVersionRollups } from "./version-rollups";
 
@@ -127,6 +128,8 @@ class DashboardWriter {
       },
     });
     await recordVersionRollups(this.tx, row.id, version, rollupIds);
+    // Alerts the manifest declares watch the published version: created, updated and removed with it.
+    await syncManifestAlerts(this.tx, this.principal, row.id, manifest.manifest.spec.alerts ?? [], new Date());
     const updated = await this.tx.dashboard.update({ where: { id: row.id }, data: { publishedVersion: version, updatedBy: userId, updatedAt: new Date() } });
     this.forget.set(row.id, "all");
     await recordAudit(this.tx, { actor: this.principal, action: "dashboard.publish", target: { id: row.id, name: updated.name }, before: audited(row), after: { ...audited(updated), message: meta.message ?? null } });

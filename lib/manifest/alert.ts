@@ -104,3 +104,7 @@ export const alertDeclarationFields = {
 /** An alert declared in a dashboard manifest (`spec.alerts`): its id is stable across pushes, so a push updates it in place. */
 export const ManifestAlert = z.strictObject({ id: ManifestId.describe("identifier, unique among the dashboard's alerts"), ...alertDeclarationFields });
 export type ManifestAlert = z.infer<typeof ManifestAlert>;
+
+/** What an alert's row keeps beside its own columns (name, widget, cadence): the rest of its declaration, read back through this schema. */
+export const AlertDefinition = z.object(alertDeclarationFields).omit({ name: true, widget_id: true, cadence: true });
+export type AlertDefinition = z.output<typeof AlertDefinition>;
