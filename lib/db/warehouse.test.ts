@@ -38,6 +38,21 @@ describe("the reader's tables, as declared and as the database has them", () => 
     expect(triggers.filter((t) => t.schema !== "public" && !t.schema.startsWith(ORG_SCHEMA_PREFIX))).toEqual([]);
   });
 
+  it("hold every organization's own table to the warehouse's rules: forced RLS, the tenant policy, read by the reader role alone beside quarry_app", async () => {
+    const { system } = await getDb();
+    const tables = await system.query<{ name: string; forced: boolean; tenant: number; readers: string[] }>(
+      `SELECT n.nspname || '.' || c.relname AS name, c.relrowsecurity AND c.relforcerowsecurity AS forced,
+              (SELECT count(*)::int FROM pg_policy p WHERE p.polrelid = c.oid AND p.polpermissive AND pg_get_expr(p.polqual, p.polrelid) LIKE '%quarry_current_org()%') AS tenant,
+              ARRAY(SELECT DISTINCT g.grantee::text FROM information_schema.role_table_grants g WHERE g.table_schema = n.nspname AND g.table_name = c.relname AND g.privilege_type = 'SELECT' AND g.grantee <> current_user ORDER BY 1) AS readers
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relkind = 'r' AND n.nspname LIKE $1`,
+      [`${ORG_SCHEMA_PREFIX.replaceAll("_", "\\_")}%`],
+    );
+    // The demo organizations' seeded table (lib/data/demo.ts) at least.
+    expect(tables.length).toBeGreaterThan(0);
+    expect(tables.filter((t) => !t.forced || t.tenant !== 1 || t.readers.join() !== "quarry_app,quarry_reader")).toEqual([]);
+  });
+
   it("recognise a write to any of them however it is spelled", () => {
     for (const sql of ["INSERT INTO orders VALUES (1)", 'update "public"."locations" set name = 1', "MERGE INTO products p USING x ON true WHEN MATCHED THEN DELETE", "TRUNCATE TABLE rollup_rows", "COPY sales_targets FROM STDIN"]) {
       expect(READER_TABLE_WRITE.test(sql), sql).toBe(true);
