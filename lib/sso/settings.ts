@@ -1,6 +1,7 @@
 import "server-only";
 import { z } from "zod";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { findOrganization } from "@/lib/auth/directory";
 import { config } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
@@ -118,7 +119,8 @@ export async function saveSsoSettings(principal: Principal, body: SaveSsoSetting
     const admins = await tx.user.findMany({ where: { id: { in: body.break_glass_user_ids }, role: "admin", status: "active", locationIds: { isEmpty: true } }, select: { id: true } });
     const notAdmins = body.break_glass_user_ids.filter((id) => !admins.some((a) => a.id === id));
     if (notAdmins.length > 0) throw new Invalid([{ loc: ["body", "break_glass_user_ids"], msg: `Not active admins of every location: ${notAdmins.join(", ")}`, type: "value_error" }]);
-    const existing = await tx.ssoSettings.findUnique({ where: { orgId: principal.orgId }, select: { clientSecretEnc: true } });
+    const current = await readRow(tx, principal.orgId);
+    const existing = current?.row;
     if (!existing && !body.client_secret) throw new Invalid([{ loc: ["body", "client_secret"], msg: "Required the first time", type: "missing" }]);
     const data = {
       issuerUrl: body.issuer_url,
@@ -135,19 +137,26 @@ export async function saveSsoSettings(principal: Principal, body: SaveSsoSetting
     await tx.ssoSettings.upsert({ where: { orgId: principal.orgId }, create: { orgId: principal.orgId, ...data }, update: data });
     await tx.ssoDomain.deleteMany({ where: { orgId: principal.orgId } });
     await tx.ssoDomain.createMany({ data: body.domains.map((domain) => ({ domain, orgId: principal.orgId })) });
-    return readRow(tx, principal.orgId);
+    const saved = (await readRow(tx, principal.orgId))!;
+    // The views carry no secret (client_secret_set only); a changed secret shows as a changed updated_at.
+    await recordAudit(tx, { actor: principal, action: "sso.update", target: { id: null, name: "Single sign-on" }, before: current ? view(principal, current) : null, after: view(principal, saved) });
+    return saved;
   }).catch((error: unknown) => {
     // Another organization took a domain between the check and the write (sso_domains' primary key).
     if ((error as { code?: unknown })?.code === "P2002") throw new Invalid([{ loc: ["body", "domains"], msg: "A domain is already used for single sign-on on this server", type: "value_error" }]);
     throw error;
   });
-  return view(principal, saved!);
+  return view(principal, saved);
 }
 
 export async function deleteSsoSettings(principal: Principal): Promise<void> {
   requireOrganizationAdmin(principal);
-  const { count } = await withTenant(principal, (tx) => tx.ssoSettings.deleteMany({ where: { orgId: principal.orgId } }));
-  if (count === 0) throw notFound("Single sign-on configuration");
+  await withTenant(principal, async (tx) => {
+    const current = await readRow(tx, principal.orgId);
+    if (!current) throw notFound("Single sign-on configuration");
+    await tx.ssoSettings.delete({ where: { orgId: principal.orgId } });
+    await recordAudit(tx, { actor: principal, action: "sso.update", target: { id: null, name: "Single sign-on" }, before: view(principal, current), after: null });
+  });
 }
 
 /**

@@ -138,6 +138,15 @@ describe("SSO settings (/api/v1/sso)", () => {
     // Saved again without a secret: the stored one is kept.
     const { client_secret: _secret, ...withoutSecret } = settings();
     expect((await save(withoutSecret)).status).toBe(200);
+    // Each save is in the audit log with before and after, and the secret in neither.
+    const audit = await system.query<{ actor_id: string; before: unknown; after: { issuer_url: string } }>(
+      "SELECT actor_id, before, after FROM audit_events WHERE org_id = 'org_acme' AND action = 'sso.update' ORDER BY occurred_at, id",
+    );
+    expect(audit.map((a) => [a.actor_id, a.before === null, a.after.issuer_url])).toEqual([
+      ["usr_acme_admin", true, idp.issuer],
+      ["usr_acme_admin", false, idp.issuer],
+    ]);
+    expect(JSON.stringify(audit)).not.toContain(idp.clientSecret);
 
     // Another organization cannot take a domain acme holds, and sees nothing of acme's settings.
     const taken = await save(settings({ domains: ["acme-sso.test"] }), globex);
