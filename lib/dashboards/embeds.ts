@@ -12,6 +12,7 @@ import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/e
 import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
+import { withOwnTables } from "@/lib/data/reader-tables";
 import { type EmbedGrant, storedPlatform } from "./policy";
 import { findDashboardOr404, publishedVersionOf } from "./dashboard-record";
 
@@ -103,7 +104,8 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   // The grant shows the version it was made for, but the dashboard's current published manifest
   // decides whether it may be embedded at all: turning allow_embed off and publishing stops every link.
   // One that no longer validates (rules tightened since) is read from its YAML: its links stay, and the page says it is unavailable.
-  const currentManifest = current ? parseManifestCached(current.specYaml) : null;
+  // Checked against the organization's own tables (issue 42): an embed request carries no principal whose work would bring them.
+  const currentManifest = current ? await withOwnTables(org, async () => parseManifestCached(current.specYaml)) : null;
   const allowEmbed = currentManifest?.ok ? currentManifest.value.manifest.platform.allow_embed : current ? storedPlatform(current.specYaml).allow_embed : false;
   if (!allowEmbed) {
     throw new Forbidden("Embedding has been turned off for this dashboard");
