@@ -53,7 +53,7 @@ async function writeCsv(file: string, rows: number): Promise<void> {
     const values = row(i);
     buffer += `${values[0]},${values[1]},${values[2]},${values[3]},${(values[4] as number).toFixed(2)},${values[5]},${values[6]},${(values[7] as Date).toISOString()}\n`;
     if (buffer.length > 1 << 20) {
-      if (!out.write(buffer)) await new Promise((resolve) => out.once("drain", resolve));
+      if (!out.write(buffer)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
       buffer = "";
     }
   }
