@@ -4,6 +4,7 @@ import { type TenantTx, withTenant } from "@/lib/db/tenant";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { rollupId } from "@/lib/rollups/registry";
 import { parseManifest } from "./manifest";
+import { withOwnTables } from "@/lib/data/reader-tables";
 
 /**
  * Which rollups each dashboard version declared (`dashboard_versions.rollup_ids`, migration 0038): the
@@ -27,7 +28,8 @@ export async function recordUnrecordedVersionRollups(): Promise<number> {
   const organizations = await system.query<{ id: string }>("SELECT id FROM organizations ORDER BY id");
   let recorded = 0;
   for (const { id: orgId } of organizations) {
-    recorded += await withTenant({ orgId }, async (tx) => {
+    // Within the organization's own tables (issue 42): a version over a loaded table validates as it did when published.
+    recorded += await withOwnTables(orgId, () => withTenant({ orgId }, async (tx) => {
       const versions = await tx.$queryRaw<{ dashboard_id: string; version: number; spec_yaml: string }[]>`
         SELECT dashboard_id, version, spec_yaml FROM dashboard_versions WHERE rollup_ids IS NULL`;
       for (const v of versions) {
@@ -36,7 +38,7 @@ export async function recordUnrecordedVersionRollups(): Promise<number> {
         await recordVersionRollups(tx, v.dashboard_id, v.version, ids);
       }
       return versions.length;
-    });
+    }));
   }
   return recorded;
 }
