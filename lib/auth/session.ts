@@ -4,7 +4,7 @@ import type { Provider } from "next-auth/providers/index";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getToken } from "next-auth/jwt";
 import type { NextRequest } from "next/server";
-import { findSessionUser, findUserForLogin, type SessionUser } from "./directory";
+import { findSessionUser, findUserForLogin, type LoginUser, type SessionUser } from "./directory";
 import { log } from "@/lib/log";
 import { callerAddressFromHeaders } from "@/lib/security/caller";
 import { safeRedirectUrl } from "./callback-url";
@@ -15,8 +15,7 @@ import { Role, type Principal } from "@/lib/access/roles";
 import { deriveKey } from "@/lib/secrets";
 import { withTenant } from "@/lib/db/tenant";
 import { SESSION_MAX_AGE_SECONDS, newSessionId } from "./session-revocation";
-import { SSO_REFUSED_ERROR, passwordSignInRefused, ssoSignIn } from "@/lib/sso/sign-in";
-import type { IdTokenClaims } from "@/lib/sso/provider";
+import { SSO_REFUSED_ERROR } from "./sign-in-messages";
 
 /** The session secret, derived from the application secret. */
 export function sessionSecret(): string {
@@ -41,8 +40,21 @@ export interface SessionClaims {
   epoch: number;
 }
 
-/** next-auth's options; `sso` is the organization's OpenID Connect provider a sign-in or callback names (lib/sso/next-auth.ts). */
-export function authOptions(sso: Provider[] = []): NextAuthOptions {
+/**
+ * What single sign-on adds to next-auth's options (lib/sso/next-auth.ts passes it on every request to next-auth's
+ * routes); lib/auth knows SSO only through this shape.
+ */
+export interface SsoHooks {
+  /** The organization's OpenID Connect provider when the request starts or ends its sign-in. */
+  providers: Provider[];
+  /** An OAuth callback's ID token claims (verified by openid-client) as the member's session claims, or a refusal. */
+  signIn(providerId: string, idToken: Record<string, unknown>): Promise<{ ok: true; claims: SessionClaims } | { ok: false; reason: string }>;
+  /** Whether a member's correct password is refused: their organization signs in through SSO only. */
+  passwordRefused(user: LoginUser): Promise<boolean>;
+}
+
+/** next-auth's options, with single sign-on's providers and checks when `sso` is given. */
+export function authOptions(sso?: SsoHooks): NextAuthOptions {
   return {
     secret: sessionSecret(),
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
@@ -72,7 +84,7 @@ export function authOptions(sso: Provider[] = []): NextAuthOptions {
           const ok = user ? await verifyPassword(credentials.password, user.passwordHash) : await verifyAgainstDummy(credentials.password);
           // An organization that signs in through SSO only refuses its members' passwords (not its break-glass
           // admins'), in the same words as a wrong password: the answer never tells where an address has an account.
-          if (!user || !ok || (await passwordSignInRefused(user))) {
+          if (!user || !ok || (await sso?.passwordRefused(user))) {
             await recordSignInFailure(subject);
             return null;
           }
@@ -89,14 +101,15 @@ export function authOptions(sso: Provider[] = []): NextAuthOptions {
           return { id: user.id, email: user.email, name: user.name, ...claims };
         },
       }),
-      ...sso,
+      ...(sso?.providers ?? []),
     ],
     callbacks: {
       // An SSO callback whose ID token openid-client verified: the member's session claims, or a refusal in one set of words.
       async signIn({ user, account, profile }) {
         if (account?.type !== "oauth") return true;
+        if (!sso) return "/signin?error=OAuthCallback";
         // next-auth would put a thrown error's message into the redirect's query: a failure is logged and answered with a code.
-        const outcome = await ssoSignIn(account.provider, profile as IdTokenClaims).catch((error: unknown) => {
+        const outcome = await sso.signIn(account.provider, (profile ?? {}) as Record<string, unknown>).catch((error: unknown) => {
           log.error("sso sign-in failed", { provider: account.provider, error: error instanceof Error ? error.message : String(error) });
           return null;
         });

@@ -3,6 +3,7 @@ import type { NextAuthOptions } from "next-auth";
 import { authOptions } from "@/lib/auth/session";
 import { log } from "@/lib/log";
 import { ssoProvider } from "./provider";
+import { passwordSignInRefused, ssoSignIn } from "./sign-in";
 
 /**
  * next-auth's options for one request to its routes: with the organization's OpenID Connect provider
@@ -11,11 +12,12 @@ import { ssoProvider } from "./provider";
  */
 export async function nextAuthOptions(segments: readonly string[]): Promise<NextAuthOptions> {
   const [action, providerId] = segments;
-  if ((action !== "signin" && action !== "callback") || !providerId?.startsWith("sso-")) return authOptions();
+  const hooks = { signIn: ssoSignIn, passwordRefused: passwordSignInRefused };
+  if ((action !== "signin" && action !== "callback") || !providerId?.startsWith("sso-")) return authOptions({ ...hooks, providers: [] });
   const provider = await ssoProvider(providerId).catch((error: unknown) => {
     // next-auth then answers as for an unknown provider: back to the sign-in page with an error code.
     log.warn("sso provider unavailable", { provider: providerId, error: error instanceof Error ? error.message : String(error) });
     return null;
   });
-  return authOptions(provider ? [provider] : []);
+  return authOptions({ ...hooks, providers: provider ? [provider] : [] });
 }

@@ -11,11 +11,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
 import type { RoleMapping } from "./contract";
-import type { IdTokenClaims } from "./provider";
 import { loadSsoConfig, slugOfProviderId, type SsoConfig } from "./settings";
-
-/** The one answer the browser gets for any refusal: nothing about where, or whether, the address has an account. */
-export const SSO_REFUSED_ERROR = "SsoRefused";
 
 const RANK: Record<Role, number> = { analyst: 0, general_manager: 1, admin: 2 };
 
@@ -45,7 +41,7 @@ type Outcome = { ok: true; claims: SessionClaims } | { ok: false; reason: string
  * just in time, or their role and locations are set from the claim; a change moves their session epoch, so
  * their other sessions end as after an admin's change.
  */
-export async function ssoSignIn(providerId: string, idToken: IdTokenClaims): Promise<Outcome> {
+export async function ssoSignIn(providerId: string, idToken: Record<string, unknown>): Promise<Outcome> {
   try {
     return await signInOnce(providerId, idToken);
   } catch (error) {
@@ -55,7 +51,7 @@ export async function ssoSignIn(providerId: string, idToken: IdTokenClaims): Pro
   }
 }
 
-async function signInOnce(providerId: string, idToken: IdTokenClaims): Promise<Outcome> {
+async function signInOnce(providerId: string, idToken: Record<string, unknown>): Promise<Outcome> {
   const slug = slugOfProviderId(providerId);
   const org = slug ? await findOrganization(slug) : null;
   const sso = org ? await loadSsoConfig(org.id) : null;
