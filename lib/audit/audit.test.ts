@@ -114,7 +114,7 @@ describe("every wired change writes one audit row with before and after", () => 
     const accepted = await call(acceptRoute.POST, "POST", { body: { token, name: "Audited Member", password: "correct horse battery" }, headers: { [PEER_HEADER]: "198.51.100.201", [PEER_KEY_HEADER]: PEER_KEY } });
     expect(accepted.status, accepted.text).toBe(201);
     const [acceptRow] = await rowsOf("invitation.accept", made.json.id);
-    expect(acceptRow).toMatchObject({ actor_kind: "system", address: "198.51.100.201", target_name: email });
+    expect(acceptRow).toMatchObject({ actor_kind: "system", actor_name: "Audited Member", address: "198.51.100.201", target_name: email });
     const [{ id: memberId }] = await system.query<{ id: string }>("SELECT id FROM users WHERE email = $1", [email]);
     expect(acceptRow.actor_id).toBe(memberId);
 

@@ -48,7 +48,8 @@ export async function recordAudit(tx: TenantTx, entry: AuditEntry): Promise<void
       CASE ${actor.kind}
         WHEN 'user' THEN (SELECT name FROM users WHERE id = ${actor.id})
         WHEN 'api_key' THEN (SELECT name FROM api_keys WHERE id = ${actor.id})
-        ELSE ${actor.id}
+        -- An invitee accepting is named by the account the acceptance made.
+        ELSE COALESCE((SELECT name FROM users WHERE id = ${actor.id}), ${actor.id})
       END,
       ${address}, ${entry.action}, ${targetKindOf(entry.action)}, ${entry.target.id}, ${entry.target.name ?? null},
       ${before}::jsonb, ${after}::jsonb
