@@ -6,6 +6,7 @@ import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as rollupsRoute from "@/app/api/v1/custom-dashboards/[id]/rollups/route";
 import { findOrganization } from "@/lib/auth/directory";
 import { parseManifest } from "@/lib/dashboards/manifest";
+import { withOwnTables } from "@/lib/data/reader-tables";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { runReadOnly } from "@/lib/query/execute";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
@@ -98,15 +99,15 @@ describe("rollups cannot widen a location scope", () => {
     ZONE = (await findOrganization(ORG))!.timeZone;
   });
 
-  it("refuses both attack manifests at save, naming the rollup's part and why", () => {
+  it("refuses both attack manifests at save, naming the rollup's part and why", async () => {
     expect(attackDefinitions).toHaveLength(2);
-    const saved = parseManifest(attackYaml);
+    // Saved as acme's work: the sample reads its own marketing_spend (issue 42).
+    const [saved, ok] = await withOwnTables(ORG, async () => [parseManifest(attackYaml), parseManifest(catalogYaml)]);
     expect(saved.ok).toBe(false);
     const messages = saved.ok ? "" : saved.errors.map((e) => `${e.loc.join(".")}: ${e.msg}`).join("\n");
     expect(messages).toMatch(/rollups\.0\.location_dimension.*orders is not joined to locations on equal locations/);
     expect(messages).toMatch(/rollups\.0\.dimensions\.0.*it holds a subquery/);
     // The catalog's rollup (no location-scoped table) and the sample's own pass.
-    const ok = parseManifest(catalogYaml);
     expect(ok.ok ? [] : ok.errors.map((e) => e.msg)).toEqual([]);
   });
 
