@@ -16,8 +16,8 @@ import { TextCopyWriter } from "./text-copy";
 /*
  * Loading rows into an organization's table (docs/data.md "Loads"): the source streams into a
  * staging table by binary COPY in chunks (never held whole), every value checked by the one rule of
- * lib/data/formats (tryParseCell); then, as quarry_app under the table's policies, one statement moves
- * the rows. All of it is one transaction: a bad value (onBadRow "fail"), a limit passed or a killed
+ * lib/data/formats (tryParseCell, once per value); then, as quarry_app under the table's policies,
+ * statements of bounded size move the rows. All of it is one transaction: a bad value (onBadRow "fail"), a limit passed or a killed
  * process leaves the table as it was, and a reader sees the old rows or the new, never half.
  */
 
@@ -76,6 +76,8 @@ export const BAD_ROWS_REPORTED = 1_000;
 /** A staging COPY is sent when it holds this much (bounds the memory a load holds at once). */
 const COPY_CHUNK_BYTES = 4 * 1024 * 1024;
 const STAGING = "quarry_load_staging";
+/** Staged rows (by ordinal) one statement of the move inserts: a few seconds' work on the embedded engine at most. */
+const MOVE_BATCH_ROWS = 50_000;
 
 /** A value that does not fit its column: 422 naming the row, column and value; nothing of the load is kept. */
 export class BadValue extends Invalid {
@@ -102,6 +104,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
   if (bytesBefore >= limits.maxBytes) throw new TooLarge(`The organization's tables take ${usage.bytes} bytes, its limit (QUARRY_DATA_MAX_BYTES=${limits.maxBytes})`);
   const plan = planLoad(request, existing);
   const loadId = newId("load");
+  let lastOrdinal = 0;
   const report: LoadReport = { loadId, table: request.table, mode: request.mode, rowsLoaded: 0, rowsSkipped: 0, badRows: [], columnsAdded: plan.added.map((c) => c.name), rebuilt: plan.rebuild, rowCount: 0, bytes: 0 };
   try {
     await withTenantBulk(
@@ -114,7 +117,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
         if ((physical === null) !== (existing === null) || (existing && physical?.join() !== existing.columns.map((c) => c.name).join())) {
           throw new Conflict(`Table "${request.table}" changed while this load started; try again`);
         }
-        await stage(tx, request, source, { maxRows: limits.maxRows - rowsBefore, report, onProgress });
+        lastOrdinal = await stage(tx, request, source, { maxRows: limits.maxRows - rowsBefore, report, onProgress });
         if (plan.create) await createTable(tx, scope.orgId, request.table, plan.shape);
         if (plan.rebuild) {
           await dropTable(tx, scope.orgId, request.table);
@@ -124,7 +127,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
         if (plan.newKey) await addKey(tx, scope.orgId, request.table, plan.shape.keyColumns);
       },
       async (tx) => {
-        await move(tx, scope.orgId, request, plan);
+        await move(tx, scope.orgId, request, plan, lastOrdinal);
         const table = qualifiedTable(scope.orgId, request.table);
         const [size] = await tx.query<{ rows: string; bytes: string }>(`SELECT (SELECT count(*) FROM ${table})::text AS rows, pg_total_relation_size('${table.replaceAll("'", "''")}'::regclass)::text AS bytes`);
         report.rowCount = Number(size.rows);
@@ -251,13 +254,13 @@ function planLoad(request: LoadRequest, existing: TableEntry | null): LoadPlan {
   return { shape: { columns: [...table.columns, ...added], keyColumns, location: table.location }, create: false, rebuild: false, added, newKey };
 }
 
-/** Streams the source into the session's staging table (owner phase), checking every value. */
+/** Streams the source into the session's staging table (owner phase), checking every value; returns the last row's ordinal. */
 async function stage(
   tx: BulkTx,
   request: LoadRequest,
   source: RowSource,
   options: { maxRows: number; report: LoadReport; onProgress?: (rows: number, bytes: number) => void },
-): Promise<void> {
+): Promise<number> {
   if (!tx.copyBinary) throw new Error("this engine's connection cannot COPY");
   const { report } = options;
   const columns = request.columns;
@@ -275,17 +278,15 @@ async function stage(
     await tx.copyBinary!(target, writer.finish());
     options.onProgress?.(report.rowsLoaded, bytes);
   };
+  // One row's canonical values, reused row after row (the writer copies them out).
+  const canonical: (string | null)[] = new Array<string | null>(columns.length);
   for await (const values of source.rows) {
     row++;
-    const bad = badValue(row, columns, values, keys);
-    const canonical = bad ? null : columns.map((column) => {
-      const text = values[column.from];
-      return text === null || (column.type !== "text" && text.trim() === "") ? null : tryParseCell(column.type, text)!;
-    });
-    if (bad || !canonical) {
-      if (request.onBadRow === "fail" && bad) throw new BadValue(bad);
+    const bad = canonicalRow(row, columns, values, keys, canonical);
+    if (bad) {
+      if (request.onBadRow === "fail") throw new BadValue(bad);
       report.rowsSkipped++;
-      if (bad && report.badRows.length < BAD_ROWS_REPORTED) report.badRows.push(bad);
+      if (report.badRows.length < BAD_ROWS_REPORTED) report.badRows.push(bad);
       continue;
     }
     if (report.rowsLoaded >= options.maxRows) {
@@ -296,43 +297,61 @@ async function stage(
     if (writer.bytes >= COPY_CHUNK_BYTES) await flush();
   }
   await flush();
+  // The move reads the staged rows by ordinal ranges (bounded statements): an index and the planner's figures for it.
+  await tx.exec(`CREATE INDEX ON ${STAGING} (ord)`);
+  await tx.exec(`ANALYZE ${STAGING}`);
+  return row;
 }
 
-/** The first value of the row that does not fit its column, or null. An empty value is null (a key's must not be). */
-function badValue(row: number, columns: readonly LoadColumn[], values: readonly (string | null)[], keys: ReadonlySet<string>): BadRow | null {
-  for (const column of columns) {
+/**
+ * Parses each value of the row once into `into` (its canonical text, or null for an empty value); the first value
+ * that does not fit its column is returned as a BadRow (an empty key value of an upsert too), else null.
+ */
+function canonicalRow(row: number, columns: readonly LoadColumn[], values: readonly (string | null)[], keys: ReadonlySet<string>, into: (string | null)[]): BadRow | null {
+  for (let i = 0; i < columns.length; i++) {
+    const column = columns[i];
     const text = values[column.from] ?? null;
-    const empty = text === null || (column.type !== "text" && text.trim() === "");
-    if (empty) {
+    const parsed = text === null ? undefined : tryParseCell(column.type, text);
+    if (text === null || (parsed === undefined && column.type !== "text" && text.trim() === "")) {
       if (keys.has(column.name)) return { row, column: column.name, value: text, message: "a key column's value is empty" };
+      into[i] = null;
       continue;
     }
-    if (tryParseCell(column.type, text) === undefined) {
+    if (parsed === undefined) {
       const shown = text.length > 100 ? `${text.slice(0, 100)}…` : text;
       return { row, column: column.name, value: shown, message: `${JSON.stringify(shown)} is not a valid ${column.type}` };
     }
+    into[i] = parsed;
   }
   return null;
 }
 
-/** Moves the staged rows into the table as quarry_app (the policies check each row). */
-async function move(tx: BulkTx, orgId: string, request: LoadRequest, plan: LoadPlan): Promise<void> {
+/**
+ * Moves the staged rows into the table as quarry_app (the policies check each row), MOVE_BATCH_ROWS staged rows
+ * (by ordinal) a statement: each statement's work is bounded, so none nears the embedded engine's statement limit
+ * however large the file, and all of them are still one transaction (docs/data.md "Loads").
+ */
+async function move(tx: BulkTx, orgId: string, request: LoadRequest, plan: LoadPlan, lastOrdinal: number): Promise<void> {
   const table = qualifiedTable(orgId, request.table);
   const names = request.columns.map((c) => quoteIdent(c.name)).join(", ");
   const values = request.columns.map((c, i) => (c.type === "text" ? `v${i}` : `v${i}::${SQL_TYPES[c.type]}`)).join(", ");
-  if (request.mode === "replace" && !plan.rebuild) await tx.exec(`DELETE FROM ${table}`);
+  const batch = "ord > $1 AND ord <= $2";
+  let statement: string;
   if (request.mode !== "upsert") {
-    await tx.exec(`INSERT INTO ${table} (org_id, ${names}) SELECT quarry_current_org(), ${values} FROM ${STAGING} ORDER BY ord`);
-    return;
+    statement = `INSERT INTO ${table} (org_id, ${names}) SELECT quarry_current_org(), ${values} FROM ${STAGING} WHERE ${batch} ORDER BY ord`;
+  } else {
+    // A key given twice in one file: its last row wins, as if the rows were upserted one by one (within a batch by
+    // DISTINCT ON, across batches because a later batch updates what an earlier one wrote).
+    const keyIndexes = plan.shape.keyColumns.map((key) => `v${request.columns.findIndex((c) => c.name === key)}`);
+    const updates = request.columns.filter((c) => !plan.shape.keyColumns.includes(c.name)).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
+    statement = `INSERT INTO ${table} (org_id, ${names})
+     SELECT quarry_current_org(), ${values} FROM (SELECT DISTINCT ON (${keyIndexes.join(", ")}) * FROM ${STAGING} WHERE ${batch} ORDER BY ${keyIndexes.join(", ")}, ord DESC) s
+     ON CONFLICT (org_id, ${plan.shape.keyColumns.map(quoteIdent).join(", ")}) DO ${updates.length > 0 ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`;
   }
-  // A key given twice in one file: its last row wins, as if the rows were upserted one by one.
-  const keyIndexes = plan.shape.keyColumns.map((key) => `v${request.columns.findIndex((c) => c.name === key)}`);
-  const updates = request.columns.filter((c) => !plan.shape.keyColumns.includes(c.name)).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
-  await tx.exec(
-    `INSERT INTO ${table} (org_id, ${names})
-     SELECT quarry_current_org(), ${values} FROM (SELECT DISTINCT ON (${keyIndexes.join(", ")}) * FROM ${STAGING} ORDER BY ${keyIndexes.join(", ")}, ord DESC) s
-     ON CONFLICT (org_id, ${plan.shape.keyColumns.map(quoteIdent).join(", ")}) DO ${updates.length > 0 ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`,
-  );
+  if (request.mode === "replace" && !plan.rebuild) await tx.exec(`DELETE FROM ${table}`);
+  for (let from = 0; from < lastOrdinal; from += MOVE_BATCH_ROWS) {
+    await tx.exec(statement, [from, Math.min(from + MOVE_BATCH_ROWS, lastOrdinal)]);
+  }
 }
 
 /** The history keeps a failed load too (its transaction rolled back, so in a transaction of its own). */
