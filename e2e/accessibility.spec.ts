@@ -68,6 +68,7 @@ test.describe("axe-core finds no critical or serious violation", () => {
       ["/", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
       ["/dashboards/custom", () => expect(page.locator(`[data-testid="dashboard-card"][data-slug="${SAMPLE}"]`)).toBeVisible()],
       ["/documents", () => expect(page.getByRole("heading", { level: 1, name: "Documents" })).toBeVisible()],
+      ["/data", () => expect(page.getByRole("heading", { level: 1, name: "Data" })).toBeVisible()],
       ["/chat", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
       ["/admin/notifications", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
       ["/admin/api-keys", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
@@ -148,7 +149,7 @@ test.describe("on a phone (390 px)", () => {
 
     await menu.click();
     await expect(menu).toHaveAttribute("aria-expanded", "true");
-    for (const name of ["Dashboards", "Documents", "Chat", "Notifications", "API keys", "API"]) {
+    for (const name of ["Dashboards", "Data", "Documents", "Chat", "Notifications", "API keys", "API"]) {
       const link = nav.getByRole("link", { name, exact: true });
       await expect(link).toBeVisible();
       const box = (await link.boundingBox())!;

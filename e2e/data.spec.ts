@@ -159,3 +159,19 @@ spec:
   await expect(row).toBeVisible();
   expect(errors).toEqual([]);
 });
+
+test("on a phone the review fits the screen: the preview scrolls inside its box, the form stacks", async ({ browser }) => {
+  const context = await browser.newContext({ storageState: "e2e/.auth/admin.json", viewport: { width: 390, height: 844 } });
+  const page = await context.newPage();
+  await page.goto("/data");
+  await chooseFile(page, `phone_${run}.csv`, CSV);
+  await expect(page.getByTestId("upload-review")).toBeVisible();
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  expect(width).toBeLessThanOrEqual(390);
+  // The load button is reachable and whole within the screen's width.
+  await page.getByTestId("load-button").scrollIntoViewIfNeeded();
+  const box = (await page.getByTestId("load-button").boundingBox())!;
+  expect(box.x).toBeGreaterThanOrEqual(0);
+  expect(box.x + box.width).toBeLessThanOrEqual(390);
+  await context.close();
+});
