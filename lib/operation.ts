@@ -6,7 +6,7 @@ import { requiredScopes } from "@/lib/access/api-key-scopes";
 import { allows, type Principal } from "@/lib/access/roles";
 import { Invalid, forbidden, unauthorized, zodIssuesToItems, type ValidationItem } from "@/lib/errors";
 import { toJsonValue } from "@/lib/json";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 import type { Endpoint } from "@/lib/endpoint";
 
 // [T] keeps the check from distributing over `undefined` (an endpoint without that part).

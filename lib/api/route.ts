@@ -1,5 +1,5 @@
 import "server-only";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 import crypto from "node:crypto";
 import { NextResponse, type NextRequest } from "next/server";
 import { config } from "@/lib/config";
@@ -41,7 +41,7 @@ export function route<E extends Endpoint>(operation: Operation<E>) {
       const parts = parseInput(endpoint, { params: await context.params, query: searchParamsObject(req.nextUrl.searchParams), body: rawBody });
       await enforceSharedLimits(endpoint, { principal, ...parts });
       // What the operation records in the audit log names the caller's address (lib/audit/context.ts).
-      // The organization's own tables are known to the manifest check for the whole request (lib/data/reader-tables.ts).
+      // The organization's own tables are known to the manifest check for the whole request (lib/db/own-tables.ts).
       const result = await withAuditRequest({ address: callerAddress(req) }, () =>
         withOwnTables(principal?.orgId, () => operation.run({ ...parts, req, principal, requestId, signal: req.signal } as OperationContext<E>)),
       );

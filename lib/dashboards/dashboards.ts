@@ -10,7 +10,7 @@ import type { CreateDashboardBody, DashboardRecord, ListDashboardsQuery, UpdateD
 import { type PublishMeta, validOr422, writeDashboards } from "./dashboard-writes";
 import { assertMayPublish, isEditor } from "./policy";
 import { findDashboardOr404, publishedVersionOf, toRecord, type DashboardRow } from "./dashboard-record";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 
 export async function recordOf(tx: TenantTx, principal: Principal, row: DashboardRow): Promise<DashboardRecord> {
   const record = toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: true });

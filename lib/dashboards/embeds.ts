@@ -12,7 +12,7 @@ import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/e
 import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 import { type EmbedGrant, storedPlatform } from "./policy";
 import { findDashboardOr404, publishedVersionOf } from "./dashboard-record";
 

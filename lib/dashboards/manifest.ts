@@ -8,7 +8,7 @@ import { placedWidgetIds } from "./wiring";
 import type { ServerSqlPolicy } from "@/lib/manifest-check/references";
 import { rollupScopeProblems } from "@/lib/query/rollup-scope";
 import { checkExpression, checkSource, checkStatement } from "@/lib/query/sql-allow-list";
-import { currentOwnTables } from "@/lib/data/reader-tables";
+import { currentOwnTables } from "@/lib/db/own-tables";
 
 /**
  * The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed
@@ -21,7 +21,7 @@ export const SQL_ALLOW_LIST: ServerSqlPolicy = {
   rollup: rollupScopeProblems,
 };
 
-/** The organization's own tables, when the work is one organization's (lib/data/reader-tables.ts withOwnTables). */
+/** The organization's own tables, when the work is one organization's (lib/db/own-tables.ts withOwnTables). */
 function ownTablesOption() {
   const own = currentOwnTables();
   return own && own.columns.size > 0 ? { ownTables: own.columns } : {};

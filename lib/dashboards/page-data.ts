@@ -1,5 +1,5 @@
 import "server-only";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 import { toJsonValue } from "@/lib/json";
 import type { Principal } from "@/lib/access/roles";
 import { DomainError, NotFound, Unavailable, type ValidationItem } from "@/lib/errors";

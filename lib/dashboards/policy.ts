@@ -1,5 +1,5 @@
 import "server-only";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 import { findOrganization } from "@/lib/auth/directory";
 import { Role, type Principal } from "@/lib/access/roles";
 import { withTenant, type TenantScope } from "@/lib/db/tenant";

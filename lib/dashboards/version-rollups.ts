@@ -4,7 +4,7 @@ import { type TenantTx, withTenant } from "@/lib/db/tenant";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { rollupId } from "@/lib/rollups/registry";
 import { parseManifest } from "./manifest";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 
 /**
  * Which rollups each dashboard version declared (`dashboard_versions.rollup_ids`, migration 0038): the

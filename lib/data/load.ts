@@ -8,7 +8,7 @@ import { log } from "@/lib/log";
 import { COLUMN_TYPES, type ColumnType, tryParseCell } from "./formats/infer";
 import type { RowSource } from "./formats/types";
 import { columnNameProblem, tableNameProblem } from "./names";
-import { forgetOwnReaderTables } from "./reader-tables";
+import { forgetOwnReaderTables } from "@/lib/db/own-tables";
 import { SQL_TYPES, type TableColumn, type TableShape, addColumns, addKey, createTable, dropTable, lockTable, physicalColumns, qualifiedTable, quoteIdent } from "./storage";
 import { BUMP_WAREHOUSE_VERSION, type TableEntry, findTableEntry, organizationUsage } from "./tables";
 import { TextCopyWriter } from "./text-copy";

@@ -3,7 +3,7 @@ import { withTenantBulk } from "@/lib/db/bulk";
 import { type TenantScope, type TenantTx, withTenant } from "@/lib/db/tenant";
 import { Conflict, NotFound } from "@/lib/errors";
 import type { ColumnType } from "./formats/infer";
-import { forgetOwnReaderTables } from "./reader-tables";
+import { forgetOwnReaderTables } from "@/lib/db/own-tables";
 import { dropTable, lockTable, type TableColumn, type TableShape } from "./storage";
 
 /*

@@ -6,7 +6,7 @@ import { processSingleton } from "@/lib/process-singleton";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
 import { FairQueue, QueueDeadline } from "./fair-queue";
-import { type OwnReaderTables, ownReaderTables } from "@/lib/data/reader-tables";
+import { type OwnReaderTables, ownReaderTables } from "@/lib/db/own-tables";
 import { SqlNotAllowed, SqlUnknownName, checkStatement } from "./sql-allow-list";
 
 export interface ReadOnlyOptions {

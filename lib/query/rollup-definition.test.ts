@@ -4,7 +4,7 @@ import { SQL_ALLOW_LIST } from "@/lib/dashboards/manifest";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { additiveAggregate, dashboardRollups } from "./rollup-definition";
 import { rollupScopeProblems } from "./rollup-scope";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 
 /** The server's check on save (lib/dashboards/manifest.ts). */
 const SERVER_POLICY = SQL_ALLOW_LIST;

@@ -153,7 +153,7 @@ export interface AllowListOptions {
   /** Bind parameters ($1…) are ours: allowed in statements Quarry compiled, never in text a user wrote. */
   allowParams?: boolean;
   /**
-   * The organization's own tables (lib/data/reader-tables.ts), named unqualified: they resolve from
+   * The organization's own tables (lib/db/own-tables.ts), named unqualified: they resolve from
    * its own schema (withTenant's reader search_path). Another organization's table is never in the
    * map, so naming it is refused exactly as any unknown name is.
    */

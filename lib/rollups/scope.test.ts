@@ -6,7 +6,7 @@ import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as rollupsRoute from "@/app/api/v1/custom-dashboards/[id]/rollups/route";
 import { findOrganization } from "@/lib/auth/directory";
 import { parseManifest } from "@/lib/dashboards/manifest";
-import { withOwnTables } from "@/lib/data/reader-tables";
+import { withOwnTables } from "@/lib/db/own-tables";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { runReadOnly } from "@/lib/query/execute";
 import { dashboardRollups } from "@/lib/query/rollup-definition";

@@ -1,8 +1,8 @@
 import "server-only";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
-import { withTenant } from "@/lib/db/tenant";
-import { orgReaderTable } from "@/lib/db/warehouse";
+import { withTenant } from "./tenant";
+import { orgReaderTable } from "./warehouse";
 import { processSingleton } from "@/lib/process-singleton";
 
 /*
