@@ -13,7 +13,7 @@ import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/fil
 import { scopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
 import type { AlertMessageTarget, EvaluationOutcome } from "./contract";
 import { alertRecord, type AlertRecord } from "./record";
-import { alertTargets, type ScopedTargets } from "./recipients";
+import { alertTargets, organizationChannels, type ScopedTargets } from "./recipients";
 import { recordEvaluation, unclaimedAlertMessages, type Measured, type Recorded } from "./state";
 
 /**
@@ -261,6 +261,8 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
     const states = await tx.widgetAlertState.findMany({ where: { alertId: { in: rows.map((r) => r.id) } }, select: { alertId: true, scopeKey: true, dimensionValue: true } });
     return [rows, states] as const;
   });
+  // What every alert reads alike (usable channels, report domains): once, not once per alert.
+  const channels = await withTenant({ orgId }, organizationChannels);
   const loaded: { alert: AlertRecord; scoped: ScopedTargets[]; known: Map<string, string[]> }[] = [];
   for (const row of rows) {
     const alert = alertRecord(row);
@@ -268,7 +270,7 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
     for (const s of states.filter((s) => s.alertId === row.id)) known.set(s.scopeKey, [...(known.get(s.scopeKey) ?? []), s.dimensionValue]);
     // One short transaction per alert: a thousand alerts' recipients read in one outlived the transaction timeout and
     // held the embedded engine's one connection from every dashboard request meanwhile (bench widget-alerts).
-    loaded.push({ alert, scoped: await withTenant({ orgId }, (tx) => alertTargets(tx, alert)), known });
+    loaded.push({ alert, scoped: await withTenant({ orgId }, (tx) => alertTargets(tx, alert, channels)), known });
   }
 
   // Each scope's grant of each dashboard, asked once: a scope that may not view it gets nothing.

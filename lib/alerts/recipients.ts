@@ -18,6 +18,18 @@ export interface ScopedTargets {
   targets: AlertMessageTarget[];
 }
 
+/** What every alert of an organization reads alike: the channels that can send now and the report domains. */
+export interface OrganizationChannels {
+  usable: ReadonlySet<string>;
+  domains: readonly string[];
+}
+
+/** Read once per evaluation, for all its alerts. */
+export async function organizationChannels(tx: TenantTx): Promise<OrganizationChannels> {
+  const [usable, domains] = await Promise.all([usableKinds(tx), reportAllowedDomains(tx)]);
+  return { usable, domains };
+}
+
 /**
  * Who an alert tells and in which scope, read now (issue 45 §2), by the rules report schedules follow
  * (lib/reports/schedules-scope.ts, sharedApproval): each user (the owner for `me`, the members named, the members of
@@ -27,20 +39,19 @@ export interface ScopedTargets {
  * organization's report domains. A user who left the organization is no longer found, so is told nothing. Scopes
  * whose every target is skipped are left out: nobody would hear what they find.
  */
-export async function alertTargets(tx: TenantTx, alert: AlertRecord): Promise<ScopedTargets[]> {
+export async function alertTargets(tx: TenantTx, alert: AlertRecord, organization?: OrganizationChannels): Promise<ScopedTargets[]> {
   const { row, definition } = alert;
   const recipients = definition.recipients;
   const groups = await emailGroups(tx, recipients.group_ids);
   const members = [...new Set(groups.flatMap((g) => g.members.map((m) => m.toLowerCase())))].sort();
   const userIds = [...new Set([...(recipients.me ? [row.ownerId] : []), ...recipients.user_ids])];
-  const [usable, users, domains, owner, dashboard] = await Promise.all([
-    usableKinds(tx),
+  const { usable, domains } = organization ?? (await organizationChannels(tx));
+  const [users, owner, dashboard] = await Promise.all([
     tx.user.findMany({
       where: { OR: [{ id: { in: userIds } }, ...(members.length > 0 ? [{ email: { in: members, mode: "insensitive" as const } }] : [])] },
       select: { id: true, email: true, role: true, locationIds: true },
       orderBy: { id: "asc" },
     }),
-    reportAllowedDomains(tx),
     tx.user.findUnique({ where: { id: row.ownerId }, select: { locationIds: true } }),
     tx.dashboard.findUnique({ where: { id: row.dashboardId }, select: { publishedVersion: true } }),
   ]);
