@@ -25,7 +25,9 @@ const deliver: AlertDelivery = async (orgId, ids) => {
   }
 };
 
-const alert = (input: Omit<CreateAlertInput, "dashboard_id">) => createAlert(admin, CreateAlertBody.parse({ dashboard_id: dashboardId, cadence: { kind: "on_data_change" }, ...input }), new Date());
+/** An alert on the test dashboard, evaluated when the data changes unless said. */
+const alert = (input: Omit<CreateAlertInput, "dashboard_id" | "cadence"> & Partial<Pick<CreateAlertInput, "cadence">>) =>
+  createAlert(admin, CreateAlertBody.parse({ dashboard_id: dashboardId, cadence: { kind: "on_data_change" }, ...input }), new Date());
 const evaluationsOf = (alertId: string) => withTenant(admin, (tx) => tx.widgetAlertEvaluation.findMany({ where: { alertId }, orderBy: [{ evaluatedAt: "asc" }, { scopeKey: "asc" }, { dimensionValue: "asc" }] }));
 const messagesOf = (alertId: string) => withTenant(admin, (tx) => tx.widgetAlertMessage.findMany({ where: { alertId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }));
 const setTimeZone = async (zone: string) => (await getDb()).system.query("UPDATE organizations SET time_zone = $1 WHERE id = 'org_acme'", [zone]);
