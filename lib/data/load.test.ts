@@ -140,6 +140,24 @@ describe("loadTable", () => {
     await expect(loadTable(acme, req("upsert"), source(["sku", "stock"], [[null, "1"]]))).rejects.toThrow(/key column's value is empty/);
   });
 
+  it("moves a file larger than one move statement's batch whole, and upserts across batches (last row wins)", async () => {
+    const table = uniqueName("batches");
+    const req = (mode: LoadRequest["mode"]): LoadRequest => ({ table, mode, onBadRow: "skip", keyColumns: ["k"], columns: [{ name: "k", type: "integer", from: 0 }, { name: "v", type: "text", from: 1 }] });
+    // 120,001 rows: three move statements (50,000 staged rows each); a bad row leaves a gap in the ordinals.
+    const rows = Array.from({ length: 120_001 }, (_, i) => [String(i), `first ${i}`]);
+    rows[60_000] = ["not a number", "skipped"];
+    const created = await loadTable(acme, req("create"), source(["k", "v"], rows));
+    expect([created.rowsLoaded, created.rowsSkipped, created.rowCount]).toEqual([120_000, 1, 120_000]);
+    // Key 7 in the first batch, again in the second and third: its last row wins; key 119,999 only in the last batch.
+    const upserted = await loadTable(acme, req("upsert"), source(["k", "v"], [
+      ["7", "batch 1"], ...Array.from({ length: 60_000 }, (_, i) => [String(200_000 + i), "new"]), ["7", "batch 2"],
+      ...Array.from({ length: 50_000 }, () => ["119999", "repeated"]), ["7", "batch 3"], ["119999", "last"],
+    ]));
+    expect(upserted.rowCount).toBe(180_000);
+    const picked = await withTenant(acme, (tx) => tx.$queryRawUnsafe<{ k: number; v: string }[]>(`SELECT k::int AS k, v FROM ${qualifiedTable(acme.orgId, table)} WHERE k IN (7, 60000, 119999, 200000) ORDER BY k`));
+    expect(picked).toEqual([{ k: 7, v: "batch 3" }, { k: 119_999, v: "last" }, { k: 200_000, v: "new" }]);
+  }, 300_000);
+
   it("replaces atomically: a reader during the load sees the old rows, after it the new", async () => {
     const table = uniqueName("swap");
     const req = (mode: LoadRequest["mode"]): LoadRequest => ({ table, mode, onBadRow: "fail", columns: [{ name: "n", type: "integer", from: 0 }] });
