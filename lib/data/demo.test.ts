@@ -4,7 +4,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import { SAMPLE_SLUG, seedSampleDashboard } from "@/lib/dashboards/dashboards";
 import { queryDashboard } from "@/lib/dashboards/query";
 import { withTenant } from "@/lib/db/tenant";
-import { orgTableSchema } from "@/lib/db/warehouse";
+import { orgTableSchema } from "@/lib/db/org-schema";
 import { DEMO_ORGS, locationId } from "@/lib/demo/seed";
 import { DEMO_SPEND_DAYS, DEMO_TABLE, marketingSpendCsv, seedDemoTables } from "./demo";
 import { findTableEntry } from "./tables";

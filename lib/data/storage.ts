@@ -1,6 +1,6 @@
 import "server-only";
 import type { BulkTx } from "@/lib/db/bulk";
-import { orgTableSchema } from "@/lib/db/warehouse";
+import { orgTableSchema } from "@/lib/db/org-schema";
 import type { ColumnType } from "./formats/infer";
 
 /*

@@ -3,7 +3,7 @@ import { Unavailable } from "@/lib/errors";
 import type { ReaderLease } from "./analytics-copy";
 import { getDb } from "./client";
 import { ENTER_READER_ROLE } from "./forgetful-pool";
-import { orgTableSchema } from "./warehouse";
+import { orgTableSchema } from "./org-schema";
 import type { Prisma } from "./generated/client";
 
 /** A transaction client bound to one tenant; the only handle through which tenant tables are touched. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { getDb } from "./client";
-import { ORG_SCHEMA_PREFIX, READER_TABLES, READER_TABLE_WRITE, WAREHOUSE_COLUMNS, WAREHOUSE_LOCATION_COLUMNS, orgTableSchema } from "./warehouse";
+import { orgTableSchema } from "./org-schema";
+import { ORG_SCHEMA_PREFIX, READER_TABLES, READER_TABLE_WRITE, WAREHOUSE_COLUMNS, WAREHOUSE_LOCATION_COLUMNS } from "./warehouse";
 
 /* The declaration of the tables dashboards read, held to the database it declares (both engines). */
 

@@ -12,7 +12,6 @@
  * Framework-free and at the bottom floor: lib/db, lib/query and lib/rollups all read it.
  */
 
-import { createHash } from "node:crypto";
 
 export interface ReaderTable {
   /** Columns in the order the migrations create them. */
@@ -49,13 +48,6 @@ export const WAREHOUSE_LOCATION_COLUMNS: Readonly<Record<string, string>> = Obje
 
 /** The prefix of every organization's own schema (ORG_TABLE_SCHEMA). */
 export const ORG_SCHEMA_PREFIX = "quarry_data_";
-
-/**
- * The schema holding an organization's own tables: the prefix and 16 hex digits of a hash of its id
- * (as reader-login.ts names logins), so no organization id (any length, any character) reaches SQL
- * text, and one organization's schema name says nothing of another's.
- */
-export const orgTableSchema = (orgId: string): string => ORG_SCHEMA_PREFIX + createHash("sha256").update("org-tables\0").update(orgId).digest("hex").slice(0, 16);
 
 /**
  * An organization's own table as the reader reads it: `org_id` first (as the warehouse's), then its
