@@ -4,6 +4,7 @@ import type { Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import { grantForPrincipal, isEditor } from "@/lib/dashboards/policy";
 import type { ValidManifest } from "@/lib/dashboards/manifest";
+import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { Prisma, WidgetAlert, WidgetAlertEvaluation } from "@/lib/db/generated/client";
 import { Invalid, conflict, forbidden, notFound, type ValidationItem } from "@/lib/errors";
@@ -181,7 +182,9 @@ export async function createAlert(principal: Principal, body: CreateAlertBody, n
         updatedAt: now,
       },
     });
-    return (await views(tx, principal, [row]))[0];
+    const [view] = await views(tx, principal, [row]);
+    await recordAudit(tx, { actor: principal, action: "alert.create", target: { id: row.id, name: row.name }, after: view });
+    return view;
   });
 }
 
@@ -213,8 +216,11 @@ export async function updateAlert(principal: Principal, id: string, body: Update
       const published = await tx.dashboard.findUnique({ where: { id: row.dashboardId }, select: { publishedVersion: true } });
       Object.assign(data, shared_approved ? { sharedApprovedBy: principal.userId, sharedApprovedVersion: published?.publishedVersion ?? null } : { sharedApprovedBy: null, sharedApprovedVersion: null });
     }
+    const [before] = await views(tx, principal, [row]);
     const updated = await tx.widgetAlert.update({ where: { id }, data });
-    return (await views(tx, principal, [updated]))[0];
+    const [after] = await views(tx, principal, [updated]);
+    await recordAudit(tx, { actor: principal, action: "alert.update", target: { id, name: updated.name }, before, after });
+    return after;
   });
 }
 
@@ -223,7 +229,9 @@ export async function deleteAlert(principal: Principal, id: string): Promise<voi
     const row = await findOr404(tx, principal, id);
     if (!mayChange(principal, row)) throw forbidden("Only the alert's owner or an editor deletes it");
     if (row.manifestId !== null) throw conflict(DECLARED_IN_MANIFEST.replace("change it there", "remove it there"));
+    const [before] = await views(tx, principal, [row]);
     await tx.widgetAlert.delete({ where: { id } });
+    await recordAudit(tx, { actor: principal, action: "alert.delete", target: { id, name: row.name }, before });
   });
 }
 

@@ -25,11 +25,14 @@ import * as groupRoute from "@/app/api/v1/notifications/admin/group-subscription
 import * as quietRoute from "@/app/api/v1/notifications/admin/quiet-hours/route";
 import * as schedulesRoute from "@/app/api/v1/report-schedules/route";
 import * as scheduleRoute from "@/app/api/v1/report-schedules/[id]/route";
+import * as alertsRoute from "@/app/api/v1/alerts/route";
+import * as alertRoute from "@/app/api/v1/alerts/[id]/route";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
 import { call, tokenFor } from "@/test/helpers";
 import { SCHEDULE_TEST_MANIFEST } from "@/test/support/report-schedules";
+import { ALERT_TEST_MANIFEST } from "@/test/support/widget-alerts";
 import type { Principal } from "@/lib/access/roles";
 import { recordAudit } from "./record";
 import { MASKED } from "./mask";
@@ -239,6 +242,21 @@ describe("every wired change writes one audit row with before and after", () => 
     expect(change.after).toMatchObject({ cron: "30 7 * * *" });
     expect((await as(scheduleRoute.DELETE, "DELETE", { params: { id: made.json.id } })).status).toBe(204);
     expect((await oneRow("report_schedule.delete", made.json.id)).before).toMatchObject({ name: "Audited schedule" });
+  });
+
+  it("widget alerts: create, update, delete", async () => {
+    const dashboard = await as(dashboardsRoute.POST, "POST", { body: { name: "Alerted audit", slug: unique("alerted"), spec_yaml: ALERT_TEST_MANIFEST } });
+    expect((await as(publishRoute.POST, "POST", { params: { id: dashboard.json.id } })).status).toBe(200);
+    const body = { dashboard_id: dashboard.json.id, name: "Audited alert", widget_id: "orders_total", condition: { kind: "below", threshold: 1 }, cadence: { kind: "cron", cron: "0 8 * * *" } };
+    const made = await as(alertsRoute.POST, "POST", { body });
+    expect(made.status, made.text).toBe(201);
+    expect((await oneRow("alert.create", made.json.id)).after).toMatchObject({ name: "Audited alert", condition: { kind: "below", threshold: 1 } });
+    expect((await as(alertRoute.PATCH, "PATCH", { params: { id: made.json.id }, body: { condition: { kind: "above", threshold: 5 } } })).status).toBe(200);
+    const change = await oneRow("alert.update", made.json.id);
+    expect(change.before).toMatchObject({ condition: { kind: "below", threshold: 1 } });
+    expect(change.after).toMatchObject({ condition: { kind: "above", threshold: 5 } });
+    expect((await as(alertRoute.DELETE, "DELETE", { params: { id: made.json.id } })).status).toBe(204);
+    expect((await oneRow("alert.delete", made.json.id)).before).toMatchObject({ name: "Audited alert" });
   });
 });
 
