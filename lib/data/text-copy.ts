@@ -39,7 +39,9 @@ export class TextCopyWriter {
     this.reserve(14);
     this.size = this.buffer.writeInt16BE(this.columns + 1, this.size);
     this.size = this.buffer.writeInt32BE(8, this.size);
-    this.size = this.buffer.writeBigInt64BE(BigInt(ordinal), this.size);
+    // The ordinal (a row number, far below 2^53) as a bigint: its high and low 32 bits (no BigInt per row).
+    this.size = this.buffer.writeUInt32BE(Math.floor(ordinal / 2 ** 32), this.size);
+    this.size = this.buffer.writeUInt32BE(ordinal >>> 0, this.size);
     for (const value of values) {
       if (value === null) {
         this.reserve(4);
@@ -48,11 +50,27 @@ export class TextCopyWriter {
       }
       // A UTF-16 code unit takes at most 3 UTF-8 bytes: reserve that, write, then set the length actually written.
       this.reserve(4 + value.length * 3);
-      const written = this.buffer.write(value, this.size + 4, "utf8");
+      const written = this.writeUtf8(value, this.size + 4);
       this.buffer.writeInt32BE(written, this.size);
       this.size += 4 + written;
     }
     this.rowCount++;
+  }
+
+  /**
+   * `value` as UTF-8 at `offset`; its byte length. Most cells are short ASCII (numbers, dates, codes), which a loop
+   * copies faster than a call into Buffer.write; anything else goes to Buffer.write.
+   */
+  private writeUtf8(value: string, offset: number): number {
+    const length = value.length;
+    if (length > 64) return this.buffer.write(value, offset, "utf8");
+    const buffer = this.buffer;
+    for (let i = 0; i < length; i++) {
+      const code = value.charCodeAt(i);
+      if (code >= 0x80) return buffer.write(value, offset, "utf8");
+      buffer[offset + i] = code;
+    }
+    return length;
   }
 
   /** Bytes written so far. */
