@@ -268,35 +268,50 @@ async function stage(
   const definitions = columns.map((_, i) => `v${i} text`).join(", ");
   await tx.exec(`CREATE TEMP TABLE ${STAGING} (ord bigint, ${definitions}) ON COMMIT DROP`);
   await tx.exec(`GRANT SELECT ON ${STAGING} TO quarry_app`);
-  const writer = new TextCopyWriter(columns.length);
   const target = `${STAGING} (ord, ${columns.map((_, i) => `v${i}`).join(", ")})`;
+  // Two writers: one chunk is encoded while the database ingests the one before, and never more than that one is in
+  // flight (a chunk waits for its predecessor), so the process holds two chunks at most however fast the file reads.
+  const writers = [new TextCopyWriter(columns.length), new TextCopyWriter(columns.length)];
+  let writer = writers[0];
+  let inFlight: Promise<void> = Promise.resolve();
   let row = 0;
   let bytes = 0;
   const flush = async () => {
     if (writer.rows === 0) return;
+    await inFlight;
     bytes += writer.bytes;
-    await tx.copyBinary!(target, writer.finish());
-    options.onProgress?.(report.rowsLoaded, bytes);
+    const progress = [report.rowsLoaded, bytes] as const;
+    inFlight = tx.copyBinary!(target, writer.finish()).then(() => options.onProgress?.(...progress));
+    // Its failure is met by the next `await inFlight`; until then it must not count as unhandled.
+    inFlight.catch(() => undefined);
+    // The other writer's chunk was sent and is done (awaited above): its buffer may be written again.
+    writer = writer === writers[0] ? writers[1] : writers[0];
   };
   // One row's canonical values, reused row after row (the writer copies them out).
   const canonical: (string | null)[] = new Array<string | null>(columns.length);
-  for await (const values of source.rows) {
-    row++;
-    const bad = canonicalRow(row, columns, values, keys, canonical);
-    if (bad) {
-      if (request.onBadRow === "fail") throw new BadValue(bad);
-      report.rowsSkipped++;
-      if (report.badRows.length < BAD_ROWS_REPORTED) report.badRows.push(bad);
-      continue;
+  try {
+    for await (const values of source.rows) {
+      row++;
+      const bad = canonicalRow(row, columns, values, keys, canonical);
+      if (bad) {
+        if (request.onBadRow === "fail") throw new BadValue(bad);
+        report.rowsSkipped++;
+        if (report.badRows.length < BAD_ROWS_REPORTED) report.badRows.push(bad);
+        continue;
+      }
+      if (report.rowsLoaded >= options.maxRows) {
+        throw new TooLarge(`Row ${row}: the load passes the organization's row limit (QUARRY_DATA_MAX_ROWS=${config().data.maxRows}); nothing was loaded`);
+      }
+      writer.add(row, canonical);
+      report.rowsLoaded++;
+      if (writer.bytes >= COPY_CHUNK_BYTES) await flush();
     }
-    if (report.rowsLoaded >= options.maxRows) {
-      throw new TooLarge(`Row ${row}: the load passes the organization's row limit (QUARRY_DATA_MAX_ROWS=${config().data.maxRows}); nothing was loaded`);
-    }
-    writer.add(row, canonical);
-    report.rowsLoaded++;
-    if (writer.bytes >= COPY_CHUNK_BYTES) await flush();
+    await flush();
+  } finally {
+    // The transaction rolls back on an error: not before the COPY in flight has ended (one statement at a time).
+    await inFlight.catch(() => undefined);
   }
-  await flush();
+  await inFlight;
   // The move reads the staged rows by ordinal ranges (bounded statements): an index and the planner's figures for it.
   await tx.exec(`CREATE INDEX ON ${STAGING} (ord)`);
   await tx.exec(`ANALYZE ${STAGING}`);
