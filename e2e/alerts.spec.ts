@@ -63,6 +63,8 @@ test("an alert made from a KPI tile fires and its message, with the tile's pictu
   const picture = row.getByTestId("outbox-picture");
   await expect(picture).toBeVisible();
   await expect(picture).toHaveAttribute("alt", "Revenue");
+  // The outbox loads its pictures lazily: brought on screen, as a reader scrolling to the row would.
+  await picture.scrollIntoViewIfNeeded();
   await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), { timeout: 30_000 }).toBeGreaterThan(100);
   const source = await picture.getAttribute("src");
   const png = await page.request.get(source!);
