@@ -84,7 +84,8 @@ test("a value that does not fit its column is refused naming its row, column and
   await expect(page.locator(`[data-testid="data-table-row"][data-table="${bad}"]`)).toHaveCount(0);
   const listed = (await (await page.request.get("/api/v1/data/tables")).json()) as { items: { name: string }[] };
   expect(listed.items.map((t) => t.name)).not.toContain(bad);
-  expect(errors).toEqual([]);
+  // The refused load's own 422 is the browser's one logged line; nothing else may fail.
+  expect(errors.filter((e) => !e.includes("status of 422"))).toEqual([]);
 });
 
 test("a widget over the table is built in the editor, its names checked and completed, and shows the table's numbers", async ({ page }) => {
