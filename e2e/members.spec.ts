@@ -28,7 +28,7 @@ test("invite → accept → sign in, then a role change ends the member's sessio
 
   // The link works once.
   await member.goto(link.pathname);
-  await expect(member.locator(".error-box")).toContainText("already used");
+  await expect(member.getByRole("alert").filter({ hasText: "already used" })).toBeVisible();
 
   await member.goto("/signin");
   await member.getByLabel("Email").fill(email);
