@@ -11,8 +11,8 @@ describe("request gate: methods", () => {
   it("answers a method no endpoint serves with 405, Allow and a detail", async () => {
     const res = await proxy(request("DELETE", "/api/v1/locations"));
     expect(res.status).toBe(405);
-    expect(res.headers.get("allow")).toBe("GET");
-    expect(await res.json()).toEqual({ detail: "Method DELETE is not allowed on /api/v1/locations; allowed: GET" });
+    expect(res.headers.get("allow")).toBe("GET, POST");
+    expect(await res.json()).toEqual({ detail: "Method DELETE is not allowed on /api/v1/locations; allowed: GET, POST" });
 
     const seed = await proxy(request("GET", "/api/v1/custom-dashboards/_seed"));
     expect(seed.status).toBe(405);

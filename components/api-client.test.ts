@@ -60,7 +60,7 @@ describe("typed browser client", () => {
     const locations = await callApi(listLocations);
     expect(seen).toEqual(["GET /api/v1/locations"]);
     expect(locations.total).toBe(5);
-    expect(locations.items[0]).toEqual({ id: expect.any(String), code: expect.any(String), name: expect.any(String), city: expect.any(String), region: expect.any(String), created_at: expect.stringMatching(/Z$/) });
+    expect(locations.items[0]).toEqual({ id: expect.any(String), code: expect.any(String), name: expect.any(String), city: expect.any(String), region: expect.any(String), created_at: expect.stringMatching(/Z$/), archived_at: null });
   });
 
   it("throws one ApiClientError with the status and the detail as text", async () => {
