@@ -18,6 +18,7 @@ import * as apiKeys from "@/app/api/v1/api-keys/route";
 import * as versions from "@/app/api/v1/custom-dashboards/[id]/versions/route";
 import * as reportSchedules from "@/app/api/v1/report-schedules/route";
 import * as reportEmailGroups from "@/app/api/v1/report-email-groups/route";
+import * as metrics from "@/app/api/v1/metrics/route";
 
 /*
  * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
@@ -191,6 +192,17 @@ const LISTS: List[] = [
         await tx.reportSchedule.create({
           data: { id: id("rsc", org, i), orgId: ORG_ID[org], dashboardId, name: `Paging ${i}`, cron: "0 8 * * 1", timeZone: "UTC", formats: ["pdf"], channels: ["email"], sharedRole: "admin", createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin`, createdAt: stamp(i % 2) }, // equal timestamps: the id breaks ties
         });
+      }
+    },
+  },
+  {
+    name: "metrics",
+    handler: metrics.GET,
+    seed: async (tx, org, n) => {
+      for (let i = 0; i < n; i++) {
+        const datasetId = id("ds", org, i);
+        const specYaml = `version: "1.0"\nkind: dataset\nmetadata: { id: ${datasetId}, name: Paging ${i} }\nspec:\n  metrics: [{ id: ${id("m", org, i)}, type: sql, expression: "count(*)" }]\n`;
+        await tx.sharedDataset.create({ data: { id: id("sds", org, i), orgId: ORG_ID[org], datasetId, name: `Paging ${i}`, specYaml, version: 1, updatedBy: `usr_${org}_admin` } });
       }
     },
   },

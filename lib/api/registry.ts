@@ -11,6 +11,7 @@ import * as dashboardsPlan from "@/lib/dashboards/plan-contract";
 import * as dashboardsVersions from "@/lib/dashboards/versions-contract";
 import * as data from "@/lib/data/contract";
 import * as dataPipes from "@/lib/data/pipes-contract";
+import * as datasetsCatalog from "@/lib/datasets/catalog-contract";
 import * as documents from "@/lib/documents/contract";
 import * as documentsIndexing from "@/lib/documents/indexing-contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
@@ -105,6 +106,10 @@ export const ENDPOINTS: Endpoint[] = [
   members.updateMember, // PATCH /api/v1/members/{id}
   members.deleteMember, // DELETE /api/v1/members/{id}
   members.resetMemberPassword, // POST /api/v1/members/{id}/password-reset
+  datasetsCatalog.listMetrics, // GET /api/v1/metrics
+  datasetsCatalog.certifyMetric, // PUT /api/v1/metrics/{dataset}/{metric}/certification
+  datasetsCatalog.uncertifyMetric, // DELETE /api/v1/metrics/{dataset}/{metric}/certification
+  datasetsCatalog.getMetricSeries, // GET /api/v1/metrics/{dataset}/{metric}/series
   notifications.deliveryHealth, // GET /api/v1/notification-channels/delivery-health
   notifications.listBaseRules, // GET /api/v1/notifications/admin/base-rules
   notifications.listChannelConfigs, // GET /api/v1/notifications/admin/channel-configs

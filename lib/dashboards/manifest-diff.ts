@@ -1,5 +1,6 @@
 import { parseAllDocuments } from "yaml";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import { datasetRefs } from "@/lib/manifest/shared-datasets";
 import type { DiffEntry, FieldChange, ManifestDiff } from "./versions-contract";
 
 /**
@@ -25,7 +26,10 @@ function parsedModel(specYaml: string): Model | null {
   const result = parseDashboardYaml(specYaml);
   if (!result.ok) return null;
   const { manifest, widgets } = result.dashboard;
-  return split(toPlain(manifest) as Record<string, Plain>, widgets.map((w) => toPlain(w) as Record<string, Plain>));
+  const model = split(toPlain(manifest) as Record<string, Plain>, widgets.map((w) => toPlain(w) as Record<string, Plain>));
+  // Shared datasets are compared by the ref that names them (their definitions are planned as datasets of their own).
+  for (const ref of datasetRefs(specYaml)) model.datasets.set(ref, { ref });
+  return model;
 }
 
 /** The YAML as written, for a manifest that does not validate: first document the dashboard, the rest widgets. */

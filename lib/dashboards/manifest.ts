@@ -9,6 +9,7 @@ import type { ServerSqlPolicy } from "@/lib/manifest-check/references";
 import { rollupScopeProblems } from "@/lib/query/rollup-scope";
 import { checkExpression, checkSource, checkStatement } from "@/lib/query/sql-allow-list";
 import { currentOwnTables } from "@/lib/db/own-tables";
+import { currentSharedDatasets } from "@/lib/datasets/store";
 
 /**
  * The server's check of manifest SQL: PostgreSQL's parser and the allow-list, with the lexer's trailing `;` removed
@@ -34,7 +35,8 @@ export type ManifestResult = { ok: true; value: ValidManifest } | { ok: false; e
 
 /** Parses and validates spec_yaml; errors become 422 items with the YAML position. */
 export function parseManifest(specYaml: string): ManifestResult {
-  const result = parseDashboardYaml(specYaml, { sqlPolicy: SQL_ALLOW_LIST });
+  // On the server refs always resolve: outside an organization's work there are no shared datasets (fail closed).
+  const result = parseDashboardYaml(specYaml, { sqlPolicy: SQL_ALLOW_LIST, sharedDatasets: currentSharedDatasets()?.byId ?? new Map() });
   return result.ok ? { ok: true, value: result.dashboard } : { ok: false, errors: manifestValidationItems(result.errors) };
 }
 
@@ -45,7 +47,8 @@ export function parseManifestCached(specYaml: string): ManifestResult {
   // A manifest naming an organization's own table validates against that organization's catalog.
   const own = currentOwnTables();
   const hash = crypto.createHash("sha256").update(specYaml).digest("base64url");
-  const key = own && own.columns.size > 0 ? `${own.stamp}:${hash}` : hash;
+  const shared = currentSharedDatasets();
+  const key = `${own && own.columns.size > 0 ? own.stamp : ""}:${shared && shared.byId.size > 0 ? shared.stamp : ""}:${hash}`;
   let hit = cache.get(key);
   if (!hit) {
     hit = parseManifest(specYaml);

@@ -2,12 +2,13 @@ import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { EDITORS, PublishMessage, VersionSource } from "./contract";
 import { ManifestDiff } from "./versions-contract";
+import { DatasetPlanItem } from "@/lib/datasets/contract";
 
 /** How many manifest files one plan or apply takes (the request body's size limit applies too). */
 export const MAX_PLAN_FILES = 200;
 
 export const ManifestFile = z.object({
-  path: z.string().min(1).max(500).describe("the file's path as the client knows it; its name without .yaml/.yml is the dashboard's slug"),
+  path: z.string().min(1).max(500).describe("the file's path as the client knows it; its name without .yaml/.yml is the dashboard's slug (a `kind: dataset` file is named by its metadata.id)"),
   content: z.string().max(1_000_000).describe("the manifest YAML"),
 });
 export type ManifestFile = z.infer<typeof ManifestFile>;
@@ -64,7 +65,9 @@ export const Plan = z
     changes: z.boolean().describe("some dashboard would be created, updated or deleted"),
     publishes: z.boolean().describe("apply with publish would make at least one new version"),
     items: z.array(PlanItem),
+    datasets: z.array(DatasetPlanItem).describe("the shared dataset files (`kind: dataset`): changes per column and what reads them, values before and after"),
     expected: z.record(z.string(), PlanBase).describe("slug -> the state planned against; give it back to apply"),
+    expected_datasets: z.record(z.string(), z.number().int().nullable()).describe("dataset id -> the version planned against (null: none); give it back to apply"),
   })
   .meta({ id: "Plan" });
 export type Plan = z.infer<typeof Plan>;
@@ -87,6 +90,7 @@ export const planDashboards = defineEndpoint({
 
 export const ApplyBody = PlanBody.extend({
   expected: z.record(z.string(), PlanBase).describe("the plan's `expected`: each dashboard must still be as it was planned against"),
+  expected_datasets: z.record(z.string(), z.number().int().nullable()).default({}).describe("the plan's `expected_datasets`: each shared dataset must still be at the version planned against"),
   publish: z.boolean().default(false).describe("publish every dashboard whose file differs from its published version (needs `dashboards:publish` for an API key)"),
   message: PublishMessage.optional(),
   source: VersionSource.optional(),
@@ -104,6 +108,7 @@ export const ApplyResult = z
         published: z.boolean().describe("a new version was published"),
       }),
     ),
+    datasets: z.array(z.object({ id: z.string(), action: z.enum(["create", "update", "unchanged"]), version: z.number().int().nullable() })).describe("the shared datasets of the files"),
   })
   .meta({ id: "ApplyResult" });
 export type ApplyResult = z.infer<typeof ApplyResult>;

@@ -18,6 +18,9 @@ import { diffManifests } from "./manifest-diff";
 import type { ApplyBody, ApplyResult, ManifestFile, Plan, PlanBase, PlanBody, PlanCheck, PlanError, PlanItem } from "./plan-contract";
 import { assertMayPublish, principalScope } from "./policy";
 import type { DashboardRow } from "./dashboard-record";
+import type { DatasetPlanItem } from "@/lib/datasets/contract";
+import { type DatasetFile, type OrgState, afterDatasetWrite, isDatasetFile, orgState, planDatasetFiles, readDatasetFiles, sharedBeforeAfter, writeDatasetFiles } from "@/lib/datasets/plan";
+import type { OrgSharedDatasets } from "@/lib/datasets/store";
 
 /**
  * Dashboards as code (issue 30 §3): a set of manifest files, one per dashboard, named `<slug>.yaml`,
@@ -45,9 +48,9 @@ export function slugOfPath(filePath: string): string {
   return path.posix.basename(filePath.replaceAll("\\", "/")).replace(/\.ya?ml$/i, "");
 }
 
-function readFiles(files: readonly ManifestFile[]): FilePlan[] {
+function readFiles(files: readonly { index: number; file: ManifestFile }[], shared: OrgSharedDatasets): FilePlan[] {
   const seen = new Map<string, string>();
-  return files.map((file, index) => {
+  return files.map(({ file, index }) => {
     const slug = slugOfPath(file.path);
     const errors: PlanError[] = [];
     const at = (message: string): PlanError => ({ file: file.path, line: 1, column: 1, path: "", message });
@@ -57,7 +60,8 @@ function readFiles(files: readonly ManifestFile[]): FilePlan[] {
     const earlier = seen.get(slug);
     if (earlier !== undefined) errors.push(at(`'${earlier}' already names the dashboard '${slug}'`));
     seen.set(slug, file.path);
-    const result = parseDashboardYaml(file.content, { sqlPolicy: SQL_ALLOW_LIST });
+    // Checked against the shared datasets as the same push leaves them.
+    const result = parseDashboardYaml(file.content, { sqlPolicy: SQL_ALLOW_LIST, sharedDatasets: shared.byId });
     if (!result.ok) errors.push(...result.errors.map((e) => ({ file: file.path, line: e.line, column: e.column, path: formatPath(e.path), message: e.message })));
     return { index, file, slug, parsed: result.ok ? result.dashboard : null, errors };
   });
@@ -159,14 +163,21 @@ function embedAndPublicChecks(dashboard: ParsedDashboard, state: DashboardState 
 interface Computed {
   plan: Plan;
   files: FilePlan[];
+  datasetFiles: DatasetFile[];
+  org: OrgState;
   state: Map<string, DashboardState>;
 }
 
 async function compute(principal: Principal, body: { files: ManifestFile[]; prune: boolean }): Promise<Computed> {
-  const files = readFiles(body.files);
+  const indexed = body.files.map((file, index) => ({ index, file }));
+  const datasetFiles = readDatasetFiles(indexed.filter(({ file }) => isDatasetFile(file.content)));
+  const org = await withTenant(principal, orgState);
+  const shared = sharedBeforeAfter(principal.orgId, org, datasetFiles);
+  const files = readFiles(indexed.filter(({ file }) => !isDatasetFile(file.content)), shared.after);
   const state = await currentState(principal);
   const scope = principalScope(principal);
   const timeZone = (await findOrganization(principal.orgId))?.timeZone ?? "UTC";
+  const datasets = await planDatasetFiles(principal, scope, timeZone, datasetFiles, org, shared, new Set(files.filter((f) => f.parsed).map((f) => f.slug)));
   const items: PlanItem[] = [];
   const sqlDeadline = Date.now() + PLAN_SQL_BUDGET_MS;
   for (const f of files) {
@@ -197,16 +208,20 @@ async function compute(principal: Principal, body: { files: ManifestFile[]; prun
     if (named.has(slug)) continue;
     items.push({ slug, file: null, action: body.prune ? "delete" : "keep", dashboard_id: current.row.id, base: baseOf(current.row), publish_needed: false, diff_vs_draft: null, diff_vs_published: null, errors: [], checks: [] });
   }
-  const valid = items.every((i) => i.errors.length === 0 && i.checks.every((c) => c.severity !== "error"));
+  const valid = items.every((i) => i.errors.length === 0 && i.checks.every((c) => c.severity !== "error")) && datasets.every((d) => d.errors.length === 0);
   return {
     plan: {
       valid,
-      changes: items.some((i) => i.action === "create" || i.action === "update" || i.action === "delete"),
+      changes: items.some((i) => i.action === "create" || i.action === "update" || i.action === "delete") || datasets.some((d) => d.action === "create" || d.action === "update"),
       publishes: items.some((i) => i.action !== "invalid" && i.file !== null && i.publish_needed),
       items,
+      datasets,
       expected: Object.fromEntries(items.map((i) => [i.slug, i.base])),
+      expected_datasets: Object.fromEntries(datasets.filter((d) => d.id !== "").map((d) => [d.id, d.base])),
     },
     files,
+    datasetFiles,
+    org,
     state,
   };
 }
@@ -226,7 +241,7 @@ function fileProblem(index: number, e: PlanError): ValidationItem {
 /** A plan's errors and failed checks as 422 items under the file that holds them. */
 function problemsOf(computed: Computed): ValidationItem[] {
   const indexOf = new Map(computed.files.map((f) => [f.slug, f.index]));
-  return computed.plan.items.flatMap((item) => {
+  const problems = computed.plan.items.flatMap((item) => {
     const index = indexOf.get(item.slug) ?? -1;
     const at = fileAt(index);
     return [
@@ -234,6 +249,8 @@ function problemsOf(computed: Computed): ValidationItem[] {
       ...item.checks.filter((c) => c.severity === "error").map((c) => ({ loc: [...at, ...(c.widget ? [c.widget] : [])], msg: `${item.file}: ${c.widget ? `widget '${c.widget}': ` : ""}${c.message}`, type: c.kind })),
     ];
   });
+  const datasetIndex = new Map(computed.datasetFiles.map((f) => [f.file.path, f.index]));
+  return [...problems, ...computed.plan.datasets.flatMap((item: DatasetPlanItem) => item.errors.map((e) => fileProblem(datasetIndex.get(item.file) ?? -1, e)))];
 }
 
 /**
@@ -248,9 +265,12 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
   const computed = await compute(principal, body);
   if (!computed.plan.valid) throw new Invalid(problemsOf(computed));
   const fileOf = new Map(computed.files.map((f) => [f.slug, f]));
-  return writeDashboards(principal, async (writer) => {
-    // Every dashboard of the organization, locked until commit: a concurrent edit or apply waits, then sees what this one wrote.
+  let writtenDatasets: string[] = [];
+  const result = await writeDashboards(principal, async (writer) => {
+    // Every dashboard and shared dataset of the organization, locked until commit: a concurrent edit or apply waits, then sees what this one wrote.
     await writer.tx.$queryRaw`SELECT id FROM dashboards FOR UPDATE`;
+    await writer.tx.$queryRaw`SELECT id FROM shared_datasets FOR UPDATE`;
+    const versions = new Map((await writer.tx.sharedDataset.findMany({ select: { datasetId: true, version: true } })).map((d) => [d.datasetId, d.version]));
     const rows = new Map((await writer.tx.dashboard.findMany()).map((r) => [r.slug, r]));
     const touched = computed.plan.items.filter((i) => i.action !== "keep");
     const stale: ValidationItem[] = [];
@@ -260,7 +280,15 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
       if (planned === undefined) stale.push({ loc: ["body", "expected", item.slug], msg: `${item.slug}: not in the plan`, type: "changed_since_plan" });
       else if (JSON.stringify(now) !== JSON.stringify(planned)) stale.push({ loc: ["body", "expected", item.slug], msg: `${item.slug}: ${describeChange(planned, now)} since the plan`, type: "changed_since_plan" });
     }
+    for (const item of computed.plan.datasets) {
+      const planned = body.expected_datasets[item.id];
+      const now = versions.get(item.id) ?? null;
+      if (planned === undefined) stale.push({ loc: ["body", "expected_datasets", item.id], msg: `dataset ${item.id}: not in the plan`, type: "changed_since_plan" });
+      else if (planned !== now) stale.push({ loc: ["body", "expected_datasets", item.id], msg: `dataset ${item.id}: ${now === null ? "deleted" : `version ${planned ?? "none"} → ${now}`} since the plan`, type: "changed_since_plan" });
+    }
     if (stale.length > 0) throw new Conflict(stale);
+    // Datasets first: the dashboards written below were checked against the definitions they leave.
+    writtenDatasets = await writeDatasetFiles(writer.tx, principal, computed.datasetFiles, computed.plan.datasets, body.message);
 
     const meta = (file: ManifestFile): PublishMeta => ({ message: body.message, source: body.source ? { ...body.source, path: body.source.path ?? file.path } : undefined });
     const applied: ApplyResult["items"] = [];
@@ -285,8 +313,11 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
     for (const item of computed.plan.items.filter((i) => i.action === "keep")) {
       applied.push({ slug: item.slug, action: "keep", dashboard_id: item.dashboard_id, draft_revision: item.base?.draft_revision ?? null, published_version: item.base?.published_version ?? null, published: false });
     }
-    return { items: applied };
+    const datasets = computed.plan.datasets.map((d) => ({ id: d.id, action: d.action === "invalid" ? ("unchanged" as const) : d.action, version: d.action === "unchanged" ? d.base : (versions.get(d.id) ?? 0) + 1 }));
+    return { items: applied, datasets };
   });
+  afterDatasetWrite(principal.orgId, computed.org, writtenDatasets);
+  return result;
 }
 
 /** A file's manifest as the writer takes it: what the writer finds wrong in it is reported under the file, as the plan's errors are. */

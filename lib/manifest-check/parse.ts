@@ -1,22 +1,24 @@
 import type { z } from "zod";
 import type { ManifestError } from "@/lib/manifest/errors";
-import { DashboardManifest, type ParsedDashboard, WidgetManifest } from "@/lib/manifest/schema";
+import { DashboardManifest, DatasetManifest, type ParsedDashboard, WidgetManifest } from "@/lib/manifest/schema";
+import { type SharedDatasets, resolveDatasets } from "@/lib/manifest/shared-datasets";
 import { type ManifestPath, ManifestSource } from "@/lib/manifest/source";
 import { checkManifestAlerts } from "./alerts";
 import { checkFilterDefaults } from "./filter-defaults";
 import { type DrillTargetManifest, checkInteractions } from "./interactions";
-import { type PlacedWidget, type SqlPolicy, checkReferences } from "./references";
+import { type PlacedWidget, type SqlPolicy, checkDataset, checkReferences } from "./references";
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: ManifestError[] };
 
 /**
  * Parses a dashboard's `spec_yaml`: the dashboard manifest first, then widget manifests
  * as further `---` documents and/or under `spec.widgets`. Reports every problem at once,
- * each with its path, line and column; never throws for bad input.
+ * each with its path, line and column; never throws for bad input. `sharedDatasets` resolves `{ ref }` datasets
+ * (the server always passes the organization's; without them refs are left unchecked, their widgets' columns unknown).
  */
 export function parseDashboardYaml(
   text: string,
-  options: { sqlPolicy?: SqlPolicy; drillTargets?: ReadonlyMap<string, DrillTargetManifest | null> } = {},
+  options: { sqlPolicy?: SqlPolicy; drillTargets?: ReadonlyMap<string, DrillTargetManifest | null>; sharedDatasets?: SharedDatasets } = {},
 ): { ok: true; dashboard: ParsedDashboard } | { ok: false; errors: ManifestError[] } {
   const { source, errors } = ManifestSource.parse(text);
   if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
@@ -24,7 +26,9 @@ export function parseDashboardYaml(
   if (documents.length === 0) return { ok: false, errors: [{ document: 0, path: [], line: 1, column: 1, message: "the manifest is empty" }] };
 
   const [first, ...rest] = documents;
-  const dashboard = validate(DashboardManifest, source, first.index, errors);
+  const written = validate(DashboardManifest, source, first.index, errors);
+  const resolved = written && resolveDatasets(written, options.sharedDatasets ?? "unchecked", (path, message) => errors.push(source.error(first.index, path, message)));
+  const dashboard = resolved?.manifest ?? null;
   const firstKind = kindOf(source, first.index);
   if (!dashboard && firstKind === "widget") errors.unshift(source.error(first.index, ["kind"], "the first document must be the dashboard manifest (kind: dashboard); widgets follow after ---"));
 
@@ -45,7 +49,7 @@ export function parseDashboardYaml(
   }
   if (!dashboard) return { ok: false, errors: sortErrors(errors) };
 
-  errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds, options.sqlPolicy));
+  errors.push(...checkReferences(dashboard, widgets, source, invalidWidgetIds, options.sqlPolicy, resolved?.unchecked));
   checkFilterDefaults(widgets, (document, path, message) => errors.push(source.error(document, path, message)));
   checkInteractions(dashboard, widgets, (document, path, message) => errors.push(source.error(document, path, message)), options.drillTargets);
   checkManifestAlerts(dashboard, widgets, (document, path, message) => errors.push(source.error(document, path, message)));
@@ -59,6 +63,34 @@ export function parseDashboardYaml(
       datasets: new Map(dashboard.spec.datasets.map((d) => [d.id, d])),
     },
   };
+}
+
+/**
+ * Parses a shared dataset's file (`kind: dataset`, one document) with the checks an inline dataset gets, and its
+ * aliases: each unique among the dataset's column ids.
+ */
+export function parseDatasetYaml(text: string, options: { sqlPolicy?: SqlPolicy } = {}): ParseResult<DatasetManifest> {
+  const { source, errors } = ManifestSource.parse(text);
+  if (errors.length > 0) return { ok: false, errors: sortErrors(errors) };
+  const documents = source.documents.map((doc, index) => ({ index, doc })).filter(({ doc }) => doc.contents !== null);
+  if (documents.length !== 1) {
+    return { ok: false, errors: [{ document: 0, path: [], line: 1, column: 1, message: documents.length === 0 ? "the manifest is empty" : "a dataset file holds one document (kind: dataset)" }] };
+  }
+  const { index } = documents[0];
+  const manifest = validate(DatasetManifest, source, index, errors);
+  if (!manifest) return { ok: false, errors: sortErrors(errors) };
+  const report = (_document: number, path: ManifestPath, message: string, extra?: { key?: boolean; offset?: number }) => errors.push(source.error(index, path, message, extra));
+  const strip = <C extends { aliases?: string[] }>(columns: C[]) => columns.map(({ aliases: _aliases, ...column }) => column);
+  const ids = checkDataset({ ...manifest.spec, id: manifest.metadata.id, dimensions: strip(manifest.spec.dimensions), metrics: strip(manifest.spec.metrics) }, ["spec"], report, options.sqlPolicy);
+  for (const kind of ["dimensions", "metrics"] as const) {
+    manifest.spec[kind].forEach((column, i) =>
+      column.aliases?.forEach((alias, j) => {
+        if (ids.has(alias)) report(index, ["spec", kind, i, "aliases", j], `'${alias}' is already a column id of this dataset`);
+        ids.add(alias);
+      }),
+    );
+  }
+  return errors.length > 0 ? { ok: false, errors: sortErrors(errors) } : { ok: true, value: manifest };
 }
 
 /** Parses one or more widget manifests on their own (a widget file), with the checks that need no dashboard. */

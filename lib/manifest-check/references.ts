@@ -52,6 +52,7 @@ export function checkReferences(
   source: ManifestSource,
   invalidWidgetIds: ReadonlySet<string> = new Set(),
   sqlPolicy?: SqlPolicy,
+  uncheckedDatasetIds: ReadonlySet<string> = new Set(),
 ): ManifestError[] {
   const errors: ManifestError[] = [];
   const report: Report = (document, path, message, options) => errors.push(source.error(document, path, message, options));
@@ -84,12 +85,12 @@ export function checkReferences(
     });
   }
 
-  for (const placed of widgets) checkWidget(placed, { datasetColumns, widgetsById, invalidWidgetIds, sqlPolicy }, report);
+  for (const placed of widgets) checkWidget(placed, { datasetColumns, uncheckedDatasetIds, widgetsById, invalidWidgetIds, sqlPolicy }, report);
   return errors;
 }
 
 /** Returns the dataset's column ids (even when some parts are invalid, so widgets can still be checked). */
-function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlPolicy: SqlPolicy | undefined): Set<string> {
+export function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlPolicy: SqlPolicy | undefined): Set<string> {
   const sources = (["from", "query", "kpi"] as const).filter((key) => dataset[key] !== undefined);
   if (sources.length > 1) report(0, [...path, sources[1]], `a dataset has one source; found ${sources.join(" and ")}`, { key: true });
   const columns = new Set<string>();
@@ -169,6 +170,8 @@ function checkDataset(dataset: Dataset, path: ManifestPath, report: Report, sqlP
 
 interface WidgetContext {
   datasetColumns: ReadonlyMap<string, Set<string>>;
+  /** Shared datasets named by ref and not at hand (parse.ts): their columns are unknown until run. */
+  uncheckedDatasetIds: ReadonlySet<string>;
   widgetsById: ReadonlyMap<string, PlacedWidget>;
   invalidWidgetIds: ReadonlySet<string>;
   sqlPolicy: SqlPolicy | undefined;
@@ -248,9 +251,14 @@ function checkData({ spec }: WidgetManifest, document: number, path: ManifestPat
   for (const [kind, field] of Object.entries(fieldsByKind)) {
     if (data.kind !== kind && data[field] !== undefined) report(document, at(field), `data.${field} is only used with kind ${kind}`, { key: true });
   }
+  // A dataset's or KPI's columns declare their formats where they are defined, so every widget of them reads the same.
+  if ((data.kind === "dataset" || data.kind === "kpi") && data.formats !== undefined) {
+    report(document, at("formats"), `data.formats is for kinds sql, static and demo; a ${data.kind}'s columns declare their format where they are defined`, { key: true });
+  }
   switch (data.kind) {
     case "dataset": {
       if (data.dataset === undefined) return report(document, at("kind"), "kind dataset needs data.dataset"), new Set();
+      if (context.uncheckedDatasetIds.has(data.dataset)) return null;
       const columns = context.datasetColumns.get(data.dataset);
       if (!columns) report(document, at("dataset"), `no dataset has id '${data.dataset}'; declared: ${[...context.datasetColumns.keys()].join(", ") || "none"}`);
       return columns ?? null;

@@ -83,6 +83,35 @@ export const Dataset = z
   .describe("at most one of from, query, kpi; none means demo data");
 export type Dataset = z.infer<typeof Dataset>;
 
+// ---------------------------------------------------------------- shared datasets (issue 48, docs/shared-datasets.md)
+
+const Aliases = z
+  .array(FieldId)
+  .max(10)
+  .optional()
+  .describe("former ids of this column: dashboards, alerts and reports naming one keep reading it (a rename that breaks nothing)");
+
+/** A shared dataset's columns may carry the ids they had before a rename. */
+export const SharedDimension = Dimension.extend({ aliases: Aliases });
+export const SharedMetric = Metric.extend({ aliases: Aliases });
+
+/** A dataset of its own (`kind: dataset`): the fields of an inline dataset, kept once per organization, named by dashboards with `{ ref: <id> }`. */
+export const DatasetManifest = z.strictObject({
+  version: Version,
+  kind: z.literal("dataset"),
+  metadata: Metadata.extend({ owner: z.string().min(1).max(200).optional().describe("who answers for its definitions (a name or an address); the metrics catalog shows it") }),
+  spec: Dataset.omit({ id: true }).extend({
+    dimensions: z.array(SharedDimension).max(50).default([]),
+    metrics: z.array(SharedMetric).max(100).default([]),
+  }),
+});
+export type DatasetManifest = z.infer<typeof DatasetManifest>;
+
+export const DatasetRef = z
+  .strictObject({ ref: ManifestId.describe("metadata.id of one of the organization's shared datasets; widgets name it by this id") })
+  .describe("a shared dataset (kind: dataset), resolved where the manifest is parsed");
+export type DatasetRef = z.infer<typeof DatasetRef>;
+
 // ---------------------------------------------------------------- dashboard
 
 const Tab = z.strictObject({
@@ -176,6 +205,10 @@ const WidgetData = z.strictObject({
   query: z.string().min(1).max(20_000).optional().describe("read-only SQL, for kind sql"),
   kpi: z.string().min(1).optional().describe("catalog KPI id, for kind kpi"),
   rows: z.array(z.record(z.string(), Scalar)).max(10_000).optional().describe("inline rows, for kind static"),
+  formats: z
+    .record(FieldId, ValueFormat)
+    .optional()
+    .describe("column -> how its numbers are shown, for kinds sql, static and demo (a dataset's columns declare theirs in the dataset)"),
 });
 
 export const FilterOperator = z.enum(["eq", "in", "gt", "lt", "gte", "lte", "contains", "date", "between"]);
@@ -342,7 +375,7 @@ export const DashboardManifest = z.strictObject({
   platform: Platform.default({ scope: "org", roles: ["admin", "general_manager", "analyst"], allow_embed: false, public: false, downloads: { pdf: false, png: false } }),
   spec: z.strictObject({
     responsive: z.strictObject({ breakpoints: z.array(Breakpoint).default(["mobile", "tablet", "desktop", "wide"]) }).optional(),
-    datasets: z.array(Dataset).max(50).default([]),
+    datasets: z.array(z.union([Dataset, DatasetRef])).max(50).default([]).describe("inline datasets, or `{ ref: <id> }` naming a shared dataset"),
     tabs: z.array(Tab).max(50).default([]),
     config: z
       .strictObject({
@@ -355,7 +388,10 @@ export const DashboardManifest = z.strictObject({
     alerts: z.array(ManifestAlert).max(200).optional().describe("alerts on what widgets show (lib/manifest/alert.ts); a push creates, updates and removes them by id"),
   }),
 });
-export type DashboardManifest = z.infer<typeof DashboardManifest>;
+/** A dashboard manifest as written: its datasets inline or `{ ref }`. */
+export type WrittenDashboardManifest = z.infer<typeof DashboardManifest>;
+/** A dashboard manifest with its shared datasets resolved (lib/manifest/shared-datasets.ts): what everything past parsing reads. */
+export type DashboardManifest = Omit<WrittenDashboardManifest, "spec"> & { spec: Omit<WrittenDashboardManifest["spec"], "datasets"> & { datasets: Dataset[] } };
 
 /**
  * A validated dashboard: its manifest, and every widget manifest and dataset by id. What
