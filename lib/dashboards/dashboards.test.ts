@@ -13,6 +13,7 @@ import * as seed from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import * as embedQuery from "@/app/api/v1/embed/query/route";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { getDb } from "@/lib/db/client";
+import { loadTable } from "@/lib/data/load";
 import { call, tokenFor } from "@/test/helpers";
 
 const SMALL = fs.readFileSync(path.join(import.meta.dirname, "fixtures/small-dashboard.yaml"), "utf8");
@@ -149,6 +150,35 @@ describe("dashboards API", () => {
     const second = await call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { filters: { period: "2026-02-01" } } });
     expect(second.json.widgets.by_channel.cached).toBe(true);
     expect(second.json.widgets.revenue_kpi.cached).toBe(false);
+  });
+
+  it("answers from the cache until a load changes the table the widget reads, then the new rows at once", async () => {
+    const table = `spend_${Date.now().toString(36)}`;
+    const rows = (values: string[]) => ({
+      header: ["channel", "spend"],
+      rows: (async function* () {
+        for (const value of values) yield ["web", value];
+      })(),
+    });
+    const load = (mode: "create" | "append", values: string[]) =>
+      loadTable({ orgId: "org_acme" }, { table, mode, onBadRow: "fail", columns: [{ name: "channel", type: "text", from: 0 }, { name: "spend", type: "numeric", from: 1 }] }, rows(values));
+    await load("create", ["10", "5"]);
+    const manifest = [
+      `version: "1.0"\nkind: dashboard\nmetadata: { id: load-fresh, name: Load fresh }\nplatform: { scope: org, roles: [admin], allow_embed: false, public: false }`,
+      `spec:\n  datasets:\n    - id: spend\n      from: ${table}\n      dimensions: [{ id: channel, column: ${table}.channel }]\n      metrics: [{ id: revenue, type: sql, expression: sum(${table}.spend) }]`,
+      `  tabs: [{ id: main, name: Main, widgets: [revenue_kpi] }]\n---`,
+      `version: "1.0"\nkind: widget\nmetadata: { id: revenue_kpi, name: Spend }\nspec:\n  component: kpi\n  layout: { x: 0, y: 0, w: 3, h: 2 }`,
+      `  data: { kind: dataset, dataset: spend, columns: [revenue], mappings: { value: revenue } }`,
+    ].join("\n");
+    const { json, status } = await create("load-fresh", admin, manifest);
+    expect(status, JSON.stringify(json)).toBe(201);
+    await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
+    const ask = async () => (await call(query.POST, "POST", { token: admin, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"] } })).json.widgets.revenue_kpi;
+    expect(await ask()).toMatchObject({ cached: false, rows: [{ revenue: 15 }] });
+    expect(await ask()).toMatchObject({ cached: true, rows: [{ revenue: 15 }] });
+    await load("append", ["7"]);
+    expect(await ask()).toMatchObject({ cached: false, rows: [{ revenue: 22 }] });
+    expect(await ask()).toMatchObject({ cached: true, rows: [{ revenue: 22 }] });
   });
 
   it("merges identical cold requests in flight: computed once, the same answers to both", async () => {

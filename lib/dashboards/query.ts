@@ -10,7 +10,7 @@ import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunn
 import { type WidgetPlan, type WidgetQueryResult, planWidget, runWidgetQuery, sharedScans } from "@/lib/query/run";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
-import { freshRollups } from "@/lib/rollups/registry";
+import { currentWarehouseVersion, freshRollups } from "@/lib/rollups/registry";
 import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./policy";
 import { isDataWidget } from "./wiring";
@@ -73,7 +73,8 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
       .filter((id) => input.manifest.widgetsById.has(id))
       .map((widgetId) => [widgetId, planWidget({ scope: input.scope, dashboard: input.manifest, widgetId, filterValues: input.filters, now, timeZone: input.timeZone })]),
   );
-  const keys = new Map([...plans].map(([id, plan]) => [id, widgetResultKey(input, plan)]));
+  const request = { dashboardId: input.dashboardId, version: input.version, warehouseVersion: await currentWarehouseVersion(input.scope.orgId) };
+  const keys = new Map([...plans].map(([id, plan]) => [id, widgetResultKey(request, plan)]));
   if (input.refresh) return computeWidgets(input, wanted, plans, keys, budget);
   const flight = JSON.stringify([budget, wanted.map((id) => keys.get(id) ?? id)]);
   const running = inFlight.get(flight);

@@ -17,7 +17,7 @@ const NOW = new Date("2026-11-26T03:35:00Z");
 type KeyRequest = AnswerRequest & { scope: TenantScope; manifest: ParsedDashboard; filters: Record<string, unknown>; timeZone: string; now: Date };
 const keyFor = (request: KeyRequest, widgetId: string) =>
   widgetResultKey(request, planWidget({ scope: request.scope, dashboard: request.manifest, widgetId, filterValues: request.filters, now: request.now, timeZone: request.timeZone }));
-const base: Omit<KeyRequest, "filters"> = { scope: { orgId: "org_acme", locationIds: null }, dashboardId: "dsh_states", version: 3, manifest: parsed.dashboard, timeZone: "America/New_York", now: NOW };
+const base: Omit<KeyRequest, "filters"> = { scope: { orgId: "org_acme", locationIds: null }, dashboardId: "dsh_states", version: 3, warehouseVersion: "41", manifest: parsed.dashboard, timeZone: "America/New_York", now: NOW };
 const keyOf = (filters: Record<string, unknown>, widgetId = "revenue_kpi", overrides: Partial<KeyRequest> = {}) => keyFor({ ...base, filters, ...overrides }, widgetId);
 
 /** States of one filter, each with the name of what it means for revenue_kpi. */
@@ -100,7 +100,7 @@ describe("the result cache key holds the whole meaning of a request", () => {
     expect(keyOf({ period: "2026-10-01" }, "revenue_kpi", { now: new Date("2026-11-26T06:00:00Z") })).not.toBe(keyOf({ period: "2026-10-01" }));
   });
 
-  it("keys the time zone, the location scope (in any order) and the version", () => {
+  it("keys the time zone, the location scope (in any order), the version and the warehouse's version", () => {
     // At this instant it is still 31 October in New York and already 1 November in UTC.
     const now = new Date("2026-11-01T02:00:00Z");
     expect(keyOf({}, "revenue_kpi", { now, timeZone: "UTC" })).not.toBe(keyOf({}, "revenue_kpi", { now }));
@@ -111,6 +111,8 @@ describe("the result cache key holds the whole meaning of a request", () => {
     expect(scoped(["loc_a"])).not.toBe(scoped(null));
     expect(keyOf({}, "revenue_kpi", { scope: { orgId: "org_globex", locationIds: null } })).not.toBe(keyOf({}));
     expect(keyOf({}, "revenue_kpi", { version: "draft@4" })).not.toBe(keyOf({}));
+    // A load, import or write since makes the older answer unreachable.
+    expect(keyOf({}, "revenue_kpi", { warehouseVersion: "42" })).not.toBe(keyOf({}));
   });
 
   it("leaves out a `*` binding on a column an sql widget's statement does not return, and keeps it where the statement may have it", () => {

@@ -6,7 +6,9 @@ import type { WidgetPlan, WidgetQueryResult } from "@/lib/query/run";
  * else the answer depends on), in this process: see widgetResultKey. The version in the key is
  * the published version number or `draft@<revision>`, both read from the
  * database on every request: a publish or an edit on any replica makes every
- * replica's older entries unreachable at once. Dropping a dashboard's entries
+ * replica's older entries unreachable at once. So is the organization's warehouse version (a
+ * write to the demo warehouse or a table load, import or pull bumps it): new rows make older
+ * answers unreachable at once, on every replica. Dropping a dashboard's entries
  * on publish, edit or delete only frees this process's memory early.
  */
 const TTL_MS = 60_000;
@@ -24,12 +26,14 @@ export interface AnswerRequest {
   dashboardId: string;
   /** A published version number, or `draft@<revision>`. */
   version: number | string;
+  /** The organization's warehouse change counter when the request began (lib/rollups/registry.ts currentWarehouseVersion). */
+  warehouseVersion: string;
 }
 
 /**
  * The cache key of one widget's answer: it holds the whole meaning of the request for that
  * widget, so two requests share an entry only when the engine would compute the same answer.
- * That is the organization, dashboard, version and widget; the location scope (order-free); the
+ * That is the organization, dashboard, version and widget; the warehouse's version (the rows it reads); the location scope (order-free); the
  * time zone and the day it is there (demo rows end today, SQL may read current_date); and the
  * filter conditions the engine applies to the widget, read from the widget's plan (lib/query/run.ts
  * WidgetPlan, the one the run then uses): defaults resolved (a cleared filter has no condition, one
@@ -42,7 +46,7 @@ export function widgetResultKey(request: AnswerRequest, plan: WidgetPlan): strin
   const { scope, timeZone, now, widgetId } = plan.input;
   const locations = scope.locationIds && scope.locationIds.length > 0 ? [...scope.locationIds].sort() : null;
   const meaning = { locations, timeZone, today: todayIn(now, timeZone), conditions: plan.meaning };
-  return JSON.stringify([scope.orgId, request.dashboardId, String(request.version), widgetId, meaning]);
+  return JSON.stringify([scope.orgId, request.dashboardId, String(request.version), widgetId, request.warehouseVersion, meaning]);
 }
 
 export function getCachedResult(key: string, now = Date.now()): Entry["value"] | undefined {

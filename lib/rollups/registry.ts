@@ -3,7 +3,8 @@ import crypto from "node:crypto";
 import { type TenantScope, type TenantTx, withTenant } from "@/lib/db/tenant";
 import { type RollupDefinition, rollupContent } from "@/lib/query/rollup-definition";
 import type { BuiltRollup, RollupTypes } from "@/lib/query/rollup-routing";
-import { rollupScopeProblems } from "@/lib/query/rollup-scope";
+import { type OwnRollupTables, rollupScopeProblems } from "@/lib/query/rollup-scope";
+import { type OwnReaderTables, ownReaderTables } from "@/lib/db/own-tables";
 
 /**
  * The rollups of an organization (table `rollups`, migration 0036): which are declared, built, and
@@ -54,21 +55,29 @@ const refusals = new Map<string, string | null>();
 /**
  * Why a stored definition may not be built or answer (lib/query/rollup-scope.ts), or null: checked again on
  * every read, so a rollup declared before the rule, or written past the save-time check, is never used.
- * Memoized by id (a hash of the content).
+ * `own`: the organization's own tables, which a source may read (their columns and location policies are
+ * part of the answer). Memoized by id (a hash of the content) and the own tables' stamp.
  */
-export function rollupRefusal(id: string, definition: RollupDefinition): string | null {
-  let refusal = refusals.get(id);
+export function rollupRefusal(id: string, definition: RollupDefinition, own: OwnRollupTables & Pick<OwnReaderTables, "stamp">): string | null {
+  const key = own.columns.size === 0 ? id : `${own.stamp}\0${id}`;
+  let refusal = refusals.get(key);
   if (refusal === undefined) {
-    const problems = rollupScopeProblems(definition);
+    const problems = rollupScopeProblems(definition, own);
     refusal = problems.length > 0 ? `refused: ${problems.map((p) => p.message).join("; ")}` : null;
     if (refusals.size >= 1_000) refusals.delete(refusals.keys().next().value as string);
-    refusals.set(id, refusal);
+    refusals.set(key, refusal);
   }
   return refusal;
 }
 
 /** The warehouse's change counter for the transaction's organization (0 before its first write). */
 export const CURRENT_VERSION_SQL = "(SELECT coalesce(max(version), 0) FROM warehouse_versions)";
+
+/** The warehouse's change counter for `orgId` now: every write to its tables (demo warehouse or loaded) bumps it. */
+export async function currentWarehouseVersion(orgId: string): Promise<string> {
+  const [row] = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<{ version: string }[]>(`SELECT ${CURRENT_VERSION_SQL}::text AS version`));
+  return row.version;
+}
 
 /**
  * Of `definitions`, the rollups built at the warehouse's current version in `timeZone` (the days a
@@ -83,8 +92,9 @@ export const CURRENT_VERSION_SQL = "(SELECT coalesce(max(version), 0) FROM wareh
 export async function freshRollups(scope: TenantScope, definitions: readonly RollupDefinition[], timeZone: string): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
   const fresh: BuiltRollup[] = [];
   const stale: string[] = [];
+  const own = await ownReaderTables(scope.orgId);
   for (const row of await registryRows(scope.orgId, definitions)) {
-    const built = asFresh(row, timeZone);
+    const built = asFresh(row, timeZone, own);
     if (built) {
       if (answersScope(built, scope)) fresh.push(built);
     } else if (row.state !== "failed" || row.built_version !== row.current_version) stale.push(row.id);
@@ -110,8 +120,8 @@ async function registryRows(orgId: string, definitions: readonly RollupDefinitio
 }
 
 /** The rollup as routing reads it when it is built at the warehouse's current version in `timeZone` and passes the scope rule; otherwise null (the tables answer). */
-function asFresh(row: RegistryRow, timeZone: string): BuiltRollup | null {
-  if (row.state === "ready" && row.built_version === row.current_version && row.time_zone === timeZone && row.column_types && rollupRefusal(row.id, row.definition) === null) {
+function asFresh(row: RegistryRow, timeZone: string, own: OwnReaderTables): BuiltRollup | null {
+  if (row.state === "ready" && row.built_version === row.current_version && row.time_zone === timeZone && row.column_types && rollupRefusal(row.id, row.definition, own) === null) {
     return { id: row.id, name: row.name, definition: row.definition, types: row.column_types, rowCount: row.row_count ?? 0 };
   }
   return null;
@@ -128,19 +138,20 @@ export type RollupState = { state: "ready"; rollup: BuiltRollup } | { state: "bu
 /** The state of each of `definitions` (by rollupId) in `timeZone`: what freshRollups decides, with the reasons it does not tell. */
 export async function rollupStates(orgId: string, definitions: readonly RollupDefinition[], timeZone: string): Promise<Map<string, RollupState>> {
   const rows = new Map((await registryRows(orgId, definitions)).map((row) => [row.id, row]));
+  const own = await ownReaderTables(orgId);
   const states = new Map<string, RollupState>();
   for (const definition of definitions) {
     const id = rollupId(definition);
     const row = rows.get(id);
-    const built = row ? asFresh(row, timeZone) : null;
+    const built = row ? asFresh(row, timeZone, own) : null;
     states.set(
       id,
       !row
         ? { state: "not_built" }
         : built
           ? { state: "ready", rollup: built }
-          : row.state === "failed" || rollupRefusal(row.id, row.definition) !== null
-            ? { state: "failed", error: rollupRefusal(row.id, row.definition) ?? row.error ?? "the build failed" }
+          : row.state === "failed" || rollupRefusal(row.id, row.definition, own) !== null
+            ? { state: "failed", error: rollupRefusal(row.id, row.definition, own) ?? row.error ?? "the build failed" }
             : { state: "building" },
     );
   }
