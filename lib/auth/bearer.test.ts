@@ -35,13 +35,14 @@ beforeAll(async () => {
     AUTH_CLAIM_ORG: "https://quarry.example/org",
     AUTH_CLAIM_ROLE: "https://quarry.example/role",
     AUTH_CLAIM_LOCATIONS: "https://quarry.example/locations",
+    AUTH_CLAIM_EMAIL: "https://quarry.example/email",
   });
   configSingleton.set(undefined);
   jwksSingleton.set(undefined);
 });
 
 afterAll(async () => {
-  for (const name of ["AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_CLAIM_ORG", "AUTH_CLAIM_ROLE", "AUTH_CLAIM_LOCATIONS"]) delete process.env[name];
+  for (const name of ["AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_CLAIM_ORG", "AUTH_CLAIM_ROLE", "AUTH_CLAIM_LOCATIONS", "AUTH_CLAIM_EMAIL"]) delete process.env[name];
   configSingleton.set(undefined);
   jwksSingleton.set(undefined);
   await new Promise((resolve) => server.close(resolve));
@@ -58,7 +59,8 @@ function idpToken(claims: JWTPayload, options: { key?: CryptoKey; kid?: string; 
     .sign(options.key ?? idpKey);
 }
 
-const acmeManager = { "https://quarry.example/org": "acme", "https://quarry.example/role": "general_manager" };
+// The provider's subject is its own id: the member is named by the configured e-mail claim.
+const acmeManager = { "https://quarry.example/org": "acme", "https://quarry.example/role": "general_manager", "https://quarry.example/email": "GM@acme.test" };
 
 describe("bearer tokens from a configured identity provider", () => {
   it("maps the configured claim names to the principal, location scope included", async () => {
@@ -66,7 +68,7 @@ describe("bearer tokens from a configured identity provider", () => {
     const res = await call(listLocations, "GET", "/api/v1/locations", { token });
     expect(res.status).toBe(200);
     expect(res.json.items.map((l: { id: string }) => l.id).sort()).toEqual(["loc_acme_chi", "loc_acme_nyc"]);
-    const globex = await idpToken({ "https://quarry.example/org": "globex", "https://quarry.example/role": "analyst" });
+    const globex = await idpToken({ "https://quarry.example/org": "globex", "https://quarry.example/role": "analyst", "https://quarry.example/email": "analyst@globex.test" });
     const theirs = await call(listLocations, "GET", "/api/v1/locations", { token: globex });
     expect(theirs.json.items.every((l: { id: string }) => l.id.startsWith("loc_globex_"))).toBe(true);
   });
@@ -79,6 +81,9 @@ describe("bearer tokens from a configured identity provider", () => {
     ["another audience", () => idpToken(acmeManager, { audience: "someone-else" }), /claim 'aud' is invalid/],
     ["an expired token", () => idpToken(acmeManager, { expiresIn: "-1m" }), /expired/],
     ["the default claim names", () => idpToken({ org: "acme", role: "admin" }), /no 'https:\/\/quarry.example\/org' claim/],
+    ["no e-mail claim (the subject is no member's id)", () => idpToken({ "https://quarry.example/org": "acme", "https://quarry.example/role": "admin" }), /no active member of organization 'acme'/],
+    ["an e-mail of no member", () => idpToken({ ...acmeManager, "https://quarry.example/email": "stranger@acme.test" }), /no active member/],
+    ["an e-mail of another organization's member", () => idpToken({ ...acmeManager, "https://quarry.example/email": "gm@globex.test" }), /no active member/],
   ])("answers 401 to %s", async (_name, makeToken, detail) => {
     const res = await call(listLocations, "GET", "/api/v1/locations", { token: await makeToken() });
     expect(res.status).toBe(401);

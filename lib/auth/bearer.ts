@@ -4,7 +4,7 @@ import { config } from "@/lib/config";
 import { Unauthenticated, Forbidden } from "@/lib/errors";
 import { principalFromApiKey } from "./api-key-principal";
 import { isApiKeyToken } from "./api-key-secret";
-import { findOrganization } from "./directory";
+import { findBearerMember, findOrganization } from "./directory";
 import { localIssuerKey } from "./local-issuer";
 import { readLocationClaim } from "./location-claim";
 import { Role, type Principal } from "@/lib/access/roles";
@@ -60,7 +60,8 @@ function describeJoseError(error: unknown): string {
 
 /**
  * Verifies a bearer token and maps its claims to a principal; 401 for any token problem, 403 for an unknown role.
- * An organization API key (`qk_…`) is recognised by its prefix before any JWT verification.
+ * An organization API key (`qk_…`) is recognised by its prefix before any JWT verification. A JWT must name an
+ * active member of its organization (its subject as a user id, or its e-mail claim), checked on every request.
  */
 export async function principalFromBearer(token: string): Promise<Principal> {
   if (isApiKeyToken(token)) return principalFromApiKey(token);
@@ -80,5 +81,8 @@ export async function principalFromBearer(token: string): Promise<Principal> {
   if (!payload.sub) throw new Unauthenticated("Token has no subject");
   const locations = readLocationClaim(payload[claims.locations]);
   if (!locations.ok) throw new Unauthenticated(`Token claim '${claims.locations}' ${locations.reason}`);
-  return { userId: payload.sub, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds: locations.locationIds, via: "bearer" };
+  const email = payload[claims.email];
+  const userId = await findBearerMember(org.id, payload.sub, typeof email === "string" ? email : null);
+  if (!userId) throw new Unauthenticated(`Token names no active member of organization '${org.slug}'`);
+  return { userId, orgId: org.id, orgSlug: org.slug, orgName: org.name, role: role.data, locationIds: locations.locationIds, via: "bearer" };
 }

@@ -57,6 +57,23 @@ export async function findUserForLogin(email: string): Promise<LoginUser | null>
   return { ...user, org: { id: orgId, slug: orgSlug, name: orgName, timeZone } };
 }
 
+/**
+ * The active member of `orgId` a bearer token names: its subject as a user id, else its e-mail claim by the one
+ * e-mail key (an identity provider's subject is its own id). Read on every request, so a deactivated or deleted
+ * member's tokens are refused from the next request on every replica. null when no active member matches.
+ */
+export async function findBearerMember(orgId: string, subject: string, email: string | null): Promise<string | null> {
+  const emailKey = email ? normalizeEmail(email) : null;
+  const { system } = await getDb();
+  const rows = await system.query<{ id: string }>(
+    `SELECT id FROM users
+      WHERE org_id = $1 AND status = 'active' AND (id = $2 OR ($3::text <> '' AND email_key = $3))
+      ORDER BY id = $2 DESC LIMIT 1`,
+    [orgId, subject, emailKey ?? ""],
+  );
+  return rows[0]?.id ?? null;
+}
+
 /** A session's user as the database has it now, and whether that session was signed out. */
 export interface SessionUser {
   id: string;
@@ -99,13 +116,15 @@ export interface ApiKeyRow {
   revoked: boolean;
   /** Whether last_used_at is older than a minute (or unset), so the request should record its use. */
   stale: boolean;
+  /** Whether the admin who made the key is still an active member of its organization. */
+  makerActive: boolean;
   org: OrgIdentity;
 }
 
 /**
  * A key by its id, read on every request it authenticates (one primary-key probe joined to its
- * organization), so a revocation or an expiry holds at once on every replica. Expiry and revocation are
- * judged by the database's clock in the same query.
+ * organization and its maker), so a revocation, an expiry or the maker's deactivation or deletion holds at once on
+ * every replica. Expiry and revocation are judged by the database's clock in the same query.
  */
 export async function findApiKey(id: string): Promise<ApiKeyRow | null> {
   const { system } = await getDb();
@@ -113,6 +132,7 @@ export async function findApiKey(id: string): Promise<ApiKeyRow | null> {
     `SELECT k.id, k.secret_hash AS "secretHash", k.scopes, k.location_ids AS "locationIds",
             (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired, (k.revoked_at IS NOT NULL) AS revoked,
             (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale,
+            EXISTS (SELECT 1 FROM users u WHERE u.id = k.created_by AND u.org_id = k.org_id AND u.status = 'active') AS "makerActive",
             o.id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", o.time_zone AS "timeZone"
        FROM api_keys k JOIN organizations o ON o.id = k.org_id
       WHERE k.id = $1`,

@@ -77,6 +77,8 @@ const Env = z.object({
   AUTH_CLAIM_ORG: z.string().default("org"),
   AUTH_CLAIM_ROLE: z.string().default("role"),
   AUTH_CLAIM_LOCATIONS: z.string().default("locations"),
+  /** Where a bearer token names its member when its subject is the provider's own id (lib/auth/bearer.ts). */
+  AUTH_CLAIM_EMAIL: z.string().default("email"),
   QUARRY_TRUSTED_PROXIES: z.string().optional().superRefine((raw, ctx) => {
     try {
       parseTrustedProxies(raw);
@@ -148,7 +150,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
       issuer: e.AUTH_ISSUER ?? "quarry-local",
       jwksUrl: e.AUTH_JWKS_URL,
       audience: e.AUTH_AUDIENCE ?? "quarry-api",
-      claims: { org: e.AUTH_CLAIM_ORG, role: e.AUTH_CLAIM_ROLE, locations: e.AUTH_CLAIM_LOCATIONS },
+      claims: { org: e.AUTH_CLAIM_ORG, role: e.AUTH_CLAIM_ROLE, locations: e.AUTH_CLAIM_LOCATIONS, email: e.AUTH_CLAIM_EMAIL },
     },
     api: { bodyLimitBytes: e.API_BODY_LIMIT_BYTES, trustedProxies: parseTrustedProxies(e.QUARRY_TRUSTED_PROXIES), rateLimitMultiplier: e.QUARRY_RATE_LIMIT_MULTIPLIER },
     logLevel: e.QUARRY_LOG_LEVEL,

@@ -10,6 +10,7 @@ import * as resetsRoute from "@/app/api/v1/password-resets/route";
 import * as resetCompleteRoute from "@/app/api/v1/password-resets/complete/route";
 import * as locationsRoute from "@/app/api/v1/locations/route";
 import * as locationRoute from "@/app/api/v1/locations/[id]/route";
+import * as apiKeysRoute from "@/app/api/v1/api-keys/route";
 import { findUserForLogin } from "@/lib/auth/directory";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { verifyPassword } from "@/lib/auth/password";
@@ -202,6 +203,34 @@ describe("members", () => {
 
     expect((await patch(id, { status: "active" })).status).toBe(200);
     expect((await signIn(email)).ok).toBe(true);
+  });
+
+  it("a deactivated or deleted member's bearer tokens and the API keys they made are refused at once", async () => {
+    const member = await inviteAndAccept("admin");
+    const bearer = await issueLocalToken({ userId: member.id, orgSlug: "acme", role: "admin" });
+    const made = await call(apiKeysRoute.POST, "POST", { token: bearer, body: { name: "leaver's key", scopes: ["dashboards:read"] } });
+    expect(made.status, made.text).toBe(201);
+    const listLocations = (token: string) => call(locationsRoute.GET, "GET", { token });
+    expect((await listLocations(bearer)).status).toBe(200);
+    expect((await listLocations(made.json.key)).status).toBe(200);
+
+    expect((await patch(member.id, { status: "deactivated" })).status).toBe(200);
+    const refusedToken = await listLocations(bearer);
+    expect(refusedToken.status).toBe(401);
+    expect(refusedToken.json.detail).toMatch(/no active member of organization 'acme'/);
+    const refusedKey = await listLocations(made.json.key);
+    expect(refusedKey.status).toBe(401);
+    expect(refusedKey.text).not.toContain(made.json.key);
+    // Reactivation is the admin's decision to trust the person again: their token and keys work again.
+    expect((await patch(member.id, { status: "active" })).status).toBe(200);
+    expect((await listLocations(bearer)).status).toBe(200);
+    expect((await listLocations(made.json.key)).status).toBe(200);
+
+    expect((await call(memberRoute.DELETE, "DELETE", { token: acme, params: { id: member.id } })).status).toBe(204);
+    expect((await listLocations(bearer)).status).toBe(401);
+    expect((await listLocations(made.json.key)).status).toBe(401);
+    // A token naming an acme member under another organization names no member there.
+    expect((await listLocations(await issueLocalToken({ userId: "usr_acme_admin", orgSlug: "globex", role: "admin" }))).status).toBe(401);
   });
 
   it("the last active admin cannot be demoted, deactivated or deleted, even by two admins at once", async () => {
