@@ -21,8 +21,8 @@ describe("declared column formats", () => {
     expect(viewColumnFormats(sample, widget("order_grid"))).toEqual({ amount: "currency" });
     expect(viewColumnFormats(sample, widget("revenue_kpi"))).toEqual({ value: "currency" });
     expect(viewColumnFormats(sample, widget("target_kpi"))).toEqual({ value: "currency", target: "currency", gap_pct: "percent" });
-    // SQL data declares none: the widget's own display options apply.
-    expect(viewColumnFormats(sample, widget("channel_totals"))).toEqual({});
+    // SQL has no dataset: it declares its columns' formats beside its query (the all-time totals' revenue is money).
+    expect(viewColumnFormats(sample, widget("channel_totals"))).toEqual({ orders: "number", revenue: "currency" });
   });
 
   it("a dataset's own declaration wins over its catalog KPI's", () => {

@@ -9,8 +9,9 @@ const NONE: ColumnFormats = {};
 
 /**
  * The formats a widget's columns declare where they are defined: the dimensions and metrics of its
- * dataset (with a catalog KPI's metrics for a `kpi:` dataset) or of its catalog KPI. SQL, static and
- * demo data declare none; their widgets fall back to their own display options.
+ * dataset (with a catalog KPI's metrics for a `kpi:` dataset) or of its catalog KPI; SQL, static and
+ * demo data declare theirs beside the data (`data.formats`). Undeclared columns fall back to the
+ * widget's own display options.
  */
 export function widgetColumnFormats(datasets: readonly Dataset[], widget: WidgetManifest): ColumnFormats {
   const data = widget.spec.data;
@@ -23,6 +24,8 @@ export function widgetColumnFormats(datasets: readonly Dataset[], widget: Widget
     const kpi = dataset?.kpi !== undefined ? KPI_CATALOG.get(dataset.kpi) : undefined;
     if (kpi) fields.push(...kpi.dataset.dimensions, ...kpi.dataset.metrics);
     if (dataset) fields.push(...dataset.dimensions, ...dataset.metrics);
+  } else if (data?.formats !== undefined) {
+    fields.push(...Object.entries(data.formats).map(([id, format]) => ({ id, format })));
   }
   const formats: Record<string, ValueFormat> = {};
   // The dataset's own declarations come last, so they win over a catalog KPI's.

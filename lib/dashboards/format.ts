@@ -1,3 +1,4 @@
+import cronstrue from "cronstrue";
 import type { Display } from "@/lib/manifest/schema";
 import { type ResolvedFormat, type ValueFormat, resolveFormat } from "@/lib/manifest/value-format";
 
@@ -67,6 +68,25 @@ export function isIdColumn(column: string): boolean {
   return /(^|_)id$/i.test(column);
 }
 
+/**
+ * How the cells of one column read, given the column's values: in its declared format; an
+ * undeclared id column as stored; other numbers with as many decimals as the column's values need
+ * (at most two); anything else as `formatCell`. The one rule of tables, grids and report tables.
+ */
+export function columnFormatter(column: string, values: readonly unknown[], declared: ValueFormat | undefined): (value: unknown) => string {
+  const format = declared === undefined ? undefined : resolveFormat(declared);
+  const asStored = format === undefined && isIdColumn(column);
+  let decimals: number | undefined;
+  return (value) => {
+    const n = toNumber(value);
+    if (n === null) return formatCell(value);
+    if (format) return formatValue(n, format);
+    if (asStored) return String(value);
+    decimals ??= columnDecimals(values);
+    return formatFixed(n, decimals);
+  };
+}
+
 /** A table cell: numbers formatted, null empty, objects as JSON, everything else as text. */
 export function formatCell(value: unknown): string {
   if (value === null || value === undefined) return "";
@@ -112,6 +132,33 @@ export function formatKpiValue(value: number, display: KpiDisplay | undefined, d
   if (prefix && text.startsWith("-")) text = `-${prefix}${text.slice(1)}`;
   else text = `${prefix}${text}`;
   return `${text}${display?.suffix ?? ""}`;
+}
+
+const instantFormats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * A moment as every page, report and message prints it: date and time in `timeZone`, the zone
+ * named ("Nov 26, 2026, 7:05 AM (Europe/Berlin)"), so no reader takes it for their own zone's.
+ */
+export function formatInstant(at: Date | string | null | undefined, timeZone: string): string {
+  if (at === null || at === undefined) return "—";
+  let format = instantFormats.get(timeZone);
+  if (!format) instantFormats.set(timeZone, (format = new Intl.DateTimeFormat(LOCALE, { timeZone, dateStyle: "medium", timeStyle: "short" })));
+  return `${format.format(typeof at === "string" ? new Date(at) : at)} (${timeZone})`;
+}
+
+/**
+ * A five-field cron expression in words, in the zone it runs in: "At 08:00 AM, Monday through
+ * Friday (America/New_York)". An expression cronstrue cannot read is shown as written.
+ */
+export function cronInWords(cron: string, timeZone: string): string {
+  let words: string;
+  try {
+    words = cronstrue.toString(cron, { locale: "en", use24HourTimeFormat: false, verbose: false });
+  } catch {
+    words = cron;
+  }
+  return `${words} (${timeZone})`;
 }
 
 export type Direction = "up" | "down" | "flat";

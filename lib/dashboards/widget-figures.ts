@@ -1,7 +1,6 @@
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { resolveFormat } from "@/lib/manifest/value-format";
 import type { ColumnFormats } from "./column-formats";
-import { columnDecimals, formatCell, formatFixed, formatKpiValue, formatValue, isIdColumn, kpiDelta, toNumber, type KpiDelta } from "./format";
+import { columnFormatter, formatCell, formatKpiValue, kpiDelta, toNumber, type KpiDelta } from "./format";
 
 /**
  * What a KPI tile and a table show, as text: one source for the viewer's widgets
@@ -51,17 +50,16 @@ export interface TableCells {
 
 export function tableCells(columns: string[], rows: Record<string, unknown>[], formats: ColumnFormats): TableCells {
   const names = columns.length > 0 ? columns : Object.keys(rows[0] ?? {});
-  const numeric = new Set(names.filter((c) => rows.some((r) => r[c] !== null && r[c] !== undefined) && rows.every((r) => r[c] === null || r[c] === undefined || typeof r[c] === "number" || toNumber(r[c]) !== null)));
-  const decimals = new Map([...numeric].map((c) => [c, columnDecimals(rows.map((r) => r[c]))]));
+  const numeric = new Set(names.filter((c) => rows.some((r) => r[c] !== null && r[c] !== undefined) && rows.every((r) => r[c] === null || r[c] === undefined || toNumber(r[c]) !== null)));
+  const formatters = new Map<string, (value: unknown) => string>();
   return {
     names,
     numeric,
     cell(column, value) {
-      const n = numeric.has(column) ? toNumber(value) : null;
-      const declared = formats[column];
-      if (n !== null && declared === undefined && isIdColumn(column)) return String(value);
-      if (n === null) return formatCell(value);
-      return declared === undefined ? formatFixed(n, decimals.get(column) ?? 0) : formatValue(n, resolveFormat(declared));
+      if (!numeric.has(column)) return formatCell(value);
+      let format = formatters.get(column);
+      if (!format) formatters.set(column, (format = columnFormatter(column, rows.map((r) => r[column]), formats[column])));
+      return format(value);
     },
   };
 }

@@ -95,6 +95,15 @@ describe("parseDashboardYaml", () => {
     expect(errors.map((e) => `${e.line}: ${e.message}`)).toEqual(["25: Invalid input: expected number, received string"]);
   });
 
+  it("takes data.formats beside SQL and refuses it on a dataset, whose columns declare theirs in the dataset", () => {
+    const sql = BASE.replace("data: { kind: dataset, dataset: sales, columns: [revenue, margin], mappings: { value: revenue } }", "data: { kind: sql, query: \"SELECT sum(amount) AS revenue FROM orders\", formats: { revenue: currency } }");
+    const parsed = parseDashboardYaml(sql);
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    expect(parsed.dashboard.widgetsById.get("revenue")?.spec.data?.formats).toEqual({ revenue: "currency" });
+    const onDataset = BASE.replace("mappings: { value: revenue } }", "mappings: { value: revenue }, formats: { revenue: currency } }");
+    expect(errorsOf(onDataset).map((e) => `${e.line}: ${e.message}`)).toEqual(["35: data.formats is for kinds sql, static and demo; a dataset's columns declare their format where they are defined"]);
+  });
+
   it("checks cross references: tabs, datasets, filters, mappings, duplicates", () => {
     const yaml = BASE.replace("widgets: [date, revenue]", "widgets: [date, revenue, ghost]")
       .replace("dataset: sales, columns", "dataset: salez, columns")

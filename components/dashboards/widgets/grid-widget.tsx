@@ -6,8 +6,8 @@ import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { toCsv, toXlsx } from "@/lib/export-cells";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
-import { columnDecimals, formatFixed, formatValue, humanize, isIdColumn, toNumber } from "@/lib/dashboards/format";
-import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
+import { humanize } from "@/lib/dashboards/format";
+import { tableCells } from "@/lib/dashboards/widget-figures";
 import { groupAwarePageModule } from "./grid-pages";
 import { watchGridAria } from "./grid-aria";
 import styles from "./widgets.module.css";
@@ -27,20 +27,11 @@ interface TabulatorInternals {
   modules?: { page?: { pageCounterElement?: HTMLElement | null } };
 }
 
-/** A numeric column in its declared format, else with as many decimals as its values need. */
-function numberFormatter(declared: ValueFormat | undefined, decimals: () => number): ColumnDefinition["formatter"] {
-  const format = declared === undefined ? undefined : resolveFormat(declared);
-  const digits = format ? 0 : decimals();
-  return (cell) => {
-    const n = toNumber(cell.getValue());
-    if (n === null) return "";
-    return format ? formatValue(n, format) : formatFixed(n, digits);
-  };
-}
-
-function columnDefinitions(columns: string[], rows: Record<string, unknown>[], frozen: string[], formats: ColumnFormats): ColumnDefinition[] {
+/** Columns as Tabulator defines them; numeric cells read as in every table (lib/dashboards/widget-figures.ts tableCells). */
+export function columnDefinitions(columns: string[], rows: Record<string, unknown>[], frozen: string[], formats: ColumnFormats): ColumnDefinition[] {
+  const cells = tableCells(columns, rows, formats);
   return columns.map((column) => {
-    const numeric = rows.some((r) => r[column] !== null && r[column] !== undefined) && rows.every((r) => r[column] === null || r[column] === undefined || toNumber(r[column]) !== null);
+    const numeric = cells.numeric.has(column);
     return {
       title: humanize(column),
       field: column,
@@ -49,7 +40,7 @@ function columnDefinitions(columns: string[], rows: Record<string, unknown>[], f
       sorter: numeric ? "number" : "string",
       hozAlign: numeric ? "right" : "left",
       headerHozAlign: numeric ? "right" : "left",
-      formatter: numeric && !isIdColumn(column) ? numberFormatter(formats[column], () => columnDecimals(rows.map((r) => r[column]))) : undefined,
+      formatter: numeric ? (cell) => cells.cell(column, cell.getValue()) : undefined,
     };
   });
 }
