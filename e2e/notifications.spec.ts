@@ -8,7 +8,8 @@ const run = Date.now().toString(36);
 const SCREENS = process.env.E2E_SCREENS ?? "test-results/screens";
 /** A floor no location reaches, unique to the run so the inbox item's title is too. */
 const FLOOR = 1_000_000_000 + (Date.now() % 100_000);
-const FLOOR_TEXT = FLOOR.toLocaleString("en-US");
+// The rule prints revenue in the revenue KPI's declared format, as dashboards do.
+const FLOOR_TEXT = `$${FLOOR.toLocaleString("en-US", { minimumFractionDigits: 2 })}`;
 const EMAIL_RULE = `sales.floor.e2e${run}`;
 const WEBHOOK_RULE = `sales.floor.hook${run}`;
 const MEMBER = `ops-${run}@acme.test`;

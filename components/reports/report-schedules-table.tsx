@@ -2,6 +2,7 @@
 
 import { useState } from "react";
 import { callApi } from "@/components/api-client";
+import { cronInWords, formatInstant } from "@/lib/dashboards/format";
 import { deleteReportSchedule, sendReportSchedule, updateReportSchedule, type ReportScheduleView } from "@/lib/reports/schedules-contract";
 
 interface Props {
@@ -14,7 +15,6 @@ interface Props {
   onChanged: () => void;
 }
 
-const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "—");
 
 function audience(s: ReportScheduleView): string {
   const parts = [];
@@ -25,7 +25,7 @@ function audience(s: ReportScheduleView): string {
   return parts.join(", ");
 }
 
-/** Report schedules with last and next run, and the actions an editor has on each: pause or resume, send now, approve, delete. */
+/** Report schedules, their cron in words and their last and next run in the schedule's own zone (named), and the actions an editor has on each: pause or resume, send now, approve, delete. */
 export function ReportSchedulesTable({ schedules, canApprove, showDashboard, onChanged }: Props) {
   const [message, setMessage] = useState<{ tone: "error" | "success"; text: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -75,8 +75,10 @@ export function ReportSchedulesTable({ schedules, canApprove, showDashboard, onC
                   </td>
                 )}
                 <td>
-                  <code>{s.cron}</code>
-                  <div className="muted">{s.time_zone}</div>
+                  {cronInWords(s.cron, s.time_zone)}
+                  <div className="muted">
+                    <code>{s.cron}</code>
+                  </div>
                 </td>
                 <td>
                   {audience(s)}
@@ -85,13 +87,13 @@ export function ReportSchedulesTable({ schedules, canApprove, showDashboard, onC
                 <td>
                   {s.last_run ? (
                     <>
-                      <span className={`chip ${s.last_run.status === "error" ? "bad" : s.last_run.status === "sent" ? "good" : "warn"}`}>{s.last_run.status}</span> {when(s.last_run.scheduled_for)}
+                      <span className={`chip ${s.last_run.status === "error" ? "bad" : s.last_run.status === "sent" ? "good" : "warn"}`}>{s.last_run.status}</span> {formatInstant(s.last_run.scheduled_for, s.time_zone)}
                     </>
                   ) : (
                     "never"
                   )}
                 </td>
-                <td>{s.paused ? <span className="chip warn">paused</span> : when(s.next_run_at)}</td>
+                <td>{s.paused ? <span className="chip warn">paused</span> : formatInstant(s.next_run_at, s.time_zone)}</td>
                 <td>
                   <button type="button" className="button" disabled={busy === s.id} onClick={() => act(s.id, `Queued "${s.name}" to send now`, () => callApi(sendReportSchedule, { params: { id: s.id } }))}>
                     Send now

@@ -4,6 +4,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useSearchParams } from "next/navigation";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
+import { cronInWords, formatInstant } from "@/lib/dashboards/format";
 import { FILTER_PARAM_PREFIX, decodeFilterValue } from "@/lib/dashboards/wiring";
 import { createReportSchedule, listReportEmailGroups, listReportSchedules } from "@/lib/reports/schedules-contract";
 import { ReportSchedulesTable } from "./report-schedules-table";
@@ -87,7 +88,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
         group_ids: [...groups],
       };
       const made = await callApi(createReportSchedule, { body });
-      setMessage({ tone: "success", text: `Scheduled "${made.name}"; next run ${made.next_run_at ? new Date(made.next_run_at).toLocaleString() : "—"}` });
+      setMessage({ tone: "success", text: `Scheduled "${made.name}"; ${cronInWords(made.cron, made.time_zone).replace(/^./, (c) => c.toLowerCase())}; next run ${formatInstant(made.next_run_at, made.time_zone)}` });
       setName("");
       setMade((n) => n + 1);
     } catch (error) {
@@ -129,7 +130,10 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
                 {preset === "" && (
                   <label className={styles.field}>
                     <span>Cron (minute hour day month weekday)</span>
-                    <input name="cron" required value={cron} onChange={(e) => setCron(e.target.value)} />
+                    <input name="cron" required value={cron} onChange={(e) => setCron(e.target.value)} aria-describedby="schedule-cron-words" />
+                    <span id="schedule-cron-words" className={styles.hint}>
+                      {cronInWords(cron, timeZone || "your time zone")}
+                    </span>
                   </label>
                 )}
                 <label className={styles.field}>

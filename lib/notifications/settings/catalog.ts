@@ -1,6 +1,8 @@
 import "server-only";
 import { z } from "zod";
 import type { TenantTx } from "@/lib/db/tenant";
+import { formatValue } from "@/lib/dashboards/format";
+import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
 import { compileDataset } from "@/lib/query/compile";
 import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
 
@@ -30,8 +32,19 @@ export interface BaseRule<P extends z.ZodObject = z.ZodObject> {
 
 const pct = (description: string) => z.number().min(0).max(1000).describe(description);
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
-const money = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+/** Revenue in the revenue KPI's declared format, as every dashboard prints it ("$2,500.00"). */
+const money = (n: number) => formatValue(n, resolveFormat(revenueFormat()));
 const dayBefore = (day: string, days: number) => isoDay(new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000));
+
+function revenueKpi() {
+  const kpi = KPI_CATALOG.get("revenue");
+  if (!kpi) throw new Error("The KPI catalog has no 'revenue' KPI");
+  return kpi;
+}
+
+function revenueFormat(): ValueFormat {
+  return revenueKpi().dataset.metrics.find((m) => m.id === "value")?.format ?? "number";
+}
 
 /**
  * Revenue over the days [from, to), per location or in total, from the catalog's `revenue` KPI
@@ -39,9 +52,7 @@ const dayBefore = (day: string, days: number) => isoDay(new Date(Date.parse(`${d
  * the rule's own read-only reader transaction.
  */
 async function kpiRevenue(tx: TenantTx, from: string, to: string, byLocation: boolean): Promise<Map<string, number>> {
-  const kpi = KPI_CATALOG.get("revenue");
-  if (!kpi) throw new Error("The KPI catalog has no 'revenue' KPI");
-  const compiled = compileDataset(kpi.dataset, {
+  const compiled = compileDataset(revenueKpi().dataset, {
     columns: byLocation ? ["location_id", "value"] : ["value"],
     filters: [{ field: "order_date", predicate: { kind: "range", from, to, toInclusive: false } }],
     limit: 10_000,
