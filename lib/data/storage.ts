@@ -1,6 +1,7 @@
 import "server-only";
 import type { BulkTx } from "@/lib/db/bulk";
-import { orgTableSchema } from "@/lib/db/org-schema";
+import { orgReaderRole, orgTableSchema } from "@/lib/db/org-schema";
+import { ensureOrgReaderRole } from "@/lib/db/reader-login";
 import type { ColumnType } from "./formats/infer";
 
 /*
@@ -8,7 +9,7 @@ import type { ColumnType } from "./formats/infer";
  * schema (orgTableSchema), each table with `org_id` and forced row-level security like the warehouse,
  * a location policy when it declares a location column, the warehouse's change triggers (migration
  * 0036: a load moves the organization's warehouse version, so cached results and rollups go stale),
- * and SELECT for the reader role (READER_GRANTEE).
+ * and SELECT for the organization's own reader role alone (orgReaderRole, migration 0048).
  * Every statement here is DDL the application's login runs (it owns the tables), in the owner phase
  * of a bulk transaction (lib/db/bulk.ts); rows are written afterwards as quarry_app under the policies.
  */
@@ -47,16 +48,6 @@ export interface TableShape {
 export const qualifiedTable = (orgId: string, name: string): string => `${quoteIdent(orgTableSchema(orgId))}.${quoteIdent(name)}`;
 
 /**
- * The role an organization's tables are granted to for reading: quarry_reader, the role every reader
- * transaction runs as (withTenant's `SET LOCAL ROLE quarry_reader`, to which the tenant signature is
- * bound), so privileges are checked against it and not against the organization's login. Another
- * organization's reader therefore holds the privilege too; what keeps it out is its row-level
- * security (it sees no row) and the name check, which resolves only its own catalog and its own
- * schema (docs/data.md "Tenancy": what holds, and what a per-organization role would add).
- */
-export const READER_GRANTEE = "quarry_reader";
-
-/**
  * Serializes the loads and drops of one table (until the transaction ends): two loads of one table
  * at once would each plan against a shape the other is changing.
  */
@@ -79,8 +70,12 @@ export async function physicalColumns(tx: BulkTx, orgId: string, name: string): 
 export async function createTable(tx: BulkTx, orgId: string, name: string, shape: TableShape): Promise<void> {
   const schema = quoteIdent(orgTableSchema(orgId));
   const table = qualifiedTable(orgId, name);
+  // Read by the organization's reader role alone (withTenant's reader work enters it): another
+  // organization's statement cannot even name the schema (docs/data.md "Tenancy").
+  const reader = orgReaderRole(orgId);
+  await ensureOrgReaderRole(tx, reader);
   await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-  await tx.exec(`GRANT USAGE ON SCHEMA ${schema} TO quarry_app, ${READER_GRANTEE}`);
+  await tx.exec(`GRANT USAGE ON SCHEMA ${schema} TO quarry_app, ${reader}`);
   const columns = shape.columns.map((c) => `${quoteIdent(c.name)} ${SQL_TYPES[c.type]}`);
   await tx.exec(`CREATE TABLE ${table} (org_id text NOT NULL, ${columns.join(", ")})`);
   await tx.exec(`ALTER TABLE ${table} ENABLE ROW LEVEL SECURITY`);
@@ -88,7 +83,7 @@ export async function createTable(tx: BulkTx, orgId: string, name: string, shape
   await tx.exec(`CREATE POLICY tenant_isolation ON ${table} USING (org_id = (SELECT quarry_current_org())) WITH CHECK (org_id = (SELECT quarry_current_org()))`);
   if (shape.location) await tx.exec(`CREATE POLICY location_scope ON ${table} AS RESTRICTIVE USING (${locationCondition(shape.location)})`);
   await tx.exec(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO quarry_app`);
-  await tx.exec(`GRANT SELECT ON ${table} TO ${READER_GRANTEE}`);
+  await tx.exec(`GRANT SELECT ON ${table} TO ${reader}`);
   for (const [trigger, event, rows] of [["warehouse_inserted", "INSERT", "NEW"], ["warehouse_updated", "UPDATE", "NEW"], ["warehouse_deleted", "DELETE", "OLD"]] as const) {
     await tx.exec(`CREATE TRIGGER ${trigger} AFTER ${event} ON ${table} REFERENCING ${rows} TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.quarry_warehouse_changed()`);
   }

@@ -21,8 +21,8 @@ const DEFINITION_CHANGE = /(?:^|;)\s*(?:CREATE|ALTER|DROP|GRANT|REVOKE)\s/i;
  * secrets, documents, notification and report state. PGlite has one session user, the embedded
  * superuser, so a statement that got past the allow-list and reset its role would read the whole copy
  * (docs/embedded-engine.md); a copy that holds only what quarry_reader may read leaves it nothing
- * more than the warehouse. Kept: the tables the reader may read (organizations' own tables included,
- * lib/data/storage.ts), the tenant key its signed settings
+ * more than the warehouse. Kept: the tables the reader may read, organizations' own tables (each
+ * granted to its organization's reader role alone, lib/data/storage.ts), the tenant key its signed settings
  * are checked against (read by SECURITY DEFINER functions), the migrations ledger, and every table a
  * kept one references (a TRUNCATE must not cascade into them).
  */
@@ -31,8 +31,9 @@ DECLARE targets text;
 BEGIN
   WITH RECURSIVE kept(oid) AS (
     SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.relkind IN ('r', 'p') AND (n.nspname = 'public' OR n.nspname LIKE 'quarry\\_data\\_%')
-       AND (has_table_privilege('quarry_reader', c.oid, 'SELECT') OR c.relname IN ('quarry_tenant_key', '_quarry_migrations'))
+     WHERE c.relkind IN ('r', 'p')
+       AND ((n.nspname = 'public' AND (has_table_privilege('quarry_reader', c.oid, 'SELECT') OR c.relname IN ('quarry_tenant_key', '_quarry_migrations')))
+            OR n.nspname LIKE 'quarry\\_data\\_%')
     UNION
     SELECT k.confrelid FROM pg_constraint k JOIN kept ON k.conrelid = kept.oid WHERE k.contype = 'f'
   )

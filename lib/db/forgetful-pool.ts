@@ -16,8 +16,17 @@ import pg from "pg";
  * because neither pg nor PrismaPg name statements (PrismaPg's statementNameGenerator is unset).
  */
 
-/** The statement withTenant enters the reader role with: the marker of a lease that ran user SQL. */
-export const ENTER_READER_ROLE = "SET LOCAL ROLE quarry_reader";
+/**
+ * The statement withTenant enters a reader role with (quarry_reader, or an organization's own reader
+ * role, quarry_reader_<hash>, lib/db/org-schema.ts): the marker of a lease that ran user SQL.
+ */
+export const enterReaderRole = (role: string): string => {
+  if (!isReaderRole(role)) throw new Error(`${role} is not a reader role`);
+  return `SET LOCAL ROLE ${role}`;
+};
+const isReaderRole = (role: string): boolean => /^quarry_reader(?:_[0-9a-f]{16})?$/.test(role);
+const ENTER_READER_ROLE_PREFIX = "SET LOCAL ROLE ";
+const entersReaderRole = (text: string): boolean => text.startsWith(ENTER_READER_ROLE_PREFIX) && isReaderRole(text.slice(ENTER_READER_ROLE_PREFIX.length));
 
 export interface ForgetfulPoolOptions {
   /**
@@ -61,7 +70,7 @@ export class ForgetfulPool extends pg.Pool {
       client.query = ((...args: Parameters<typeof query>) => {
         const [first] = args as unknown[];
         const text = typeof first === "string" ? first : (first as { text?: unknown } | undefined)?.text;
-        if (text === ENTER_READER_ROLE) marked = true;
+        if (typeof text === "string" && entersReaderRole(text)) marked = true;
         return (query as (...a: unknown[]) => unknown).apply(client, args);
       }) as typeof query;
     }

@@ -5,7 +5,8 @@ import type { SqlRunner } from "./sql";
 
 /*
  * User-written SQL (sql widgets, query datasets) on a PostgreSQL server runs on a login of its
- * organization's own (issue 41 §1), a member of `quarry_reader` and nothing else: no BYPASSRLS,
+ * organization's own (issue 41 §1), a member of its organization's reader role and nothing else (that
+ * role: a member of `quarry_reader` alone, granted the organization's own tables, issue 42): no BYPASSRLS,
  * owns nothing, cannot create or become another role. A statement that resets its role (`RESET
  * ROLE`, `set_config('role', 'none', …)`) lands on that login, which RLS treats as a stranger (the
  * tenant signature is bound to `quarry_reader`, migration 0017): it reads nothing. Resetting the
@@ -90,23 +91,58 @@ const roleFacts = async (system: SqlRunner, login: string): Promise<RoleFacts | 
   )[0];
 
 /**
- * What makes a login unfit for user SQL, or null when it is fit: only quarry_reader, no attribute
- * that escapes RLS, owns nothing, and (an organization's login) carries that organization's comment.
+ * What makes a role unfit to run user SQL, or null when it is fit: no attribute that escapes RLS,
+ * a member of `memberOf` alone, owns nothing.
  */
-export async function readerLoginProblem(system: SqlRunner, login: string, comment?: string): Promise<string | null> {
+async function confinementProblem(system: SqlRunner, name: string, role: RoleFacts, memberOf: string): Promise<string | null> {
+  const attributes = (["rolsuper", "rolbypassrls", "rolcreaterole", "rolcreatedb", "rolreplication"] as const).filter((a) => role[a]);
+  if (attributes.length > 0) return `${name} has ${attributes.map((a) => a.slice(3).toUpperCase()).join(", ")}`;
+  const names = await membershipsOf(system, name);
+  if (!names.includes(memberOf)) return `${name} is not a member of ${memberOf}`;
+  const others = names.filter((n) => n !== memberOf);
+  if (others.length > 0) return `${name} is also a member of ${others.join(", ")}`;
+  const [owned] = await system.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = $1", [name]);
+  if (owned.n > 0) return `${name} owns ${owned.n} relation(s)`;
+  return null;
+}
+
+/**
+ * What makes a login unfit for user SQL, or null when it is fit: a member of `memberOf` alone
+ * (quarry_reader for the operator's shared login, an organization's reader role for its login, that
+ * role itself a member of quarry_reader alone), no attribute that escapes RLS, owns nothing, and (an
+ * organization's login) carries that organization's comment.
+ */
+export async function readerLoginProblem(system: SqlRunner, login: string, comment?: string, memberOf = "quarry_reader"): Promise<string | null> {
   const role = await roleFacts(system, login);
   if (!role) return `the role ${login} does not exist`;
   if (comment !== undefined && role.comment !== comment) return `the role ${login} is not Quarry's login for this organization (its comment is ${JSON.stringify(role.comment)})`;
-  const attributes = (["rolsuper", "rolbypassrls", "rolcreaterole", "rolcreatedb", "rolreplication"] as const).filter((a) => role[a]);
-  if (attributes.length > 0) return `${login} has ${attributes.map((a) => a.slice(3).toUpperCase()).join(", ")}`;
   if (!role.rolcanlogin) return `${login} cannot log in`;
-  const names = await membershipsOf(system, login);
-  if (!names.includes("quarry_reader")) return `${login} is not a member of quarry_reader`;
-  const others = names.filter((n) => n !== "quarry_reader");
-  if (others.length > 0) return `${login} is also a member of ${others.join(", ")}`;
-  const [owned] = await system.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner WHERE r.rolname = $1", [login]);
-  if (owned.n > 0) return `${login} owns ${owned.n} relation(s)`;
-  return null;
+  const problem = await confinementProblem(system, login, role, memberOf);
+  if (problem || memberOf === "quarry_reader") return problem;
+  const group = await roleFacts(system, memberOf);
+  if (!group) return `the role ${memberOf} does not exist`;
+  if (group.rolcanlogin) return `${memberOf} can log in`;
+  return confinementProblem(system, memberOf, group, "quarry_reader");
+}
+
+/**
+ * Makes (or finds) an organization's reader role `role` (orgReaderRole): NOLOGIN, a member of
+ * quarry_reader, and the connecting login a member of it, so the application's own reader work may
+ * enter it. Idempotent, safe when two processes (or test databases on one server, where roles are
+ * shared) do it together; one statement, so it may run inside a caller's transaction.
+ */
+export async function ensureOrgReaderRole(run: { exec(sql: string): Promise<unknown> }, role: string): Promise<void> {
+  if (!/^quarry_reader_[0-9a-f]{16}$/.test(role)) throw new Error(`${role} is not an organization's reader role`);
+  await run.exec(`DO $ensure$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = '${role}') THEN
+      BEGIN
+        CREATE ROLE ${role} NOLOGIN INHERIT NOCREATEDB NOCREATEROLE;
+      EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+      END;
+    END IF;
+    IF NOT pg_catalog.pg_has_role('${role}', 'quarry_reader', 'MEMBER') THEN GRANT quarry_reader TO ${role}; END IF;
+    IF NOT pg_catalog.pg_has_role(current_user, '${role}', 'MEMBER') THEN EXECUTE format('GRANT %I TO %I', '${role}', current_user); END IF;
+  END $ensure$`);
 }
 
 /** Whether the application's login may make and repair logins: null when it may, else why not. */
@@ -119,13 +155,15 @@ export async function loginsCannotBeMade(system: SqlRunner): Promise<string | nu
 /**
  * Creates or repairs an organization's login with the application's login (which must have
  * CREATEROLE or be a superuser): the login and its comment (made together, in one transaction),
- * its attributes, its password, membership of quarry_reader alone. A role of that name that is not
+ * its attributes, its password, membership of `memberOf` alone (its organization's reader role, made
+ * here when missing; quarry_reader for a login of no organization). A role of that name that is not
  * this organization's login is refused, never taken over. Idempotent and safe when replicas (or
  * test databases on one server) do it at the same time. Throws ReaderLoginUnavailable when it cannot.
  */
-export async function provisionReaderLogin(system: SqlRunner, login: string, password: string, comment: string): Promise<void> {
+export async function provisionReaderLogin(system: SqlRunner, login: string, password: string, comment: string, memberOf = "quarry_reader"): Promise<void> {
   const cannot = await loginsCannotBeMade(system);
   if (cannot) throw new ReaderLoginUnavailable(cannot);
+  if (memberOf !== "quarry_reader") await ensureOrgReaderRole(system, memberOf);
   const [me] = await system.query<{ rolsuper: boolean }>("SELECT rolsuper FROM pg_roles WHERE rolname = current_user");
   const ident = quoteIdent(login);
   // Only a superuser may even name SUPERUSER, BYPASSRLS or REPLICATION (they default to off); a
@@ -150,8 +188,8 @@ export async function provisionReaderLogin(system: SqlRunner, login: string, pas
   }
   if (existing) await tolerate(`ALTER ROLE ${ident} ${attributes} PASSWORD ${verifier}`);
   const memberships = await membershipsOf(system, login);
-  if (!memberships.includes("quarry_reader")) await tolerate(`GRANT quarry_reader TO ${ident}`);
-  for (const name of memberships) if (name !== "quarry_reader") await system.exec(`REVOKE ${quoteIdent(name)} FROM ${ident}`);
+  if (!memberships.includes(memberOf)) await tolerate(`GRANT ${quoteIdent(memberOf)} TO ${ident}`);
+  for (const name of memberships) if (name !== memberOf) await system.exec(`REVOKE ${quoteIdent(name)} FROM ${ident}`);
 }
 
 /** The connection string of `databaseUrl` with another login and password. */

@@ -2,7 +2,7 @@ import "server-only";
 import { Unavailable } from "@/lib/errors";
 import type { ReaderLease } from "./analytics-copy";
 import { getDb } from "./client";
-import { ENTER_READER_ROLE } from "./forgetful-pool";
+import { enterReaderRole } from "./forgetful-pool";
 import { orgTableSchema } from "./org-schema";
 import type { Prisma } from "./generated/client";
 
@@ -60,12 +60,12 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
     return await startTransaction(() => prisma.$transaction(
       async (tx) => {
         if (options.prelude) await options.prelude(tx);
-        await enterTenant(tx, scope, role, options);
+        const entered = await enterTenant(tx, scope, role, options);
         // Reader work is always read-only: the signing function refuses read-only transactions, so
         // user SQL cannot sign tenant settings of its own (migration 0017).
         if (options.readOnly || role === "reader") await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
         // The reader's statement is the one a forgetful pool watches for (forgetful-pool.ts).
-        await tx.$executeRawUnsafe(role === "reader" ? ENTER_READER_ROLE : `SET LOCAL ROLE ${ROLE_NAMES.app}`);
+        await tx.$executeRawUnsafe(role === "reader" ? enterReaderRole(entered) : `SET LOCAL ROLE ${ROLE_NAMES.app}`);
         // Reader SQL names an organization's own tables unqualified: they resolve from its schema, after the warehouse (lib/data/storage.ts).
         if (role === "reader") await tx.$executeRawUnsafe(`SET LOCAL search_path TO public, "${orgTableSchema(scope.orgId)}"`);
         return work(tx);
@@ -106,15 +106,18 @@ async function readerLease(confined: () => Promise<ReaderLease>, userSql: boolea
 /**
  * Sets the tenant (signed: row-level security believes only settings that quarry_enter_tenant
  * wrote for this transaction and this role, migration 0017), the statement timeout and the time
- * zone in one round trip, before the transaction turns read-only and switches role.
+ * zone in one round trip, before the transaction turns read-only and switches role. Answers the role
+ * to switch to: for reader work the organization's own reader role when the login may become it
+ * (its own tables are granted to it alone, migration 0048), else quarry_reader.
  */
 async function enterTenant(
   tx: { $queryRaw: TenantTx["$queryRaw"] },
   scope: TenantScope,
   role: "app" | "reader",
   options: Pick<TenantOptions, "statementTimeoutMs" | "timeZone"> = {},
-): Promise<void> {
+): Promise<string> {
   const locations = scope.locationIds && scope.locationIds.length > 0 ? scope.locationIds.join(",") : "";
   const timeoutMs = options.statementTimeoutMs ? Math.ceil(options.statementTimeoutMs) : null;
-  await tx.$queryRaw`SELECT quarry_enter_tenant(${scope.orgId}, ${locations}, ${ROLE_NAMES[role]}, ${timeoutMs}::integer, ${options.timeZone ?? null}::text)::text AS entered`;
+  const [{ entered }] = await tx.$queryRaw<{ entered: string }[]>`SELECT quarry_enter_tenant(${scope.orgId}, ${locations}, ${ROLE_NAMES[role]}, ${timeoutMs}::integer, ${options.timeZone ?? null}::text)::text AS entered`;
+  return entered;
 }

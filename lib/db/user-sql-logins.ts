@@ -3,6 +3,7 @@ import pg from "pg";
 import { Unavailable } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { ForgetfulPool } from "./forgetful-pool";
+import { orgReaderRole } from "./org-schema";
 import {
   ReaderLoginUnavailable,
   loginsCannotBeMade,
@@ -235,9 +236,11 @@ export class UserSqlLogins<Client extends { $disconnect(): Promise<void> }> {
       login = organizationLoginName(await this.applicationLogin, key);
       const password = organizationLoginPassword(key);
       const comment = organizationLoginComment(key);
-      repair = () => provisionReaderLogin(system, login, password, comment);
-      if (await readerLoginProblem(system, login, comment)) await repair();
-      const problem = await readerLoginProblem(system, login, comment);
+      // A member of its organization's reader role alone: the one grantee of the organization's own tables.
+      const role = orgReaderRole(key);
+      repair = () => provisionReaderLogin(system, login, password, comment, role);
+      if (await readerLoginProblem(system, login, comment, role)) await repair();
+      const problem = await readerLoginProblem(system, login, comment, role);
       if (problem) throw new ReaderLoginUnavailable(`user-written SQL is refused: its login is unsafe (${problem})`);
       connectionString = withLogin(this.options.databaseUrl, login, password);
     }
