@@ -20,7 +20,7 @@ import { assertMayPublish, principalScope } from "./policy";
 import type { DashboardRow } from "./dashboard-record";
 import type { DatasetPlanItem } from "@/lib/datasets/contract";
 import { type DatasetFile, type OrgState, afterDatasetWrite, isDatasetFile, orgState, planDatasetFiles, readDatasetFiles, sharedBeforeAfter, writeDatasetFiles } from "@/lib/datasets/plan";
-import type { OrgSharedDatasets } from "@/lib/datasets/store";
+import { type OrgSharedDatasets, withSharedDatasets } from "@/lib/datasets/store";
 
 /**
  * Dashboards as code (issue 30 §3): a set of manifest files, one per dashboard, named `<slug>.yaml`,
@@ -165,6 +165,8 @@ interface Computed {
   files: FilePlan[];
   datasetFiles: DatasetFile[];
   org: OrgState;
+  /** The shared datasets as the files leave them: what the dashboards were checked against. */
+  sharedAfter: OrgSharedDatasets;
   state: Map<string, DashboardState>;
 }
 
@@ -222,6 +224,7 @@ async function compute(principal: Principal, body: { files: ManifestFile[]; prun
     files,
     datasetFiles,
     org,
+    sharedAfter: shared.after,
     state,
   };
 }
@@ -266,7 +269,8 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
   if (!computed.plan.valid) throw new Invalid(problemsOf(computed));
   const fileOf = new Map(computed.files.map((f) => [f.slug, f]));
   let writtenDatasets: string[] = [];
-  const result = await writeDashboards(principal, async (writer) => {
+  // The writer checks each manifest again (and drill targets after): against the definitions this apply leaves.
+  const result = await withSharedDatasets(computed.sharedAfter, () => writeDashboards(principal, async (writer) => {
     // Every dashboard and shared dataset of the organization, locked until commit: a concurrent edit or apply waits, then sees what this one wrote.
     await writer.tx.$queryRaw`SELECT id FROM dashboards FOR UPDATE`;
     await writer.tx.$queryRaw`SELECT id FROM shared_datasets FOR UPDATE`;
@@ -315,7 +319,7 @@ export async function applyDashboards(principal: Principal, body: z.output<typeo
     }
     const datasets = computed.plan.datasets.map((d) => ({ id: d.id, action: d.action === "invalid" ? ("unchanged" as const) : d.action, version: d.action === "unchanged" ? d.base : (versions.get(d.id) ?? 0) + 1 }));
     return { items: applied, datasets };
-  });
+  }));
   afterDatasetWrite(principal.orgId, computed.org, writtenDatasets);
   return result;
 }
