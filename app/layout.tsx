@@ -31,6 +31,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         { href: "/dashboards/custom", label: "Dashboards" },
         // Widget alerts (issue 45): every member makes and reads their own.
         { href: "/alerts", label: "Alerts" },
+        // The metrics catalog (issue 48): every member reads the shared definitions; admins certify.
+        { href: "/metrics", label: "Metrics" },
         // The organization's own tables (issue 42): every member lists them, admins load and drop (docs/data.md).
         { href: "/data", label: "Data" },
         { href: "/documents", label: "Documents" },

@@ -12,7 +12,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { formatManifestError, formatPath } from "@/lib/manifest/errors";
-import { parseDashboardYaml, parseWidgetYaml } from "@/lib/manifest-check/parse";
+import { parseDashboardYaml, parseDatasetYaml, parseWidgetYaml } from "@/lib/manifest-check/parse";
+import type { DatasetManifest } from "@/lib/manifest/schema";
 import type { DiffEntry, ManifestDiff } from "@/lib/dashboards/versions-contract";
 import type { ApplyResult, Plan, PlanItem } from "@/lib/dashboards/plan-contract";
 
@@ -107,16 +108,28 @@ function oneDir(args: string[], command: string): string {
 // ---------------------------------------------------------------- validate (offline)
 
 function validate(files: string[], io: CliIo, json: boolean, paint: Paint): number {
-  const results = files.map((file) => {
-    let text: string;
+  const texts = new Map<string, string | Error>();
+  for (const file of files) {
     try {
-      text = fs.readFileSync(file, "utf8");
+      texts.set(file, fs.readFileSync(file, "utf8"));
     } catch (error) {
-      return { file, ok: false, errors: [{ line: 1, column: 1, path: "", message: `cannot read: ${(error as Error).message}` }] };
+      texts.set(file, error as Error);
     }
-    // A widget file starts with `kind: widget`; anything else is read as a dashboard.
-    const isWidgetFile = /^kind:\s*widget\s*$/m.test(text) && !/^kind:\s*dashboard\s*$/m.test(text);
-    const result = isWidgetFile ? parseWidgetYaml(text) : parseDashboardYaml(text);
+  }
+  const kindOf = (text: string) => (/^kind:\s*dataset\s*$/m.test(text) ? "dataset" : /^kind:\s*widget\s*$/m.test(text) && !/^kind:\s*dashboard\s*$/m.test(text) ? "widget" : "dashboard");
+  // Shared datasets given among the files resolve the dashboards' `{ ref }`s; without any, refs are the server's to check (quarry plan).
+  const shared = new Map<string, DatasetManifest>();
+  for (const text of texts.values()) {
+    if (typeof text !== "string" || kindOf(text) !== "dataset") continue;
+    const parsed = parseDatasetYaml(text);
+    if (parsed.ok) shared.set(parsed.value.metadata.id, parsed.value);
+  }
+  const results = files.map((file) => {
+    const text = texts.get(file)!;
+    if (typeof text !== "string") return { file, ok: false, errors: [{ line: 1, column: 1, path: "", message: `cannot read: ${text.message}` }] };
+    // A widget file starts with `kind: widget`, a shared dataset's with `kind: dataset`; anything else is read as a dashboard.
+    const kind = kindOf(text);
+    const result = kind === "dataset" ? parseDatasetYaml(text) : kind === "widget" ? parseWidgetYaml(text) : parseDashboardYaml(text, { sharedDatasets: shared.size > 0 ? shared : "unchecked" });
     if (result.ok) return { file, ok: true, errors: [] };
     return { file, ok: false, errors: result.errors.map((e) => ({ line: e.line, column: e.column, path: formatPath(e.path), message: e.message, text: formatManifestError(e, file) })) };
   });
@@ -245,6 +258,7 @@ async function push(dir: string, io: CliIo, options: PlanOptions, paint: Paint):
   const applied = await client.post<ApplyResult>("/api/v1/custom-dashboards/_apply", {
     files,
     expected: planned.expected,
+    expected_datasets: planned.expected_datasets,
     prune: options.prune,
     publish: options.publish,
     ...(options.message ? { message: options.message } : {}),
@@ -253,6 +267,7 @@ async function push(dir: string, io: CliIo, options: PlanOptions, paint: Paint):
   if (options.json) io.out(JSON.stringify({ plan: planned, applied }, null, 2));
   else {
     const done = applied.items.filter((i) => i.action !== "keep" && (i.action !== "unchanged" || i.published));
+    for (const d of applied.datasets.filter((x) => x.action !== "unchanged")) io.out(`dataset ${d.id}: ${d.action}, version ${d.version}`);
     for (const i of done) io.out(`${i.slug}: ${i.action}${i.published ? `, published as version ${i.published_version}` : ""}`);
     io.out(paint.bold(`Pushed ${done.length} dashboard(s).`));
   }
@@ -320,6 +335,16 @@ export function renderPlan(p: Plan, publish: boolean, paint: Paint): string {
       lines.push(...renderDiff(item.diff_vs_published, paint));
     }
     for (const c of item.checks) lines.push((c.severity === "error" ? paint.red : paint.yellow)(`!     ${c.severity} [${c.kind}]${c.widget ? ` ${c.widget}:` : ""} ${c.message}`));
+  }
+  for (const d of p.datasets) {
+    const action = d.action as PlanItem["action"];
+    lines.push(colour[action](`${symbol[action]} ${paint.bold(`dataset ${d.id || "?"}`)} (${d.action})  ${d.file}`));
+    for (const e of d.errors) lines.push(paint.red(`!     ${e.file}:${e.line}:${e.column} ${e.path ? `${e.path}: ` : ""}${e.message}`));
+    for (const c of d.changes) lines.push(paint.yellow(`      ${c.kind} ${c.column}: ${c.change}${c.successor ? ` → ${c.successor}` : ""}`));
+    for (const r of d.readers) {
+      const values = (v: typeof r.before) => (v === null ? "—" : v.error ? `(${v.error})` : v.rows.map((row) => Object.values(row).join(" ")).join("; ") || "no rows");
+      lines.push((r.changed ? paint.yellow : paint.dim)(`      reads it: ${r.kind} ${r.dashboard}/${r.widget ?? ""}${r.name ? ` (${r.name})` : ""}: ${values(r.before)} → ${values(r.after)}`));
+    }
   }
   const count = (a: PlanItem["action"]) => p.items.filter((i) => i.action === a).length;
   const publishing = p.items.filter((i) => i.file && i.action !== "invalid" && i.publish_needed).length;
