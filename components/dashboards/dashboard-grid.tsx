@@ -4,7 +4,7 @@ import { gridAreas } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 
 export const ROW_HEIGHT = 76;
-const GAP = 14;
+export const GAP = 14;
 
 /** Pixel height of `rows` grid rows, gaps included: how tall a widget of that layout height is. */
 export const gridHeight = (rows: number) => rows * ROW_HEIGHT + (rows - 1) * GAP;

@@ -6,7 +6,8 @@ import CodeMirror, { EditorView, type ReactCodeMirrorRef } from "@uiw/react-code
 import { yaml } from "@codemirror/lang-yaml";
 import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
 import type { CompletionContext, CompletionResult } from "@codemirror/autocomplete";
-import { EditorState, type Text } from "@codemirror/state";
+import { EditorState, Transaction, type Text } from "@codemirror/state";
+import { isolateHistory, redo, redoDepth, undo, undoDepth } from "@codemirror/commands";
 import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { ownClickContext } from "@/lib/manifest-check/interactions";
@@ -14,6 +15,9 @@ import type { SqlPolicy } from "@/lib/manifest-check/references";
 import { type CatalogTable, catalogSqlPolicy, nameCompletions, tableCatalog, type TableCatalog } from "@/lib/manifest-check/table-names";
 import { DashboardView } from "./dashboard-view";
 import { RollupStatus } from "./rollup-status";
+import { LayoutMode } from "./layout-mode";
+import { type ManifestEdits, ManifestEditsContext } from "./manifest-edits";
+import { textChange } from "@/lib/manifest/text-change";
 import { publishDashboard, updateDashboard, type DashboardRollups } from "@/lib/dashboards/contract";
 import { ApiClientError, callApi } from "@/components/api-client";
 import type { ValidationItem } from "@/lib/errors";
@@ -136,6 +140,31 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
     if (result.ok) setLastValid(result.view);
   }
   const dirty = text !== saved;
+
+  // One undo history for typing, the builder and layout mode: CodeMirror's own (see manifest-edits.ts).
+  const [undoSteps, setUndoSteps] = useState(0);
+  const [redoSteps, setRedoSteps] = useState(0);
+  const [arranging, setArranging] = useState(false);
+  const [editAnnouncement, setEditAnnouncement] = useState("");
+  const applyEdit = useCallback((next: string, label: string) => {
+    const view = editor.current?.view;
+    const change = view && textChange(view.state.doc.toString(), next);
+    if (!view || !change) return;
+    view.dispatch({ changes: change, annotations: [isolateHistory.of("full"), Transaction.userEvent.of("input.manifest-edit")] });
+    setEditAnnouncement(label);
+  }, []);
+  const undoEdit = useCallback(() => {
+    const view = editor.current?.view;
+    if (view) undo(view);
+  }, []);
+  const redoEdit = useCallback(() => {
+    const view = editor.current?.view;
+    if (view) redo(view);
+  }, []);
+  const edits = useMemo<ManifestEdits>(
+    () => ({ text, apply: applyEdit, undo: undoEdit, redo: redoEdit, canUndo: undoSteps > 0, canRedo: redoSteps > 0 }),
+    [text, applyEdit, undoEdit, redoEdit, undoSteps, redoSteps],
+  );
   const shownProblems = !result.ok ? result.errors : serverProblems?.text === text ? serverProblems.errors : null;
 
   // Unsaved changes: the browser asks before reloading or leaving, and in-app links ask too.
@@ -228,76 +257,102 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
   );
 
   return (
-    <div className={styles.editor}>
-      <section className={styles.editorPane} aria-label="Manifest">
-        <div className={styles.actions} style={{ marginLeft: 0 }}>
-          <button type="button" className="button" onClick={onSave} disabled={busy !== null || !dirty || !result.ok}>
-            {busy === "save" ? "Saving…" : dirty ? "Save draft" : "Saved"}
-          </button>
-          <button type="button" className="button primary" onClick={onPublish} disabled={busy !== null || shownProblems !== null || (savedInvalid && !dirty)}>
-            {busy === "publish" ? "Publishing…" : "Publish"}
-          </button>
-          <a className="button" href={`/dashboards/custom/${slug}?version=draft`}>
-            View draft
-          </a>
-          {message && (
-            <span role="status" className={message.tone === "error" ? styles.error : styles.success}>
-              {message.text}
-            </span>
-          )}
-        </div>
-        <div className={styles.codeBox}>
-          <CodeMirror
-            ref={editor}
-            value={text}
-            height="62vh"
-            extensions={extensions}
-            onChange={setText}
-            basicSetup={{ foldGutter: true, highlightActiveLine: true }}
-          />
-        </div>
-        {shownProblems === null && result.ok ? (
-          <p className={styles.valid} role="status" data-testid="manifest-valid">
-            Valid manifest: {result.view.widgets.length} widgets{dirty ? " · unsaved changes" : ""}
-          </p>
-        ) : (
-          <ul className={styles.problems} aria-label="Manifest problems" data-testid="manifest-problems">
-            {(shownProblems ?? []).map((e, i) => (
-              <li key={i}>
-                <button type="button" onClick={() => jumpTo(e)}>
-                  <code>
-                    line {e.line}:{e.column}
-                  </code>
-                  {formatPath(e.path) ? `${formatPath(e.path)}: ` : ""}
-                  {e.message}
-                </button>
-              </li>
-            ))}
-          </ul>
-        )}
-        <RollupStatus dashboardId={dashboardId} revision={rollupsRevision} initial={initialRollups} />
-      </section>
-      <section className={styles.previewPane} aria-label="Live preview">
-        {savedInvalid || lastValid === null ? (
-          <p className={styles.notice} data-testid="preview-unavailable">
-            The saved draft no longer passes Quarry&apos;s checks (see the problems on the left), so there is nothing to preview. Fix it and save: the
-            preview comes back with the first draft that passes.
-          </p>
-        ) : (
-          <>
-            {!result.ok && <p className={styles.notice}>The manifest has problems; the preview shows the last valid version.</p>}
-            <DashboardView
-              key={revision}
-              view={lastValid}
-              target={{ kind: "dashboard", id: dashboardId, version: "draft" }}
-              initialResults={revision === 0 ? initialResults : {}}
-              initialFilters={initialFilters}
-              timeZone={timeZone}
-              clicks={previewClicks ?? undefined}
+    <ManifestEditsContext.Provider value={edits}>
+      <div className={styles.editor}>
+        <section className={styles.editorPane} aria-label="Manifest">
+          <div className={styles.actions} style={{ marginLeft: 0 }}>
+            <button type="button" className="button" onClick={undoEdit} disabled={undoSteps === 0} aria-keyshortcuts="Control+Z" data-testid="manifest-undo">
+              Undo
+            </button>
+            <button type="button" className="button" onClick={redoEdit} disabled={redoSteps === 0} aria-keyshortcuts="Control+Shift+Z" data-testid="manifest-redo">
+              Redo
+            </button>
+            <button type="button" className="button" onClick={onSave} disabled={busy !== null || !dirty || !result.ok}>
+              {busy === "save" ? "Saving…" : dirty ? "Save draft" : "Saved"}
+            </button>
+            <button type="button" className="button primary" onClick={onPublish} disabled={busy !== null || shownProblems !== null || (savedInvalid && !dirty)}>
+              {busy === "publish" ? "Publishing…" : "Publish"}
+            </button>
+            <a className="button" href={`/dashboards/custom/${slug}?version=draft`}>
+              View draft
+            </a>
+            {message && (
+              <span role="status" className={message.tone === "error" ? styles.error : styles.success}>
+                {message.text}
+              </span>
+            )}
+          </div>
+          <div className={styles.codeBox}>
+            <CodeMirror
+              ref={editor}
+              value={text}
+              height="62vh"
+              extensions={extensions}
+              onChange={setText}
+              onUpdate={(update) => {
+                setUndoSteps(undoDepth(update.state));
+                setRedoSteps(redoDepth(update.state));
+              }}
+              basicSetup={{ foldGutter: true, highlightActiveLine: true }}
             />
-          </>
-        )}
-      </section>
-    </div>
+          </div>
+          {shownProblems === null && result.ok ? (
+            <p className={styles.valid} role="status" data-testid="manifest-valid">
+              Valid manifest: {result.view.widgets.length} widgets{dirty ? " · unsaved changes" : ""}
+            </p>
+          ) : (
+            <ul className={styles.problems} aria-label="Manifest problems" data-testid="manifest-problems">
+              {(shownProblems ?? []).map((e, i) => (
+                <li key={i}>
+                  <button type="button" onClick={() => jumpTo(e)}>
+                    <code>
+                      line {e.line}:{e.column}
+                    </code>
+                    {formatPath(e.path) ? `${formatPath(e.path)}: ` : ""}
+                    {e.message}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+          <RollupStatus dashboardId={dashboardId} revision={rollupsRevision} initial={initialRollups} />
+        </section>
+        <section className={styles.previewPane} aria-label="Live preview">
+          <div className={styles.previewBar}>
+            <button type="button" className="button" aria-pressed={arranging} onClick={() => setArranging((on) => !on)} disabled={!result.ok && !arranging} data-testid="arrange-toggle">
+              {arranging ? "Done arranging" : "Arrange widgets"}
+            </button>
+            <span className="visually-hidden" role="status">
+              {editAnnouncement}
+            </span>
+          </div>
+          {arranging ? (
+            result.ok ? (
+              <LayoutMode view={result.view} />
+            ) : (
+              <p className={styles.notice}>The manifest has problems: fix them in the YAML to go on arranging.</p>
+            )
+          ) : savedInvalid || lastValid === null ? (
+            <p className={styles.notice} data-testid="preview-unavailable">
+              The saved draft no longer passes Quarry&apos;s checks (see the problems on the left), so there is nothing to preview. Fix it and save: the
+              preview comes back with the first draft that passes.
+            </p>
+          ) : (
+            <>
+              {!result.ok && <p className={styles.notice}>The manifest has problems; the preview shows the last valid version.</p>}
+              <DashboardView
+                key={revision}
+                view={lastValid}
+                target={{ kind: "dashboard", id: dashboardId, version: "draft" }}
+                initialResults={revision === 0 ? initialResults : {}}
+                initialFilters={initialFilters}
+                timeZone={timeZone}
+                clicks={previewClicks ?? undefined}
+              />
+            </>
+          )}
+        </section>
+      </div>
+    </ManifestEditsContext.Provider>
   );
 }
