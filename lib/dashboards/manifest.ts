@@ -19,7 +19,7 @@ export const SQL_ALLOW_LIST: ServerSqlPolicy = {
   query: (text) => checkStatement(checkSqlQuery(text), ownTablesOption()),
   expression: (expression, source) => checkExpression(expression, source, ownTablesOption()),
   source: (source) => checkSource(source, ownTablesOption()),
-  rollup: rollupScopeProblems,
+  rollup: (definition) => rollupScopeProblems(definition, currentOwnTables()),
 };
 
 /** The organization's own tables, when the work is one organization's (lib/db/own-tables.ts withOwnTables). */

@@ -9,6 +9,7 @@ import { COLUMN_TYPES, type ColumnType, tryParseCell } from "./formats/infer";
 import type { RowSource } from "./formats/types";
 import { columnNameProblem, tableNameProblem } from "./names";
 import { forgetOwnReaderTables } from "@/lib/db/own-tables";
+import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { SQL_TYPES, type TableColumn, type TableShape, addColumns, addKey, createTable, dropTable, lockTable, physicalColumns, qualifiedTable, quoteIdent } from "./storage";
 import { BUMP_WAREHOUSE_VERSION, type TableEntry, findTableEntry, organizationUsage } from "./tables";
 import { TextCopyWriter } from "./text-copy";
@@ -106,6 +107,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
   const loadId = newId("load");
   let lastOrdinal = 0;
   const report: LoadReport = { loadId, table: request.table, mode: request.mode, rowsLoaded: 0, rowsSkipped: 0, badRows: [], columnsAdded: plan.added.map((c) => c.name), rebuilt: plan.rebuild, rowCount: 0, bytes: 0 };
+  let rollupsDeclared = false;
   try {
     await withTenantBulk(
       scope,
@@ -150,6 +152,7 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
           [loadId, request.table, request.mode, report.rowsLoaded, report.rowsSkipped, report.bytes, request.actor ?? null],
         );
         await request.withinLoad?.(tx, report);
+        [{ rollupsDeclared }] = await tx.query<{ rollupsDeclared: boolean }>(`SELECT EXISTS (SELECT 1 FROM rollups) AS "rollupsDeclared"`);
       },
     );
   } catch (error) {
@@ -157,6 +160,9 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
     throw error;
   }
   forgetOwnReaderTables(scope.orgId);
+  // The load moved the warehouse version, so every rollup of the organization is stale: rebuilt now rather than
+  // when a viewer first finds it so (the tables answer meanwhile, exactly).
+  if (rollupsDeclared) await sendRollupRefresh(scope.orgId, { always: true });
   return report;
 }
 

@@ -17,6 +17,8 @@ export interface OwnReaderTables {
   /** Differs whenever the catalog's names or columns do (with the organization): keys the allow-list's memo. */
   stamp: string;
   columns: ReadonlyMap<string, readonly string[]>;
+  /** Tables with a location column, and what it holds (a location's id or code): the rollup scope rule reads it. */
+  locations: ReadonlyMap<string, { column: string; by: "id" | "code" }>;
 }
 
 const FRESH_MS = 2_000;
@@ -39,10 +41,15 @@ export function forgetOwnReaderTables(orgId: string): void {
 }
 
 async function read(orgId: string): Promise<OwnReaderTables> {
-  const rows = await withTenant({ orgId }, (tx) => tx.$queryRawUnsafe<{ name: string; columns: { name: string }[] }[]>("SELECT name, columns FROM org_tables ORDER BY name"));
+  const rows = await withTenant({ orgId }, (tx) =>
+    tx.$queryRawUnsafe<{ name: string; columns: { name: string }[]; location_column: string | null; location_by: "id" | "code" | null }[]>(
+      "SELECT name, columns, location_column, location_by FROM org_tables ORDER BY name",
+    ),
+  );
   const columns = new Map(rows.map((row) => [row.name, orgReaderTable(row.columns.map((c) => c.name)).columns]));
-  const stamp = `${orgId}:${createHash("sha256").update(JSON.stringify([...columns])).digest("base64url").slice(0, 16)}`;
-  return { stamp, columns };
+  const locations = new Map(rows.flatMap((row) => (row.location_column && row.location_by ? [[row.name, { column: row.location_column, by: row.location_by }] as const] : [])));
+  const stamp = `${orgId}:${createHash("sha256").update(JSON.stringify([[...columns], [...locations]])).digest("base64url").slice(0, 16)}`;
+  return { stamp, columns, locations };
 }
 
 /*

@@ -1,5 +1,5 @@
 import type { Dataset, Rollup } from "@/lib/manifest/schema";
-import { WAREHOUSE_LOCATION_COLUMNS } from "@/lib/db/warehouse";
+import { WAREHOUSE_COLUMNS, WAREHOUSE_LOCATION_COLUMNS } from "@/lib/db/warehouse";
 
 /**
  * Rollups (issue 31 §2, docs/rollups.md): a dataset's declared pre-aggregations, as the engine
@@ -99,8 +99,10 @@ export function rollupProblems(dataset: Dataset, rollup: Rollup, scopeCheck?: Ro
   if (rollup.location_dimension !== undefined) {
     dimension(rollup.location_dimension, ["location_dimension"]);
     const column = dimensions.get(rollup.location_dimension)?.column;
-    if (column !== undefined && !LOCATION_COLUMN.test(column)) {
-      problems.push({ key: ["location_dimension"], message: "the location dimension must be orders.location_id, sales_targets.location_id or locations.id, the column location scopes test" });
+    // A column of a table the browser does not know (an organization's own) is left to the server's scope check.
+    const table = column === undefined ? undefined : /^\s*(\w+)\./.exec(column)?.[1];
+    if (column !== undefined && (table === undefined || Object.hasOwn(WAREHOUSE_COLUMNS, table.toLowerCase())) && !LOCATION_COLUMN.test(column)) {
+      problems.push({ key: ["location_dimension"], message: "the location dimension must be orders.location_id, sales_targets.location_id or locations.id (or the location column of a table of the organization's own), the column location scopes test" });
     }
   } else if (LOCATION_SCOPED.test(dataset.from)) {
     problems.push({ key: [], message: "this source reads location-scoped rows: name the dimension holding the location id in location_dimension, so a location scope applies to the rollup as it does to the tables" });

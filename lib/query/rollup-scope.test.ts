@@ -46,3 +46,55 @@ describe("the rollup scope rule's catalog", () => {
     expect(rollupScopeProblems({ ...definition, source: "orders CROSS JOIN locations" })).toEqual(rollupScopeProblems({ ...definition, source: "orders CROSS JOIN locations" }));
   });
 });
+
+describe("the rollup scope rule over an organization's own tables", () => {
+  const own = {
+    columns: new Map<string, readonly string[]>([
+      ["spend", ["org_id", "day", "store", "channel", "amount"]],
+      ["coded", ["org_id", "day", "store_code", "amount"]],
+      ["plain", ["org_id", "day", "amount"]],
+    ]),
+    locations: new Map([
+      ["spend", { column: "store", by: "id" as const }],
+      ["coded", { column: "store_code", by: "code" as const }],
+    ]),
+  };
+  const definition = (source: string, location: string | null, table = source.split(" ")[0]) => ({
+    name: "x",
+    source,
+    time: { column: `${table}.day`, grain: "day" as const },
+    location,
+    dimensions: [],
+    measures: [{ expression: `sum(${table}.amount)`, fn: "sum" as const }],
+  });
+  const messages = (d: ReturnType<typeof definition>, tables: typeof own | null = own) => rollupScopeProblems(d, tables ?? undefined).map((p) => p.message).join("\n");
+
+  it("accepts a table by its location column of ids, one without a location, and one of codes tied to locations.code", () => {
+    expect(messages(definition("spend", "spend.store"))).toBe("");
+    expect(messages(definition("spend JOIN locations ON locations.id = spend.store", "spend.store"))).toBe("");
+    expect(messages(definition("plain", null))).toBe("");
+    expect(messages(definition("coded JOIN locations ON locations.code = coded.store_code", "locations.id"))).toBe("");
+    // Through a chain: the orders' location, the location row of it, the coded row of that location's code.
+    expect(messages(definition("orders JOIN locations ON locations.id = orders.location_id JOIN coded ON coded.store_code = locations.code", "orders.location_id", "coded"))).toBe("");
+  });
+
+  it("refuses what could file another location's rows under a location, and names it cannot resolve", () => {
+    // Without the catalog the name is unknown; a schema-qualified name is never an own table.
+    expect(messages(definition("spend", "spend.store"), null)).toMatch(/reads only the warehouse tables and the organization's own/);
+    expect(messages(definition("public.spend", "spend.store", "spend"))).toMatch(/it reads public\.spend/);
+    expect(messages(definition("spend", null))).toMatch(/needs a location dimension/);
+    expect(messages(definition("spend", "spend.channel"))).toMatch(/must be the column a location policy tests \(.*spend\.store/);
+    // Codes file no rows: tie them to a location id.
+    expect(messages(definition("coded", "coded.store_code"))).toMatch(/holds location codes/);
+    expect(messages(definition("coded JOIN locations ON TRUE", "locations.id"))).toMatch(/coded is not joined to locations on equal locations/);
+    expect(messages(definition("coded JOIN locations ON locations.name = coded.store_code", "locations.id"))).toMatch(/not joined/);
+    // A code tied to a location id, or locations tied to locations by code, are no ties.
+    expect(messages(definition("coded JOIN locations ON locations.id = coded.store_code", "locations.id"))).toMatch(/not joined/);
+    expect(
+      messages(definition("orders JOIN locations ON locations.id = orders.location_id JOIN locations AS l2 ON l2.code = locations.code", "orders.location_id", "orders")),
+    ).toMatch(/l2 is not joined/);
+    // An outer join's condition ties only its null-extended side.
+    expect(messages(definition("spend LEFT JOIN coded JOIN locations ON locations.code = coded.store_code ON locations.id = spend.store", "spend.store"))).toBe("");
+    expect(messages(definition("coded LEFT JOIN locations ON locations.code = coded.store_code", "locations.id"))).toMatch(/null side/);
+  });
+});

@@ -1,4 +1,5 @@
 import { loadModule, parseSync } from "libpg-query";
+import type { OwnReaderTables } from "@/lib/db/own-tables";
 import { WAREHOUSE_COLUMNS } from "@/lib/db/warehouse";
 import { LOCATION_COLUMNS, type RollupDefinition, type RollupPart } from "./rollup-definition";
 
@@ -11,7 +12,8 @@ import { LOCATION_COLUMNS, type RollupDefinition, type RollupPart } from "./roll
  *   the source's own columns: no subquery, no function outside a list of functions PostgreSQL marks
  *   neither volatile nor set-returning (verified against pg_proc by the tests), no aggregate but the
  *   measure's own, no reference that does not resolve to a column of a table of the source;
- * - the source is warehouse tables joined with ON, nothing else;
+ * - the source is warehouse tables and the organization's own tables (lib/db/own-tables.ts, by their
+ *   unqualified names, as the reader's search_path resolves them) joined with ON, nothing else;
  * - the location dimension is the policy column of a location-scoped table that is never null-extended,
  *   and every other location-scoped table of the source is joined to it on equal location columns
  *   (a conjunct of an ON): then each of their rows in a source row carries that row's location, and a
@@ -136,26 +138,79 @@ function onlyClauses(select: Fields, allowed: readonly string[]): void {
   if (select.op !== "SETOP_NONE" || select.limitOption !== "LIMIT_OPTION_DEFAULT") throw new Refused("it holds more than one expression");
 }
 
+/**
+ * A table a source may read: its columns, and when row-level security scopes it by location, the column its policy
+ * tests. `scoped` without `location`: scoped by a column of location codes, which cannot file a rollup row (the
+ * rollup's rows are scoped by location id).
+ */
+interface CatalogTable {
+  columns: readonly string[];
+  scoped: boolean;
+  location?: string;
+  /**
+   * A column of location codes: an own table's policy column when it is scoped by code, or `locations.code` (the
+   * column that policy looks codes up in, lib/data/storage.ts). An equality between one of each ties them.
+   */
+  codes?: { column: string; policy: boolean };
+}
+
+/** The warehouse column an own table's by-code location policy reads codes from (unique per organization, migration 0001). */
+const LOCATION_CODES = { table: "locations", column: "code" } as const;
+
+/** The organization's own tables as the scope rule reads them (lib/db/own-tables.ts). */
+export type OwnRollupTables = Pick<OwnReaderTables, "columns" | "locations">;
+
+/** The tables a source may read: the warehouse (by bare or `public.` name), then the organization's own (bare names only). */
+class Catalog {
+  constructor(private readonly own: OwnRollupTables | undefined) {}
+
+  find(schema: unknown, table: string): CatalogTable | undefined {
+    if (schema === undefined || schema === "public") {
+      if (Object.hasOwn(WAREHOUSE_COLUMNS, table)) {
+        const location = Object.hasOwn(LOCATION_COLUMNS, table) ? LOCATION_COLUMNS[table] : undefined;
+        const codes = table === LOCATION_CODES.table ? { column: LOCATION_CODES.column, policy: false } : undefined;
+        return { columns: WAREHOUSE_COLUMNS[table], scoped: location !== undefined, location, codes };
+      }
+    }
+    const columns = schema === undefined ? this.own?.columns.get(table) : undefined;
+    if (!columns) return undefined;
+    const location = this.own?.locations.get(table);
+    return {
+      columns,
+      scoped: location !== undefined,
+      location: location?.by === "id" ? location.column : undefined,
+      codes: location?.by === "code" ? { column: location.column, policy: true } : undefined,
+    };
+  }
+
+  names(): string {
+    return [...Object.keys(WAREHOUSE_COLUMNS), ...(this.own?.columns.keys() ?? [])].join(", ");
+  }
+}
+
 /** The source's relations, in order, and its join conditions with the relations on each side. */
 interface Source {
+  tables: Map<string, CatalogTable>;
   relations: Map<string, Relation>;
   joins: { type: string; left: Relation[]; right: Relation[]; quals: unknown }[];
 }
 
-function readSource(text: string): Source {
+function readSource(text: string, catalog: Catalog): Source {
   // A sentinel after the text: a trailing comment or clause of the text swallows or breaks it.
   const select = parseSelect(`SELECT 0 FROM ${text} WHERE TRUE`);
   onlyClauses(select, ["targetList", "fromClause", "whereClause"]);
   const [whereKind, where] = kindOf(select.whereClause);
   if (whereKind !== "A_Const" || (where.boolval as { boolval?: boolean } | undefined)?.boolval !== true) throw new Refused("it holds more than its tables");
-  const source: Source = { relations: new Map(), joins: [] };
+  const source: Source = { tables: new Map(), relations: new Map(), joins: [] };
   const item = (node: unknown, nullable: boolean): Relation[] => {
     const [kind, fields] = kindOf(node);
     if (kind === "RangeVar") {
       const table = String(fields.relname);
-      if (fields.catalogname !== undefined || (fields.schemaname !== undefined && fields.schemaname !== "public") || !(table in WAREHOUSE_COLUMNS)) {
-        throw new Refused(`it reads ${[fields.schemaname, table].filter(Boolean).join(".")}: a rollup's source reads only the warehouse tables (${Object.keys(WAREHOUSE_COLUMNS).join(", ")})`);
+      const found = fields.catalogname === undefined ? catalog.find(fields.schemaname, table) : undefined;
+      if (!found) {
+        throw new Refused(`it reads ${[fields.schemaname, table].filter(Boolean).join(".")}: a rollup's source reads only the warehouse tables and the organization's own (${catalog.names()})`);
       }
+      source.tables.set(table, found);
       const alias = fields.alias as { aliasname?: string; colnames?: unknown } | undefined;
       if (alias?.colnames !== undefined) throw new Refused(`it renames the columns of ${table}`);
       const relation: Relation = { name: alias?.aliasname ?? table, table, nullable };
@@ -184,12 +239,12 @@ function resolveColumn(fields: Fields, source: Source): Resolved {
   if (names === null) throw new Refused("it reads a whole row (*), which is not a column");
   const shown = names.join(".");
   if (names.length === 1) {
-    const found = [...source.relations.values()].filter((r) => WAREHOUSE_COLUMNS[r.table].includes(names[0]));
+    const found = [...source.relations.values()].filter((r) => source.tables.get(r.table)!.columns.includes(names[0]));
     if (found.length === 1) return { relation: found[0], column: names[0] };
     throw new Refused(found.length === 0 ? `'${shown}' is no column of the source's tables` : `'${shown}' is a column of several of the source's tables: name its table`);
   }
   const relation = names.length === 2 ? source.relations.get(names[0]) : undefined;
-  if (relation && WAREHOUSE_COLUMNS[relation.table].includes(names[1])) return { relation, column: names[1] };
+  if (relation && source.tables.get(relation.table)!.columns.includes(names[1])) return { relation, column: names[1] };
   throw new Refused(`'${shown}' is no column of the source's tables (write a column as table.column)`);
 }
 
@@ -273,19 +328,29 @@ function conjuncts(node: unknown): unknown[] {
   return kind === "BoolExpr" && fields.boolop === "AND_EXPR" ? (fields.args as unknown[]).flatMap(conjuncts) : [node];
 }
 
-/** `a = b` between two location columns of location-scoped tables, as their relations; null otherwise. */
+/**
+ * `a = b` between two location columns of location-scoped tables, as their relations; null otherwise. Location ids
+ * tie to location ids; a by-code policy column ties to another or to `locations.code` (codes are unique in an
+ * organization, so the code names exactly the location row beside it, and the by-code row is visible to a caller
+ * exactly when that location is). Two `locations.code` never tie: neither is a policy column.
+ */
 function locationEquality(node: unknown, source: Source): [Relation, Relation] | null {
   const [kind, fields] = kindOf(node);
   if (kind !== "A_Expr" || fields.kind !== "AEXPR_OP" || catalogName(strings(fields.name)) !== "=") return null;
-  const side = (operand: unknown): Relation | null => {
+  const side = (operand: unknown): { relation: Relation; kind: "id" | "code" | "code_of" } | null => {
     const [operandKind, operandFields] = kindOf(operand);
     if (operandKind !== "ColumnRef") return null;
     const { relation, column } = resolveColumn(operandFields, source);
-    return LOCATION_COLUMNS[relation.table] === column ? relation : null;
+    const table = source.tables.get(relation.table)!;
+    if (table.location === column) return { relation, kind: "id" };
+    if (table.codes?.column === column) return { relation, kind: table.codes.policy ? "code" : "code_of" };
+    return null;
   };
   const a = side(fields.lexpr);
   const b = side(fields.rexpr);
-  return a && b ? [a, b] : null;
+  if (!a || !b) return null;
+  const kinds = [a.kind, b.kind].sort().join();
+  return kinds === "id,id" || kinds === "code,code" || kinds === "code,code_of" ? [a.relation, b.relation] : null;
 }
 
 /**
@@ -322,14 +387,15 @@ function unjoinedRelations(source: Source, anchor: Relation): Relation[] {
     }
     return false;
   };
-  return [...source.relations.values()].filter((r) => r.table in LOCATION_COLUMNS && !reaches(r));
+  return [...source.relations.values()].filter((r) => source.tables.get(r.table)!.scoped && !reaches(r));
 }
 
 /**
  * Every way a definition could give a scoped caller rows outside its scope, or depend on more than its
- * rows' own columns, each with the part it is about. Empty: safe to build and to answer from.
+ * rows' own columns, each with the part it is about. Empty: safe to build and to answer from. `own`: the
+ * organization's own tables (without them a source naming one is refused).
  */
-export function rollupScopeProblems(definition: RollupDefinition): { part: RollupPart; message: string }[] {
+export function rollupScopeProblems(definition: RollupDefinition, own?: OwnRollupTables): { part: RollupPart; message: string }[] {
   const problems: { part: RollupPart; message: string }[] = [];
   const attempt = (part: RollupPart, what: string, check: () => void) => {
     try {
@@ -341,7 +407,7 @@ export function rollupScopeProblems(definition: RollupDefinition): { part: Rollu
   };
   let source: Source | undefined;
   attempt({ kind: "source" }, `the source '${definition.source}' cannot be rolled up`, () => {
-    source = readSource(definition.source);
+    source = readSource(definition.source, new Catalog(own));
     for (const join of source.joins) checkRowLevel(join.quals, source);
   });
   if (!source) return problems;
@@ -352,7 +418,7 @@ export function rollupScopeProblems(definition: RollupDefinition): { part: Rollu
   definition.dimensions.forEach((expression) => rowLevel({ kind: "dimension", expression }, expression));
   definition.measures.forEach((measure) => rowLevel({ kind: "measure", expression: measure.expression }, measure.expression, true));
 
-  const scoped = [...from.relations.values()].filter((r) => r.table in LOCATION_COLUMNS);
+  const scoped = [...from.relations.values()].filter((r) => from.tables.get(r.table)!.scoped);
   if (definition.location === null) {
     if (scoped.length > 0) problems.push({ part: { kind: "location" }, message: `the source reads location-scoped rows (${scoped.map((r) => r.name).join(", ")}): a rollup of it needs a location dimension` });
     return problems;
@@ -361,15 +427,21 @@ export function rollupScopeProblems(definition: RollupDefinition): { part: Rollu
   attempt({ kind: "location" }, `the location dimension '${location}' cannot scope the rollup`, () => {
     const [kind, fields] = kindOf(parseExpression(location));
     const anchor = kind === "ColumnRef" ? resolveColumn(fields, from) : null;
-    if (!anchor || LOCATION_COLUMNS[anchor.relation.table] !== anchor.column) {
-      throw new Refused(`it must be the column a location policy tests (${Object.entries(LOCATION_COLUMNS).map(([t, c]) => `${t}.${c}`).join(", ")}) of a table of the source`);
+    const policyColumns = [...from.tables].flatMap(([table, t]) => (t.location ? [`${table}.${t.location}`] : []));
+    if (!anchor || from.tables.get(anchor.relation.table)!.location !== anchor.column) {
+      const codes = anchor ? from.tables.get(anchor.relation.table)!.codes : undefined;
+      throw new Refused(
+        anchor && codes?.policy && codes.column === anchor.column
+          ? `${anchor.relation.name}.${anchor.column} holds location codes and a rollup files its rows by location id: join locations ON locations.code = ${anchor.relation.name}.${anchor.column} and name locations.id`
+          : `it must be the column a location policy tests (${[...new Set([...Object.entries(LOCATION_COLUMNS).map(([t, c]) => `${t}.${c}`), ...policyColumns])].join(", ")}) of a table of the source`,
+      );
     }
     if (anchor.relation.nullable) throw new Refused(`${anchor.relation.name} is on the null side of an outer join, so a row could have no location`);
     const unjoined = unjoinedRelations(from, anchor.relation);
     if (unjoined.length > 0) {
       throw new Refused(
         `${unjoined.map((r) => r.name).join(", ")} ${unjoined.length === 1 ? "is" : "are"} not joined to ${anchor.relation.name} on equal locations ` +
-          `(an ON condition such as ${unjoined[0].name}.${LOCATION_COLUMNS[unjoined[0].table]} = ${anchor.relation.name}.${anchor.column}), so a row filed under one location could hold another location's rows`,
+          `(an ON condition such as ${unjoined[0].name}.${from.tables.get(unjoined[0].table)!.location ?? "<its location id>"} = ${anchor.relation.name}.${anchor.column}), so a row filed under one location could hold another location's rows`,
       );
     }
   });

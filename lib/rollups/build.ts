@@ -2,6 +2,7 @@ import "server-only";
 import crypto from "node:crypto";
 import { findOrganization } from "@/lib/auth/directory";
 import { config } from "@/lib/config";
+import { ownReaderTables } from "@/lib/db/own-tables";
 import { type TenantTx, withTenant } from "@/lib/db/tenant";
 import { SqlParams } from "@/lib/query/filters";
 import { asJsonRows } from "@/lib/query/compile";
@@ -128,6 +129,7 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
   // Rollups no dashboard uses any more are removed first, not refreshed.
   const removed = await pruneRollups(orgId);
   const declared = await declaredRollups({ orgId });
+  const own = await ownReaderTables(orgId);
   // Read before the aggregates: rows written meanwhile make the counter move past it, so a rollup is stale, never wrong.
   const [{ version, fresh }] = await withTenant({ orgId }, (tx) =>
     tx.$queryRawUnsafe<{ version: string; fresh: string[] }[]>(
@@ -143,7 +145,7 @@ export async function refreshOrganizationRollups(orgId: string): Promise<Refresh
     const base = { id, name: definition.name, bucketsWritten: 0, buckets: 0, rows: 0 };
     // Before anything runs, and before a fresh one is skipped: a stored definition predating the scope rule
     // (or written past the save-time check) is marked failed and its rows go.
-    const refusal = rollupRefusal(id, definition);
+    const refusal = rollupRefusal(id, definition, own);
     if (refusal !== null) {
       failures.push({ id, name: definition.name, message: refusal, ms: 0 });
       continue;
