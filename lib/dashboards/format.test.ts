@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { columnDecimals, formatCell, formatFixed, formatKpiValue, formatValue, humanize, kpiDelta, kpiValueFormat, toNumber } from "./format";
+import { columnDecimals, columnFormatter, cronInWords, formatCell, formatFixed, formatInstant, formatKpiValue, formatValue, humanize, kpiDelta, kpiValueFormat, toNumber } from "./format";
 
 describe("toNumber", () => {
   it("reads numbers and numeric strings (numeric and bigint columns arrive as either)", () => {
@@ -116,5 +116,35 @@ describe("formatValue", () => {
     // An absolute delta reads in the same format as the figure.
     const display = { format: "number" as const, delta: { column: "target", mode: "absolute" as const, positive_is_good: true } };
     expect(kpiDelta(1100.5, 1000, display, "currency")?.text).toBe("+$100.50");
+  });
+});
+
+describe("columnFormatter", () => {
+  it("reads a column's cells in its declared format, an undeclared id as stored, other numbers with the decimals the column needs", () => {
+    const ids = columnFormatter("order_id", [1000061794, 1000061795], undefined);
+    expect(ids(1000061794)).toBe("1000061794");
+    expect(ids("1000061795")).toBe("1000061795");
+    expect(columnFormatter("order_id", [], { type: "number", decimals: 0 })(1000061794)).toBe("1,000,061,794");
+    expect(columnFormatter("revenue", [], "currency")("2500")).toBe("$2,500.00");
+    const units = columnFormatter("units", [3, 12000.5], undefined);
+    expect([units(3), units(12000.5)]).toEqual(["3.0", "12,000.5"]);
+    expect(units(null)).toBe("");
+    expect(units("n/a")).toBe("n/a");
+  });
+});
+
+describe("formatInstant and cronInWords", () => {
+  it("print a moment in the zone given, and name the zone", () => {
+    const at = new Date("2026-11-26T13:05:00Z");
+    expect(formatInstant(at, "America/New_York")).toBe("Nov 26, 2026, 8:05 AM (America/New_York)");
+    expect(formatInstant(at.toISOString(), "Europe/Berlin")).toBe("Nov 26, 2026, 2:05 PM (Europe/Berlin)");
+    expect(formatInstant(null, "UTC")).toBe("—");
+  });
+
+  it("write a cron expression in words with the zone it runs in; one it cannot read as written", () => {
+    expect(cronInWords("0 8 * * *", "America/New_York")).toBe("At 08:00 AM (America/New_York)");
+    expect(cronInWords("0 8 * * 1-5", "Europe/Berlin")).toBe("At 08:00 AM, Monday through Friday (Europe/Berlin)");
+    expect(cronInWords("*/15 * * * *", "UTC")).toBe("Every 15 minutes (UTC)");
+    expect(cronInWords("not a cron", "UTC")).toBe("not a cron (UTC)");
   });
 });
