@@ -53,8 +53,16 @@ export async function grantableLocations(tx: TenantTx, ids: readonly string[], f
  * change (PostgreSQL re-checks a locked row's condition after the wait) and is refused.
  */
 async function keepAnAdmin(tx: TenantTx, losing: string, what: string): Promise<void> {
+  if (await isLastActiveAdmin(tx, losing)) throw conflict(`The organization's last active admin cannot be ${what}`);
+}
+
+/**
+ * Whether `id` is the organization's only active admin, with the active admins' rows locked until the transaction
+ * ends: the one rule for every change that could take an admin away (an admin's change here, SSO's role mapping).
+ */
+export async function isLastActiveAdmin(tx: TenantTx, id: string): Promise<boolean> {
   const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE role = 'admin' AND status = 'active' ORDER BY id FOR UPDATE`;
-  if (admins.some((a) => a.id === losing) && admins.length <= 1) throw conflict(`The organization's last active admin cannot be ${what}`);
+  return admins.length <= 1 && admins.some((a) => a.id === id);
 }
 
 export async function listMembers(principal: Principal, page: PageQuery) {
@@ -90,6 +98,9 @@ export async function updateMember(principal: Principal, id: string, body: Updat
     });
     const after = memberView(row);
     await recordAudit(tx, { actor: principal, action: "member.update", target: { id, name: row.name }, before: memberView(current), after });
+    if (statusChanges && row.status === "deactivated") {
+      await recordAudit(tx, { actor: principal, action: "session.end", target: { id, name: row.name }, after: { sessions: "all", reason: "deactivated" } });
+    }
     return after;
   });
 }

@@ -10,6 +10,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
+import { isLastActiveAdmin } from "@/lib/members/members";
 import type { RoleMapping } from "./contract";
 import { loadSsoConfig, slugOfProviderId, type SsoConfig } from "./settings";
 
@@ -79,6 +80,12 @@ async function signInOnce(providerId: string, idToken: Record<string, unknown>):
       });
     }
     const current = await tx.user.findUniqueOrThrow({ where: { id: holder.id } });
+    // The organization keeps an admin: a claim that would demote its last one is not applied until another admin
+    // exists (refusing the sign-in instead would lock the organization out of its own people admin).
+    if (current.role === "admin" && access.role !== "admin" && (await isLastActiveAdmin(tx, holder.id))) {
+      log.warn("sso sign-in kept the last admin's role", { org: org.slug, user: holder.id, mapped: access.role });
+      return tx.user.update({ where: { id: holder.id }, data: { lastSignInAt: new Date() } });
+    }
     const changed = current.role !== access.role || [...current.locationIds].sort().join(",") !== access.locationIds.join(",");
     return tx.user.update({
       where: { id: holder.id },

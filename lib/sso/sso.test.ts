@@ -187,6 +187,24 @@ describe("SSO sign-in through next-auth against a real OpenID provider", () => {
     expect(await (await getDb()).system.query("SELECT id FROM users WHERE email = 'dave@acme-sso.test'")).toHaveLength(1);
   });
 
+  it("a claim cannot demote the organization's last active admin; once another admin exists it does", async () => {
+    expect((await signInAs("alice")).user).toMatchObject({ role: "admin" });
+    const { system } = await getDb();
+    const alice = await userByEmail("alice@acme-sso.test");
+    // Alice is made the last active admin: the seeded one is set aside for this test.
+    await system.query("UPDATE users SET status = 'deactivated' WHERE id = 'usr_acme_admin'");
+    try {
+      idp.accounts.set("alice", { ...idp.accounts.get("alice")!, groups: ["nyc-managers"] });
+      const kept = await signInAs("alice");
+      expect(kept.user).toMatchObject({ role: "admin" });
+      expect(await userByEmail("alice@acme-sso.test")).toMatchObject({ role: "admin", location_ids: alice.location_ids });
+    } finally {
+      await system.query("UPDATE users SET status = 'active' WHERE id = 'usr_acme_admin'");
+    }
+    expect((await signInAs("alice")).user).toMatchObject({ role: "general_manager" });
+    idp.accounts.set("alice", { ...idp.accounts.get("alice")!, groups: ["quarry-admins", "staff"] });
+  });
+
   it("a group removed at the provider lowers the role at the next sign-in, and the earlier session ends", async () => {
     const first = await signInAs("alice");
     expect(first.user).toMatchObject({ role: "admin" });
