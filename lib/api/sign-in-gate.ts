@@ -1,6 +1,8 @@
 import "server-only";
 import { NextRequest, NextResponse } from "next/server";
-import { sessionClaimsOf } from "@/lib/auth/session";
+import { withAuditRequest } from "@/lib/audit/context";
+import { recordSignOut } from "@/lib/auth/end-sessions";
+import { principalFromSessionRequest, sessionClaimsOf } from "@/lib/auth/session";
 import { revokeSession } from "@/lib/auth/session-revocation";
 import { THROTTLED_ERROR, signInRetryAfter } from "@/lib/auth/throttle";
 import { DomainError } from "@/lib/errors";
@@ -40,13 +42,21 @@ export async function signInGate(req: Request, segments: string[]): Promise<Resp
 /** Records the sign-out of the request's session, if it has one; a sign-out that cannot be recorded is refused, not half done. */
 async function revokeSignedOutSession(req: Request): Promise<Response | null> {
   // Only the cookies are read: a request built from `req` itself would take its body from next-auth.
-  const claims = await sessionClaimsOf(new NextRequest(req.url, { headers: req.headers }));
+  const cookies = new NextRequest(req.url, { headers: req.headers });
+  const claims = await sessionClaimsOf(cookies);
   if (typeof claims?.sid !== "string") return null;
+  // Who signs out, read before the revocation; a session already ended has no one to audit.
+  const principal = await principalFromSessionRequest(cookies);
   try {
     await revokeSession(claims.sid);
   } catch (error) {
     log.error("sign-out could not be recorded", { error: error instanceof Error ? error.message : String(error) });
     return NextResponse.json({ detail: "Signing out failed: the sign-out could not be recorded. Try again." }, { status: 503 });
+  }
+  if (principal) {
+    await withAuditRequest({ address: callerAddress(req) }, () => recordSignOut(principal)).catch((error: unknown) =>
+      log.error("sign-out audit row could not be written", { user: principal.userId, error: error instanceof Error ? error.message : String(error) }),
+    );
   }
   return null;
 }

@@ -41,6 +41,10 @@ export const AUDIT_ACTIONS = [
   "alert.create",
   "alert.update",
   "alert.delete",
+  "organization.setup",
+  "organization.update",
+  "session.sign_out",
+  "session.end",
 ] as const;
 
 export const AuditAction = z.enum(AUDIT_ACTIONS);

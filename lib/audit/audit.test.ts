@@ -27,6 +27,9 @@ import * as schedulesRoute from "@/app/api/v1/report-schedules/route";
 import * as scheduleRoute from "@/app/api/v1/report-schedules/[id]/route";
 import * as alertsRoute from "@/app/api/v1/alerts/route";
 import * as alertRoute from "@/app/api/v1/alerts/[id]/route";
+import * as settingsRoute from "@/app/api/v1/organization/settings/route";
+import * as ownSessionsRoute from "@/app/api/v1/me/sessions/route";
+import * as userSessionsRoute from "@/app/api/v1/users/[id]/sessions/route";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { PEER_HEADER, PEER_KEY_HEADER } from "@/lib/security/client-address";
@@ -257,6 +260,33 @@ describe("every wired change writes one audit row with before and after", () => 
     expect(change.after).toMatchObject({ condition: { kind: "above", threshold: 5 } });
     expect((await as(alertRoute.DELETE, "DELETE", { params: { id: made.json.id } })).status).toBe(204);
     expect((await oneRow("alert.delete", made.json.id)).before).toMatchObject({ name: "Audited alert" });
+  });
+});
+
+describe("organization settings and ended sessions are recorded", () => {
+  it("organization settings: before and after", async () => {
+    const saved = await as(settingsRoute.PUT, "PUT", { body: { image_origins: ["https://img.example.com"], report_allowed_domains: ["partner.example"] } });
+    expect(saved.status, saved.text).toBe(200);
+    const row = await oneRow("organization.update", "org_acme");
+    expect(row.before).toMatchObject({ image_origins: [], report_allowed_domains: [] });
+    expect(row.after).toMatchObject({ image_origins: ["https://img.example.com"], report_allowed_domains: ["partner.example"] });
+  });
+
+  it("sign out everywhere, an admin ending a member's sessions, and a deactivation each record the sessions ended", async () => {
+    expect((await as(ownSessionsRoute.DELETE, "DELETE")).status).toBe(204);
+    expect((await oneRow("session.end", "usr_acme_admin")).after).toEqual({ sessions: "all", reason: "sign_out_everywhere" });
+
+    expect((await as(userSessionsRoute.DELETE, "DELETE", { params: { id: "usr_acme_general_manager" } })).status).toBe(204);
+    expect((await oneRow("session.end", "usr_acme_general_manager")).after).toEqual({ sessions: "all", reason: "ended_by_admin" });
+    // Another organization's member is not found, and nothing is recorded.
+    expect((await as(userSessionsRoute.DELETE, "DELETE", { params: { id: "usr_globex_analyst" } })).status).toBe(404);
+    expect(await rowsOf("session.end", "usr_globex_analyst")).toHaveLength(0);
+
+    expect((await as(memberRoute.PATCH, "PATCH", { params: { id: "usr_acme_analyst" }, body: { status: "deactivated" } })).status).toBe(200);
+    expect((await oneRow("session.end", "usr_acme_analyst")).after).toEqual({ sessions: "all", reason: "deactivated" });
+    // Reactivating ends nothing (the sessions already ended) and records no session row.
+    expect((await as(memberRoute.PATCH, "PATCH", { params: { id: "usr_acme_analyst" }, body: { status: "active" } })).status).toBe(200);
+    expect(await rowsOf("session.end", "usr_acme_analyst")).toHaveLength(1);
   });
 });
 

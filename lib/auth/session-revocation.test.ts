@@ -35,6 +35,12 @@ describe("signing out revokes the session on the server", () => {
     const after = await list(cookie);
     expect(after.status).toBe(401);
     expect((await list(other)).status).toBe(200);
+    // The sign-out is in the audit log, once; signing out the ended session again records nothing more.
+    const { system } = await getDb();
+    const audited = () => system.query<{ actor_id: string; target_id: string; after: unknown }>("SELECT actor_id, target_id, after FROM audit_events WHERE action = 'session.sign_out'");
+    expect(await audited()).toEqual([{ actor_id: "usr_acme_admin", target_id: "usr_acme_admin", after: { sessions: "this one" } }]);
+    expect(await signOut(cookie)).toBeNull();
+    expect(await audited()).toHaveLength(1);
   });
 
   it("a cross-site sign-out is refused with 403 and revokes nothing", async () => {

@@ -58,6 +58,11 @@ describe("first-run setup", () => {
       const admin = (await findUserForLogin(winner.admin_email))!;
       expect(admin).toMatchObject({ role: "admin", locationIds: [], org: { slug: winner.organization } });
       expect(await system.query("SELECT 1 FROM users")).toHaveLength(1);
+      // The setup is the organization's first audit row, named after the admin it made.
+      const audit = await system.query<{ actor_kind: string; actor_id: string; actor_name: string; action: string; after: { slug: string } }>(
+        "SELECT actor_kind, actor_id, actor_name, action, after FROM audit_events",
+      );
+      expect(audit).toEqual([expect.objectContaining({ actor_kind: "system", actor_id: admin.id, actor_name: "First Admin", action: "organization.setup", after: expect.objectContaining({ slug: winner.organization }) })]);
 
       expect(await isSetupOpen()).toBe(false);
       expect((await call(setupRoute.GET, "GET", { headers: fromNewPeer() })).json).toEqual({ open: false });

@@ -64,10 +64,18 @@ export async function runSetup(body: SetupBody) {
   try {
     await withTenant(
       { orgId: org.id },
-      (tx) =>
-        tx.user.create({
+      async (tx) => {
+        const admin = await tx.user.create({
           data: { id: newId("usr"), orgId: org.id, email: body.admin_email, emailKey: normalizeEmail(body.admin_email), name: body.admin_name, role: "admin", locationIds: [], passwordHash },
-        }),
+        });
+        // Nobody is signed in yet: the row names the admin the setup made, as an accepted invitation names its account.
+        await recordAudit(tx, {
+          actor: { system: admin.id },
+          action: "organization.setup",
+          target: { id: org.id, name: org.name },
+          after: { slug: org.slug, name: org.name, time_zone: org.timeZone, currency: org.currency, admin: { id: admin.id, email: admin.email, name: admin.name } },
+        });
+      },
       { prelude: createOrganization(org, true) },
     );
   } catch (error) {

@@ -1,5 +1,6 @@
 import "server-only";
 import type { Principal } from "@/lib/access/roles";
+import { recordAudit } from "@/lib/audit/record";
 import { findOrganization } from "@/lib/auth/directory";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { OrganizationSettingsBody } from "./contract";
@@ -40,13 +41,16 @@ export async function putOrganizationSettings(principal: Principal, body: Organi
   const origins = [...new Set(body.image_origins)];
   const domains = body.report_allowed_domains && [...new Set(body.report_allowed_domains)];
   const row = await withTenant(principal, async (tx) => {
+    const before = await readRow(tx);
     await tx.$executeRaw`
       INSERT INTO organization_settings (org_id, image_origins, index_on_upload, report_allowed_domains, updated_by, updated_at)
       VALUES (${principal.orgId}, ${origins}::text[], ${body.index_on_upload ?? true}, ${domains ?? []}::text[], ${principal.userId}, now())
       ON CONFLICT (org_id) DO UPDATE SET image_origins = EXCLUDED.image_origins, updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at,
         index_on_upload = coalesce(${body.index_on_upload ?? null}::boolean, organization_settings.index_on_upload),
         report_allowed_domains = coalesce(${domains ?? null}::text[], organization_settings.report_allowed_domains)`;
-    return readRow(tx);
+    const after = await readRow(tx);
+    await recordAudit(tx, { actor: principal, action: "organization.update", target: { id: principal.orgId, name: principal.orgName }, before: view(before), after: view(after) });
+    return after;
   });
   imageOriginCache.delete(principal.orgId);
   return view(row);
