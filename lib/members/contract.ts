@@ -57,8 +57,8 @@ export const InviteBody = z
 export type InviteBody = z.output<typeof InviteBody>;
 
 export const Delivery = z
-  .enum(["sent", "demo_outbox", "no_channel", "failed"])
-  .describe("How the e-mail went: `sent` through the organization's e-mail channel; otherwise copy the link and hand it over yourself");
+  .enum(["sent", "demo_outbox", "failed"])
+  .describe("How the e-mail went: `sent` through the organization's e-mail channel; `demo_outbox`: the organization has no e-mail channel of its own and the message is kept in the demo outbox; otherwise copy the link and hand it over yourself");
 
 export const InvitationSchema = z
   .object({

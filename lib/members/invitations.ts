@@ -80,6 +80,7 @@ export async function inviteMember(principal: Principal, body: InviteBody) {
     return written;
   });
   const sent = await sendAccountMail(principal.orgId, {
+    kind: "invitation",
     to: row.email,
     subject: `You are invited to ${principal.orgName} on Quarry`,
     body: [`You have been invited to join ${principal.orgName} on Quarry as ${row.role.replace("_", " ")}.`, "", `Choose a password here (the link works once, for ${INVITATION_DAYS} days):`, link].join("\n"),

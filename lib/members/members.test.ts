@@ -11,6 +11,7 @@ import * as resetCompleteRoute from "@/app/api/v1/password-resets/complete/route
 import * as locationsRoute from "@/app/api/v1/locations/route";
 import * as locationRoute from "@/app/api/v1/locations/[id]/route";
 import * as apiKeysRoute from "@/app/api/v1/api-keys/route";
+import * as outboxRoute from "@/app/api/v1/notifications/admin/demo-outbox/route";
 import { findUserForLogin } from "@/lib/auth/directory";
 import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { verifyPassword } from "@/lib/auth/password";
@@ -75,7 +76,7 @@ describe("invitations", () => {
     expect(made.status, made.text).toBe(201);
     expect(made.json).toMatchObject({ email, role: "general_manager", location_ids: ["loc_acme_nyc"], status: "pending", created_by: "usr_acme_admin" });
     expect(made.json.link).toMatch(/\/invite\/[A-Za-z0-9_-]{43}$/);
-    expect(["no_channel", "demo_outbox", "sent", "failed"]).toContain(made.json.delivery);
+    expect(["demo_outbox", "sent", "failed"]).toContain(made.json.delivery);
     const token = tokenOf(made.json.link);
     const { system } = await getDb();
     expect(JSON.stringify(await system.query("SELECT *, encode(token_hash, 'hex') AS h FROM member_invitations"))).not.toContain(token);
@@ -95,6 +96,35 @@ describe("invitations", () => {
     expect(member.last_sign_in_at).not.toBeNull();
     const invitations = await call(invitationsRoute.GET, "GET", { token: acme });
     expect(invitations.json.items.find((i: { id: string }) => i.id === made.json.id).status).toBe("accepted");
+  });
+
+  it("without an e-mail channel of its own, invitations and password resets are kept in the demo outbox, link included", async () => {
+    const { system } = await getDb();
+    const outbox = async (token: string) => (await call(outboxRoute.GET, "GET", { token })).json.items as { recipient: string; rule_key: string; subject: string; body: string }[];
+    // acme has the demo's outbox channel; globex is made to have no e-mail channel at all.
+    await system.query("DELETE FROM notification_channel_configs WHERE org_id = 'org_globex' AND kind = 'email'");
+    for (const [token, org] of [[acme, "Acme Retail"], [globex, "Globex"]] as const) {
+      const email = unique("outboxed");
+      const made = await invite({ email }, token);
+      expect(made.status, made.text).toBe(201);
+      expect(made.json.delivery).toBe("demo_outbox");
+      const kept = (await outbox(token)).find((m) => m.recipient === email);
+      expect(kept, org).toMatchObject({ rule_key: "account: invitation", subject: expect.stringContaining(org) });
+      expect(kept!.body).toContain(made.json.link);
+      expect((await accept(tokenOf(made.json.link))).status).toBe(201);
+
+      const reset = await call(resetsRoute.POST, "POST", { body: { email }, headers: fromNewPeer() });
+      expect(reset.status).toBe(202);
+      // The request answers before the e-mail is written (its time tells nothing): wait for the message.
+      let mail: { rule_key: string; body: string } | undefined;
+      for (let i = 0; i < 200 && !mail; i++) {
+        mail = (await outbox(token)).find((m) => m.recipient === email && m.rule_key === "account: password_reset");
+        if (!mail) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(mail?.body, org).toMatch(/\/reset-password\/[A-Za-z0-9_-]{43}/);
+    }
+    // Another organization's outbox shows none of them.
+    expect((await outbox(globex)).every((m) => !m.subject.includes("Acme"))).toBe(true);
   });
 
   it("a link works once: reuse, and two accepts at once, make one account", async () => {

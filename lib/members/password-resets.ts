@@ -34,6 +34,7 @@ async function issueReset(orgId: string, userId: string, admin?: Principal) {
   });
   const link = resetLink(token);
   const sent = await sendAccountMail(orgId, {
+    kind: "password_reset",
     to: user.email,
     subject: "Choose a new Quarry password",
     body: [`Someone asked to reset the password of ${user.email} on Quarry.`, "", `Choose a new one here (the link works once, for ${RESET_MINUTES} minutes):`, link, "", "If it was not you, ignore this message."].join("\n"),

@@ -19,7 +19,8 @@ export async function listDemoOutbox(principal: Principal, page: PageQuery) {
       tx.notificationDelivery.findMany({ where, orderBy: [{ deliveredAt: "desc" }, { id: "asc" }], ...pageWindow(page) }),
     ]);
     return pageBody(
-      rows.map((d) => ({ ...deliveryView(d, keys.get(senderOf(d)) ?? ""), body: d.body })),
+      // An account e-mail (lib/members/mail.ts) has no rule or schedule: it is named by what it is.
+      rows.map((d) => ({ ...deliveryView(d, d.accountMail ? `account: ${d.accountMail}` : (keys.get(senderOf(d)) ?? "")), body: d.body })),
       total,
       page,
     );
