@@ -142,6 +142,13 @@ const COPY_ID_BASE = 10_000_000_000;
 async function run(db: Database, engine: "pglite" | "postgres", scales: number[], concurrencies: number[], coldOverride: number | undefined, modes: ("on" | "off")[]): Promise<void> {
   const token = await issueLocalToken({ userId: "usr_acme_admin", orgSlug: "acme", role: "admin" });
   const seeded = (await post(seedRoute as Handler, "/api/v1/custom-dashboards/_seed", token, undefined)) as { id: string };
+  // Each worker is a caller of its own (rate limits count per caller), and a token must name an active member.
+  await db.system.query(
+    `INSERT INTO users (id, org_id, email, name, role, location_ids, password_hash)
+     SELECT 'usr_acme_bench_' || k, org_id, 'bench' || k || '@acme.test', 'Bench analyst ' || k, role, location_ids, password_hash
+       FROM users, generate_series(0, $1::int - 1) AS k WHERE id = 'usr_acme_analyst' ON CONFLICT (id) DO NOTHING`,
+    [Math.max(...concurrencies)],
+  );
   const analysts = await Promise.all(
     Array.from({ length: Math.max(...concurrencies) }, (_, k) => issueLocalToken({ userId: `usr_acme_bench_${k}`, orgSlug: "acme", role: "analyst" })),
   );

@@ -60,7 +60,8 @@ if (!fs.existsSync(keyFile)) {
 const orgSlug = values.org!;
 const locationIds = values.locations ? values.locations.split(",").map((s) => s.trim()).filter(Boolean) : null;
 const token = await issueLocalToken(
-  { userId: values.user ?? `usr_${orgSlug}_${role.data}`, orgSlug, role: role.data!, locationIds, ttlSeconds: ttl.data },
+  // --user takes a member's id or e-mail; the server refuses a token that names no active member of the organization.
+  { userId: values.user ?? `usr_${orgSlug}_${role.data}`, email: values.user?.includes("@") ? values.user : undefined, orgSlug, role: role.data!, locationIds, ttlSeconds: ttl.data },
   await readIssuerKey(keyFile),
 );
 console.error(`# ${role.data} of ${orgSlug}${locationIds ? `, locations ${locationIds.join(", ")}` : ""}, valid ${ttl.data} s, signed with ${keyFile}`);

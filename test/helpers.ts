@@ -9,6 +9,22 @@ export function tokenFor(orgSlug: "acme" | "globex", role: Role = "admin", extra
   return issueLocalToken({ userId: `usr_${orgSlug}_${role}`, orgSlug, role, ...extra });
 }
 
+/**
+ * A bearer token of another member of a demo organization (made like the seeded one of `role`, if missing): a caller
+ * of its own, for what is counted per caller (rate limits). A token must name an active member (lib/auth/bearer.ts).
+ */
+export async function tokenForMember(orgSlug: "acme" | "globex", role: Role, userId: string) {
+  const { getDb } = await import("@/lib/db/client");
+  const { system } = await getDb();
+  await system.query(
+    `INSERT INTO users (id, org_id, email, name, role, location_ids, password_hash)
+     SELECT $1, org_id, $2, name || ' (' || $1 || ')', role, location_ids, password_hash FROM users WHERE id = $3
+     ON CONFLICT (id) DO NOTHING`,
+    [userId, `${userId}@${orgSlug}.test`, `usr_${orgSlug}_${role}`],
+  );
+  return issueLocalToken({ userId, orgSlug, role });
+}
+
 type RouteHandler = ((req: NextRequest, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>) & { endpoint?: { path: string } };
 
 /** The URL of a `route()` handler's own endpoint with `params` filled in. */

@@ -54,6 +54,8 @@ export async function readIssuerKey(file: string): Promise<KeyPair> {
 
 export interface IssueTokenInput {
   userId: string;
+  /** The member's e-mail, sent in the e-mail claim (a subject that is no user id names its member by it). */
+  email?: string;
   orgSlug: string;
   role: Role;
   locationIds?: string[] | null;
@@ -66,6 +68,7 @@ export async function issueLocalToken(input: IssueTokenInput, key?: KeyPair): Pr
   const { auth } = config();
   const claims: Record<string, unknown> = { [auth.claims.org]: input.orgSlug, [auth.claims.role]: input.role };
   if (input.locationIds && input.locationIds.length > 0) claims[auth.claims.locations] = input.locationIds;
+  if (input.email) claims[auth.claims.email] = input.email;
   return new SignJWT(claims)
     .setProtectedHeader({ alg: ALG, kid, typ: "JWT" })
     .setIssuer(auth.issuer)

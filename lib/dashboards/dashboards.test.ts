@@ -11,10 +11,9 @@ import * as revoke from "@/app/api/v1/custom-dashboards/[id]/embeds/[embed_id]/r
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as seed from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import * as embedQuery from "@/app/api/v1/embed/query/route";
-import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { getDb } from "@/lib/db/client";
 import { loadTable } from "@/lib/data/load";
-import { call, tokenFor } from "@/test/helpers";
+import { call, tokenFor, tokenForMember } from "@/test/helpers";
 
 const SMALL = fs.readFileSync(path.join(import.meta.dirname, "fixtures/small-dashboard.yaml"), "utf8");
 let admin: string, analyst: string, gm: string, globex: string;
@@ -406,7 +405,7 @@ describe("dashboards API: audit of issue 4", () => {
 
   it("rate limits the query endpoint per caller with 429 and Retry-After", async () => {
     const { json } = await create("hammered");
-    const burst = await issueLocalToken({ userId: "usr_acme_burst", orgSlug: "acme", role: "admin" });
+    const burst = await tokenForMember("acme", "admin", "usr_acme_burst");
     const ask = (token: string) => call(query.POST, "POST", { token, params: { id: json.id }, body: { version: "draft", widget_ids: [] } });
     for (let i = 0; i < 120; i++) expect((await ask(burst)).status).toBe(200);
     const limited = await ask(burst);
@@ -418,7 +417,7 @@ describe("dashboards API: audit of issue 4", () => {
   });
   it("recomputes on a forced refresh, at most 10 times a minute per caller", async () => {
     const { json } = await create("refreshed");
-    const refresher = await issueLocalToken({ userId: "usr_acme_refresher", orgSlug: "acme", role: "analyst" });
+    const refresher = await tokenForMember("acme", "analyst", "usr_acme_refresher");
     await call(publish.POST, "POST", { token: admin, params: { id: json.id } });
     const ask = (body: object) => call(query.POST, "POST", { token: refresher, params: { id: json.id }, body: { widget_ids: ["revenue_kpi"], ...body } });
     await ask({});

@@ -4,10 +4,9 @@ import https from "node:https";
 import net from "node:net";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import * as channelConfig from "@/app/api/v1/notifications/admin/channel-configs/[kind]/route";
-import { issueLocalToken } from "@/lib/auth/local-issuer";
 import { sendExternal } from "@/lib/notifications/transports/send";
 import { embeddedIPv4, isBlockedAddress } from "@/lib/security/internal-address";
-import { call } from "@/test/helpers";
+import { call, tokenForMember } from "@/test/helpers";
 
 // The loopback server a rebound name would lead to; every connection to it is counted.
 let connections = 0;
@@ -55,7 +54,7 @@ describe("SSRF: IPv4 embedded in IPv6", () => {
 
   it.each(SPELLINGS)("refuses a webhook at https://%s with 422", async (host) => {
     // A separate caller per case: the channel-config endpoint is rate limited per user.
-    const token = await issueLocalToken({ userId: `usr_acme_admin_${SPELLINGS.indexOf(host)}`, orgSlug: "acme", role: "admin" });
+    const token = await tokenForMember("acme", "admin", `usr_acme_admin_${SPELLINGS.indexOf(host)}`);
     const res = await call(channelConfig.PUT, "PUT", "/api/v1/notifications/admin/channel-configs/webhook", {
       token,
       params: { kind: "webhook" },
@@ -66,7 +65,7 @@ describe("SSRF: IPv4 embedded in IPv6", () => {
   });
 
   it("refuses an SMTP host spelled the same way", async () => {
-    const token = await issueLocalToken({ userId: "usr_acme_admin_smtp", orgSlug: "acme", role: "admin" });
+    const token = await tokenForMember("acme", "admin", "usr_acme_admin_smtp");
     const res = await call(channelConfig.PUT, "PUT", "/api/v1/notifications/admin/channel-configs/email", {
       token,
       params: { kind: "email" },
