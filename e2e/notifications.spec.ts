@@ -18,7 +18,7 @@ let smtp: Awaited<ReturnType<typeof startSmtp>>;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
 test.describe.configure({ mode: "serial" });
-// Next runs are shown in the browser's time zone; UTC makes "the coming New Year's midnights" the same everywhere.
+// Rules' next runs are shown in UTC, the zone their cron runs in; the browser in UTC keeps the page's other times alike.
 test.use({ timezoneId: "UTC" });
 
 test.beforeAll(async () => {

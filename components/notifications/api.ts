@@ -1,3 +1,5 @@
+import { formatInstant, readerTimeZone } from "@/lib/dashboards/format";
+
 /**
  * Runs a typed-client call (components/api-client.ts) for a form: its result, or the error's text
  * to show beside the form.
@@ -10,6 +12,5 @@ export async function attempt<T>(call: () => Promise<T>): Promise<{ ok: true; da
   }
 }
 
-/** A timestamp as the admin page shows it: local date and time, minutes precision. */
-export const when = (iso: string | null) =>
-  iso ? new Date(iso).toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }) : "—";
+/** A timestamp as the admin page shows it: in the reader's zone, the zone named (the one formatter, formatInstant). */
+export const when = (iso: string | null) => formatInstant(iso, readerTimeZone());

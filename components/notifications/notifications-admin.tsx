@@ -31,12 +31,16 @@ import type {
   listRules,
   listUnsubscribes,
 } from "@/lib/notifications/contract";
+import { cronInWords, formatInstant } from "@/lib/dashboards/format";
 import { attempt, when } from "./api";
 import { ChannelEditor } from "./channel-editor";
 import { HealthChart } from "./health-chart";
 import { QuietHoursEditor, type QuietHours } from "./quiet-hours-editor";
 import { RuleForm, type BaseRule } from "./rule-form";
 import styles from "./notifications.module.css";
+
+/** Rules' cadences are read in UTC (lib/notifications/settings/cron.ts): their runs are shown there, the zone named. */
+const RULE_ZONE = "UTC";
 
 type Channel = NotificationsAdminProps["channels"]["items"][number];
 type Rule = z.output<typeof RuleView>;
@@ -175,7 +179,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
           !creatingRule && <p className="empty-state">No custom rules yet. Clone a base rule with “New rule” to start alerting.</p>
         ) : (
           <Table>
-            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence (UTC cron)</th><th>Next runs (your time)</th><th>Last run</th><th>Actions</th></tr></thead>
+            <thead><tr><th>Rule</th><th>Thresholds</th><th>Severity</th><th>Channels</th><th>Cadence</th><th>Next runs</th><th>Last run</th><th>Actions</th></tr></thead>
             <tbody>
               {rules.map((r) => (
                 <tr key={r.id} data-rule={r.key}>
@@ -186,8 +190,11 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
                   <td className={styles.mono}>{Object.entries(r.thresholds).map(([k, v]) => `${k} = ${v}`).join(", ") || "—"}</td>
                   <td><span className={`chip ${r.severity === "critical" ? "bad" : r.severity === "warning" ? "warn" : ""}`}>{r.severity}</span></td>
                   <td>{r.default_channels.map(channelLabel).join(", ")}{r.group_subscriptions > 0 && <div className="muted">+{r.group_subscriptions} email group(s)</div>}</td>
-                  <td className={`${styles.mono} ${styles.nowrap}`}>{r.cadence_cron}</td>
-                  <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{when(n)}</div>) : <span className="chip warn">disabled</span>}</td>
+                  <td>
+                    {cronInWords(r.cadence_cron, RULE_ZONE)}
+                    <div className={`${styles.mono} muted`}>{r.cadence_cron}</div>
+                  </td>
+                  <td>{r.enabled ? r.next_runs.slice(0, 2).map((n) => <div key={n}>{formatInstant(n, RULE_ZONE)}</div>) : <span className="chip warn">disabled</span>}</td>
                   <td data-testid="last-run"><LastRun rule={r} /></td>
                   <td>
                     <div className={`${styles.row} ${styles.nowrap}`}>

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { channelLabel, type ChannelKind } from "@/lib/notifications/channel-kinds";
 import { createRule, Severity, type BaseRuleView } from "@/lib/notifications/contract";
 import { callApi } from "@/components/api-client";
+import { cronInWords } from "@/lib/dashboards/format";
 import { attempt } from "./api";
 import styles from "./notifications.module.css";
 
@@ -91,7 +92,8 @@ export function RuleForm({ baseRules, usableChannels, onCreated, onCancel }: Pro
         </div>
         <div className="field">
           <label htmlFor="rule-cron">Cadence (cron, UTC)</label>
-          <input id="rule-cron" value={cron} onChange={(e) => setCron(e.target.value)} />
+          <input id="rule-cron" value={cron} onChange={(e) => setCron(e.target.value)} aria-describedby="rule-cron-words" />
+          <span id="rule-cron-words" className={styles.hint}>{cronInWords(cron, "UTC")}</span>
         </div>
         {specs.map((s) => (
           <div key={s.name} className="field">

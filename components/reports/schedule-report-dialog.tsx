@@ -4,7 +4,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useSearchParams } from "next/navigation";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
-import { cronInWords, formatInstant } from "@/lib/dashboards/format";
+import { cronInWords, formatInstant, readerTimeZone } from "@/lib/dashboards/format";
 import { FILTER_PARAM_PREFIX, decodeFilterValue } from "@/lib/dashboards/wiring";
 import { createReportSchedule, listReportEmailGroups, listReportSchedules } from "@/lib/reports/schedules-contract";
 import { ReportSchedulesTable } from "./report-schedules-table";
@@ -26,7 +26,6 @@ const PRESETS = [
   { cron: "", label: "Custom cron expression…" },
 ];
 
-const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
 /**
  * "Schedule report" in the viewer: a new schedule for this dashboard (when, format, filter values, who) and the
@@ -62,7 +61,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
   };
 
   function show() {
-    setTimeZone((z) => z || browserZone());
+    setTimeZone((z) => z || readerTimeZone());
     // The filters on screen, as the page's URL holds them (text as typed, anything else JSON: what the boxes below take).
     setFilters(Object.fromEntries(filterWidgets.flatMap((f) => (search.has(FILTER_PARAM_PREFIX + f.id) ? [[f.id, search.get(FILTER_PARAM_PREFIX + f.id)!]] : []))));
     setOpen(true);

@@ -147,6 +147,11 @@ export function formatInstant(at: Date | string | null | undefined, timeZone: st
   return `${format.format(typeof at === "string" ? new Date(at) : at)} (${timeZone})`;
 }
 
+/** The zone of whoever reads the page (the browser's), for times that belong to no schedule or organization. */
+export function readerTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
 /**
  * A five-field cron expression in words, in the zone it runs in: "At 08:00 AM, Monday through
  * Friday (America/New_York)". An expression cronstrue cannot read is shown as written.
