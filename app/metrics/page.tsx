@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { currentPagePrincipal } from "@/lib/auth/session";
-import { getMetricSeries, listMetrics } from "@/lib/datasets/operations";
+import { getMetricSeries, listMetrics } from "@/lib/dashboards/metrics-operations";
 import { invoke } from "@/lib/operation";
 import { PAGE_LIMIT_MAX } from "@/lib/pagination";
 import { MetricsCatalog } from "@/components/metrics/metrics-catalog";

@@ -7,11 +7,11 @@ import * as authApiKeys from "@/lib/auth/api-keys-contract";
 import * as authSessions from "@/lib/auth/sessions-contract";
 import * as chat from "@/lib/chat/contract";
 import * as dashboards from "@/lib/dashboards/contract";
+import * as dashboardsMetrics from "@/lib/dashboards/metrics-contract";
 import * as dashboardsPlan from "@/lib/dashboards/plan-contract";
 import * as dashboardsVersions from "@/lib/dashboards/versions-contract";
 import * as data from "@/lib/data/contract";
 import * as dataPipes from "@/lib/data/pipes-contract";
-import * as datasetsCatalog from "@/lib/datasets/catalog-contract";
 import * as documents from "@/lib/documents/contract";
 import * as documentsIndexing from "@/lib/documents/indexing-contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
@@ -106,10 +106,10 @@ export const ENDPOINTS: Endpoint[] = [
   members.updateMember, // PATCH /api/v1/members/{id}
   members.deleteMember, // DELETE /api/v1/members/{id}
   members.resetMemberPassword, // POST /api/v1/members/{id}/password-reset
-  datasetsCatalog.listMetrics, // GET /api/v1/metrics
-  datasetsCatalog.certifyMetric, // PUT /api/v1/metrics/{dataset}/{metric}/certification
-  datasetsCatalog.uncertifyMetric, // DELETE /api/v1/metrics/{dataset}/{metric}/certification
-  datasetsCatalog.getMetricSeries, // GET /api/v1/metrics/{dataset}/{metric}/series
+  dashboardsMetrics.listMetrics, // GET /api/v1/metrics
+  dashboardsMetrics.certifyMetric, // PUT /api/v1/metrics/{dataset}/{metric}/certification
+  dashboardsMetrics.uncertifyMetric, // DELETE /api/v1/metrics/{dataset}/{metric}/certification
+  dashboardsMetrics.getMetricSeries, // GET /api/v1/metrics/{dataset}/{metric}/series
   notifications.deliveryHealth, // GET /api/v1/notification-channels/delivery-health
   notifications.listBaseRules, // GET /api/v1/notifications/admin/base-rules
   notifications.listChannelConfigs, // GET /api/v1/notifications/admin/channel-configs

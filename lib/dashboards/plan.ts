@@ -19,7 +19,7 @@ import type { ApplyBody, ApplyResult, ManifestFile, Plan, PlanBase, PlanBody, Pl
 import { assertMayPublish, principalScope } from "./policy";
 import type { DashboardRow } from "./dashboard-record";
 import type { DatasetPlanItem } from "@/lib/datasets/contract";
-import { type DatasetFile, type OrgState, afterDatasetWrite, isDatasetFile, orgState, planDatasetFiles, readDatasetFiles, sharedBeforeAfter, writeDatasetFiles } from "@/lib/datasets/plan";
+import { type DatasetFile, type OrgState, afterDatasetWrite, isDatasetFile, orgState, planDatasetFiles, readDatasetFiles, sharedBeforeAfter, writeDatasetFiles } from "./dataset-plan";
 import { type OrgSharedDatasets, withSharedDatasets } from "@/lib/datasets/store";
 
 /**

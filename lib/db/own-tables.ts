@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { withTenant } from "./tenant";
 import { orgReaderTable } from "./warehouse";
 import { processSingleton } from "@/lib/process-singleton";
-import { sharedDatasetsOf, withSharedDatasets } from "@/lib/datasets/store";
+import { sharedDatasetTexts, withSharedDatasetTexts } from "./shared-datasets";
 
 /*
  * An organization's own tables as the SQL allow-list resolves them (lib/query/sql-allow-list.ts
@@ -63,8 +63,8 @@ const ambient = new AsyncLocalStorage<OwnReaderTables>();
 export async function withOwnTables<T>(orgId: string | null | undefined, work: () => Promise<T>): Promise<T> {
   if (!orgId) return work();
   // The organization's shared datasets travel with its tables: the same parse resolves `{ ref }` datasets (issue 48).
-  const [tables, datasets] = await Promise.all([ownReaderTables(orgId), sharedDatasetsOf(orgId)]);
-  return ambient.run(tables, () => withSharedDatasets(datasets, work));
+  const [tables, datasets] = await Promise.all([ownReaderTables(orgId), sharedDatasetTexts(orgId)]);
+  return ambient.run(tables, () => withSharedDatasetTexts(datasets, work));
 }
 
 /** The own tables of the organization whose work this is, if any. */

@@ -51,9 +51,9 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "GET /api/v1/custom-dashboards/{id}/versions/{version}/diff": "the difference of two stored manifests, no warehouse rows",
   "POST /api/v1/custom-dashboards/{id}/versions/{version}/restore": "copies a stored manifest into the draft; answers the record, no warehouse rows",
   "POST /api/v1/custom-dashboards/_plan":
-    "manifests compared with the stored ones; its SQL is only EXPLAINed (under the caller's scope); a shared dataset's impact values run through the query engine in the caller's scope (principalScope, lib/datasets/plan.ts)",
+    "manifests compared with the stored ones; its SQL is only EXPLAINed (under the caller's scope); a shared dataset's impact values run through the query engine in the caller's scope (principalScope, lib/dashboards/dataset-plan.ts)",
   "GET /api/v1/metrics": "metric definitions, owners, certifications and the dashboards that read them (configuration), no warehouse rows",
-  "GET /api/v1/metrics/{dataset}/{metric}/series": "the metric run through the query engine (runWidgetQuery) in the caller's scope (principalScope, lib/datasets/catalog.ts), as a dashboard widget's query is",
+  "GET /api/v1/metrics/{dataset}/{metric}/series": "the metric run through the query engine (runWidgetQuery) in the caller's scope (principalScope, lib/dashboards/metrics-catalog.ts), as a dashboard widget's query is",
   "PUT /api/v1/metrics/{dataset}/{metric}/certification": "admins only; answers the catalog entry, no warehouse rows",
   "DELETE /api/v1/metrics/{dataset}/{metric}/certification": "admins only; answers the catalog entry, no warehouse rows",
   "POST /api/v1/custom-dashboards/_apply": "stores manifests; answers revisions and version numbers, no warehouse rows",

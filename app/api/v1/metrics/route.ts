@@ -1,4 +1,4 @@
 import { route } from "@/lib/api/route";
-import { listMetrics } from "@/lib/datasets/operations";
+import { listMetrics } from "@/lib/dashboards/metrics-operations";
 
 export const GET = route(listMetrics);

@@ -1,4 +1,4 @@
 import { route } from "@/lib/api/route";
-import { getMetricSeries } from "@/lib/datasets/operations";
+import { getMetricSeries } from "@/lib/dashboards/metrics-operations";
 
 export const GET = route(getMetricSeries);

@@ -1,7 +1,7 @@
 import "server-only";
 import { defineOperation } from "@/lib/operation";
-import * as contract from "./catalog-contract";
-import * as catalog from "./catalog";
+import * as contract from "./metrics-contract";
+import * as catalog from "./metrics-catalog";
 
 export const listMetrics = defineOperation(contract.listMetrics, ({ principal, query }) => catalog.listMetrics(principal, query));
 

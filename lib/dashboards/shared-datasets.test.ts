@@ -7,7 +7,7 @@ import * as metrics from "@/app/api/v1/metrics/route";
 import * as certification from "@/app/api/v1/metrics/[dataset]/[metric]/certification/route";
 import * as series from "@/app/api/v1/metrics/[dataset]/[metric]/series/route";
 import { withTenant } from "@/lib/db/tenant";
-import type { DatasetPlanItem, ImpactReader } from "./contract";
+import type { DatasetPlanItem, ImpactReader } from "@/lib/datasets/contract";
 import { call, tokenFor } from "@/test/helpers";
 
 /*

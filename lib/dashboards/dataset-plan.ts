@@ -9,11 +9,11 @@ import { datasetRefs } from "@/lib/manifest/shared-datasets";
 import { ManifestSource } from "@/lib/manifest/source";
 import { QueryError } from "@/lib/query/errors";
 import { runWidgetQuery } from "@/lib/query/run";
-import { SQL_ALLOW_LIST } from "@/lib/dashboards/manifest";
-import { forgetDashboardResults } from "@/lib/dashboards/result-cache";
-import type { ColumnChange, DatasetPlanItem, ImpactReader, ImpactValues } from "./contract";
-import { type OrgSharedDatasets, forgetSharedDatasets, sharedDatasetsFrom } from "./store";
-import { definitionHash } from "./definition";
+import { SQL_ALLOW_LIST } from "./manifest";
+import { forgetDashboardResults } from "./result-cache";
+import type { ColumnChange, DatasetPlanItem, ImpactReader, ImpactValues } from "@/lib/datasets/contract";
+import { type OrgSharedDatasets, forgetSharedDatasets, sharedDatasetsFrom } from "@/lib/datasets/store";
+import { definitionHash } from "@/lib/datasets/definition";
 
 /**
  * Shared dataset files in a plan (issue 48 §1-2). A file whose document says `kind: dataset` is a dataset; its

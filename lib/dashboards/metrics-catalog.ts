@@ -12,10 +12,10 @@ import { pageBody } from "@/lib/pagination";
 import { QueryError } from "@/lib/query/errors";
 import { runWidgetQuery } from "@/lib/query/run";
 import { findOrganization } from "@/lib/auth/directory";
-import { principalScope } from "@/lib/dashboards/policy";
-import type { ListMetricsQuery } from "./catalog-contract";
-import type { CatalogMetric, MetricSeries } from "./contract";
-import { definitionHash } from "./definition";
+import { principalScope } from "./policy";
+import type { ListMetricsQuery } from "./metrics-contract";
+import type { CatalogMetric, MetricSeries } from "@/lib/datasets/contract";
+import { definitionHash } from "@/lib/datasets/definition";
 
 /**
  * The metrics catalog (issue 48 §3) over the organization's shared datasets. Where a metric is used is read from the

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { pageOf, pageQuery } from "@/lib/pagination";
-import { CatalogMetric, MetricParams, MetricSeries } from "./contract";
+import { CatalogMetric, MetricParams, MetricSeries } from "@/lib/datasets/contract";
 
 /*
  * The metrics catalog (issue 48 §3): every metric of the organization's shared datasets with its definition, owner,
  * uses and certification. Every member reads it (a definition is what their dashboards already show); only an admin
- * certifies, and a changed definition loses its mark on the push that changes it (lib/datasets/plan.ts).
+ * certifies, and a changed definition loses its mark on the push that changes it (lib/dashboards/dataset-plan.ts).
  */
 
 const tags = ["Metrics"];
