@@ -8,7 +8,8 @@ import type { ColumnType } from "./formats/infer";
  * Where an organization's tables physically live (docs/data.md "Storage"): the organization's own
  * schema (orgTableSchema), each table with `org_id` and forced row-level security like the warehouse,
  * a location policy when it declares a location column, the warehouse's change triggers (migration
- * 0036: a load moves the organization's warehouse version, so cached results and rollups go stale),
+ * 0036: a load moves the organization's warehouse version, so cached results and rollups go stale; and
+ * 0048's, which tell the embedded analytics copies),
  * and SELECT for the organization's own reader role alone (orgReaderRole, migration 0048).
  * Every statement here is DDL the application's login runs (it owns the tables), in the owner phase
  * of a bulk transaction (lib/db/bulk.ts); rows are written afterwards as quarry_app under the policies.
@@ -87,6 +88,8 @@ export async function createTable(tx: BulkTx, orgId: string, name: string, shape
   for (const [trigger, event, rows] of [["warehouse_inserted", "INSERT", "NEW"], ["warehouse_updated", "UPDATE", "NEW"], ["warehouse_deleted", "DELETE", "OLD"]] as const) {
     await tx.exec(`CREATE TRIGGER ${trigger} AFTER ${event} ON ${table} REFERENCING ${rows} TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION public.quarry_warehouse_changed()`);
   }
+  // As every table the reader reads: a write tells the embedded analytics copies (migration 0048).
+  await tx.exec(`CREATE TRIGGER reader_tables_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION public.quarry_reader_tables_changed()`);
   if (shape.keyColumns.length > 0) await addKey(tx, orgId, name, shape.keyColumns);
 }
 

@@ -1,7 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { log } from "@/lib/log";
 import { EmbeddedEngine } from "./embedded-engine";
-import { READER_TABLE_WRITE } from "./warehouse";
 import { PrismaClient } from "./generated/client";
 
 /** The limit for analytics statements that set none; user SQL always sets its own (withTenant). */
@@ -84,7 +83,7 @@ export interface AnalyticsCopyOptions {
  * caller rarely waits for its boot). Every engine stops when idle, giving its memory back. A copy is
  * made by the primary engine between two statements, after CHECKPOINT, on an engine's start and
  * again before its next use whenever a statement sent to the primary wrote a table the reader role
- * may read or changed a definition (the demo seed, tests, an operator's script): the request then
+ * may read (told by the table's trigger, migration 0048) or changed a definition (the demo seed, tests, an operator's script): the request then
  * waits for a fresh copy (a few seconds) rather than reading stale rows.
  */
 export class AnalyticsCopy {
@@ -116,7 +115,12 @@ export class AnalyticsCopy {
   }
 
   noteStatement(text: string): void {
-    if (READER_TABLE_WRITE.test(text) || DEFINITION_CHANGE.test(text)) this.generation++;
+    if (DEFINITION_CHANGE.test(text)) this.generation++;
+  }
+
+  /** A statement on the primary wrote a table the reader reads (its trigger's notice, READER_TABLES_CHANGED in warehouse.ts). */
+  noteReaderTablesChanged(): void {
+    this.generation++;
   }
 
   /** An engine's client on a copy no older than the last write the reader role could see, held until `release`. */

@@ -6,6 +6,7 @@ import pg from "pg";
 import { log } from "@/lib/log";
 import { heldDataDirLock } from "./data-dir-lock.mjs";
 import { ForgetfulPool } from "./forgetful-pool";
+import { READER_TABLES_CHANGED } from "./warehouse";
 
 /**
  * Supervisor of one embedded engine: PGlite in a child process (lib/db/engine-process.mjs) served
@@ -35,8 +36,10 @@ export interface EmbeddedEngineOptions {
   name?: string;
   /** Scheduling niceness of the engine process (0–19): the analytics engine yields the CPU to the app's. */
   niceness?: number;
-  /** Sees the text of every statement sent (after it is sent): how the analytics copy learns it is stale. */
+  /** Sees the text of every statement sent (after it is sent): how the analytics copy learns of changed definitions. */
   onStatement?: (text: string) => void;
+  /** A statement wrote a table the reader reads (its trigger's notice, READER_TABLES_CHANGED). */
+  onReaderTablesChanged?: () => void;
   /** PostgreSQL's shared_buffers in MB (PGlite's default is 128): pages it caches stay in the process's heap for good. */
   sharedBuffersMb?: number;
 }
@@ -105,6 +108,11 @@ export class EmbeddedEngine {
   noteStatement(text: string): void {
     this.lastStatementAt = performance.now();
     this.options.onStatement?.(text);
+  }
+
+  /** @internal Called by the pool's clients when a statement's trigger says it wrote a table the reader reads. */
+  noteReaderTablesChanged(): void {
+    this.options.onReaderTablesChanged?.();
   }
 
   /** Starts the engine process; resolves once it accepts connections. */
@@ -308,6 +316,9 @@ function watchedClientClass(engine: EmbeddedEngine): typeof pg.Client {
     const client = new pg.Client(config);
     // A connection lost with its engine (a restart) rejects its query; the event itself is expected.
     client.on("error", () => undefined);
+    client.on("notice", (notice) => {
+      if (notice.message === READER_TABLES_CHANGED) engine.noteReaderTablesChanged();
+    });
     const connect = client.connect.bind(client) as () => Promise<unknown>;
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     /** statement_timeout set in the current transaction (0 or unset: the default applies). */

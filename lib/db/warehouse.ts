@@ -3,11 +3,13 @@
  * create, rollups aggregate and change detection watches, and the tables the reader role reads beside
  * it. Read by the SQL allow-list (lib/query/sql-allow-list.ts), rollups' scope rule
  * (lib/query/rollup-scope.ts, rollup-definition.ts) and the embedded analytics copy's change
- * detection (analytics-copy.ts); warehouse.test.ts holds it to the database: its columns, the reader's
- * grants, the location policies and the change triggers of migration 0036. An organization's own tables
- * (issue 42) live in a schema of its own (ORG_TABLE_SCHEMA below), each one declared by its catalog row
- * (org_tables, lib/data/tables.ts) as a ReaderTable of that organization (orgReaderTable): the same
- * shape, the same change triggers (lib/data/storage.ts creates them), the same location policy.
+ * detection (analytics-copy.ts, through the triggers of migration 0048 that say READER_TABLES_CHANGED);
+ * warehouse.test.ts holds it to the database: its columns, the reader's grants, the location policies,
+ * the warehouse change triggers of migration 0036 and the reader change triggers of 0048. An
+ * organization's own tables (issue 42) live in a schema of its own (ORG_SCHEMA_PREFIX below), each one
+ * declared by its catalog row (org_tables, lib/data/tables.ts) as a ReaderTable of that organization
+ * (orgReaderTable): the same shape, the same triggers (lib/data/storage.ts creates them), the same
+ * location policy, granted to that organization's reader role alone (migration 0048).
  *
  * Framework-free and at the bottom floor: lib/db, lib/query and lib/rollups all read it.
  */
@@ -56,10 +58,9 @@ export const ORG_SCHEMA_PREFIX = "quarry_data_";
 export const orgReaderTable = (columns: readonly string[], location?: string): ReaderTable => ({ columns: ["org_id", ...columns], location, warehouse: true });
 
 /**
- * A statement that writes or redefines a table the reader reads (matched as sent, quoted or not):
- * a demo table by name, or any table of an organization's own schema.
+ * The notice a statement that wrote any table the reader reads sends its client (the statement
+ * triggers `reader_tables_changed` of migration 0048 on every READER_TABLES table and every
+ * organization's own table): the embedded analytics copies are taken again on it, whatever the
+ * statement's spelling (MERGE, a writable CTE, a function, COPY, TRUNCATE).
  */
-export const READER_TABLE_WRITE = new RegExp(
-  `\\b(?:INSERT\\s+INTO|UPDATE|DELETE\\s+FROM|MERGE\\s+INTO|TRUNCATE(?:\\s+TABLE)?|COPY|ALTER\\s+TABLE|DROP\\s+TABLE)\\s+(?:ONLY\\s+)?(?:(?:"?public"?\\.)?"?(?:${Object.keys(READER_TABLES).join("|")})\\b|"?${ORG_SCHEMA_PREFIX}[0-9a-f]{16}"?\\.)`,
-  "i",
-);
+export const READER_TABLES_CHANGED = "quarry: reader tables changed";

@@ -87,3 +87,27 @@ BEGIN
     END LOOP;
   END LOOP;
 END $$;
+
+-- Change detection for the embedded analytics copies (lib/db/analytics-copy.ts, issue 46 §5): every
+-- statement that writes a table the reader reads, however it is spelled (MERGE, a writable CTE, a
+-- function, COPY, TRUNCATE), tells its client so with this notice, and the copy is taken again before
+-- its next use. It replaces matching the statement's text against the table list. The tables are the
+-- reader's tables of lib/db/warehouse.ts (READER_TABLES; warehouse.test.ts holds this list to it) and
+-- every organization's own table (lib/data/storage.ts adds the trigger as it creates one).
+CREATE OR REPLACE FUNCTION quarry_reader_tables_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE NOTICE 'quarry: reader tables changed';
+  RETURN NULL;
+END $$;
+
+DO $$
+DECLARE t record;
+BEGIN
+  FOR t IN
+    SELECT n.nspname AS schema, c.relname AS name FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind = 'r' AND ((n.nspname = 'public' AND c.relname IN ('orders', 'locations', 'products', 'sales_targets', 'organizations', 'rollup_rows'))
+                                OR n.nspname LIKE 'quarry\_data\_%')
+  LOOP
+    EXECUTE format('CREATE TRIGGER reader_tables_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I FOR EACH STATEMENT EXECUTE FUNCTION public.quarry_reader_tables_changed()', t.schema, t.name);
+  END LOOP;
+END $$;
