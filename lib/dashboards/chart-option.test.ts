@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bottomCategoryLabels, buildEchartsOption, chartType, estimateTextWidth, niceMax, orderedCategories, type EchartsOption } from "./chart-option";
+import { bottomCategoryLabels, buildEchartsOption, chartType, estimateTextWidth, niceMax, orderedCategories, timeCategories, type EchartsOption } from "./chart-option";
 import { sampleWidget } from "@/components/dashboards/widgets/sample-widgets";
 
 type Obj = Record<string, unknown>;
@@ -181,9 +181,10 @@ describe("scatter", () => {
       { location: "Hamburg", orders: "80", avg_order: 51 },
     ]);
     expect(series[0]).toMatchObject({ type: "scatter", symbolSize: 14, label: { show: true, formatter: "{b}" } });
+    // Each label reads towards the middle of the plot, so the outermost stay clear of the value axis.
     expect(series[0].data).toEqual([
-      { name: "Berlin", value: [120, 42.5] },
-      { name: "Hamburg", value: [80, 51] },
+      { name: "Berlin", value: [120, 42.5], label: { align: "right" } },
+      { name: "Hamburg", value: [80, 51], label: { align: "left" } },
     ]);
     expect(option.xAxis).toMatchObject({ type: "value", name: "orders" });
     const formatter = (option.tooltip as { formatter: (p: Obj) => string }).formatter;
@@ -254,17 +255,45 @@ describe("charts that fit their box (issue 27)", () => {
       // Neighbouring turned labels are at least a line apart, so ECharts has nothing to hide.
       const slot = (box.width - 64) / locations.length;
       expect(slot * Math.sin((rotate * Math.PI) / 180)).toBeGreaterThanOrEqual(16);
-      // Wide enough for the longest name: nothing is cut to "…".
-      expect(label.width).toBeGreaterThanOrEqual(Math.max(...locations.map(estimateTextWidth)));
+      // Whole: no width to cut them at.
+      expect(label.overflow).toBeUndefined();
     }
   });
 
-  it("keeps labels straight where they fit, and leaves some out only when even upright ones would touch", () => {
+  it("keeps labels straight where they fit, wraps or shrinks them before cutting, and cuts only with a tooltip", () => {
     expect(labelOf(revenueByLocation({ width: 1200, height: 300 }), "xAxis")).toMatchObject({ interval: 0, rotate: 0 });
+    // Two words a line each where their slot is wide enough.
+    expect(labelOf(revenueByLocation({ width: 640, height: 300 }), "xAxis")).toMatchObject({ interval: 0, rotate: 0, overflow: "break" });
+    // A4's narrowest card: upright and smaller, every name whole.
+    expect(labelOf(revenueByLocation({ width: 164, height: 175 }), "xAxis")).toMatchObject({ interval: 0, rotate: 90, fontSize: 9 });
+    // Names that cannot fit whole are cut, and the axis then shows them whole in a tooltip.
+    const cut = buildEchartsOption({ series: [{ type: "bar" }] }, { x: "location", y: "revenue" }, { columns: ["location", "revenue"], rows: locations.map((location) => ({ location: location.repeat(4), revenue: 1 })) }, { box: { width: 300, height: 120 } });
+    expect((cut.xAxis as Obj).axisLabel).toMatchObject({ overflow: "truncate" });
+    expect((cut.xAxis as Obj).tooltip).toEqual({ show: true });
+    // Without a box (no layout known) ECharts leaves out what overlaps; nothing is cut.
+    expect(bottomCategoryLabels(locations, {})).toEqual({ hideOverlap: true });
+  });
+
+  it("labels date categories by their grain, as many as fit", () => {
     const days = Array.from({ length: 31 }, (_, i) => `2026-10-${String(i + 1).padStart(2, "0")}`);
-    expect(bottomCategoryLabels(days, { box: { width: 340, height: 300 } })).toMatchObject({ hideOverlap: true });
-    // Without a box (no layout known) the former defaults apply.
-    expect(bottomCategoryLabels(days, {})).toEqual({ hideOverlap: true, overflow: "truncate", width: 110 });
+    expect(timeCategories(days)?.grain).toBe("day");
+    expect(timeCategories(days)?.label("2026-10-01")).toBe("Oct 1");
+    expect(timeCategories(["2025-12-31", "2026-01-01"])?.label("2026-01-01")).toBe("Jan 1, 2026");
+    const weeks = ["2026-10-05", "2026-10-12", "2026-10-26"];
+    expect(timeCategories(weeks)?.grain).toBe("week");
+    expect(timeCategories(weeks)?.label("2026-10-05")).toBe("Week 41");
+    expect(timeCategories(["2026-10-01", "2026-11-01T00:00:00Z"])?.label("2026-10-01")).toBe("Oct 2026");
+    expect(timeCategories(["2026-10", "2026-11"])?.grain).toBe("month");
+    expect(timeCategories(["Berlin", "2026-10-01"])).toBeNull();
+    // A phone fits every fourth day ("Oct 1", "Oct 5", …); the categories stay the raw dates a click reads.
+    const widget = sampleWidget("revenue_trend");
+    const rows = days.map((order_date, i) => ({ order_date, revenue: 1000 + i }));
+    const option = buildEchartsOption(widget.spec.display.echarts?.option, widget.spec.data?.mappings, { columns: ["order_date", "revenue"], rows }, { box: { width: 340, height: 300 } });
+    const axisOption = option.xAxis as Obj & { axisLabel: { formatter: (v: string) => string; interval: number } };
+    expect(axisOption.data).toEqual(days);
+    expect(axisOption.axisLabel.formatter("2026-10-05")).toBe("Oct 5");
+    expect(axisOption.axisLabel.interval).toBeGreaterThan(0);
+    expect(((340 - 64) / 31) * (axisOption.axisLabel.interval + 1)).toBeGreaterThanOrEqual(estimateTextWidth("Oct 31") + 12);
   });
 
   it("gives a pie's outside labels room: the ring shrinks in proportion so 'store' is never cut, and a tiny box uses the legend", () => {
@@ -292,13 +321,12 @@ describe("charts that fit their box (issue 27)", () => {
     }
   });
 
-  it("hides scatter labels that would overlap (a series option) and sizes the side margins for the names", () => {
+  it("hides scatter labels that would overlap (a series option)", () => {
     const widget = sampleWidget("order_scatter");
     const data = { columns: ["location", "orders", "avg_order"], rows: locations.map((location, i) => ({ location, orders: 1000 + i, avg_order: 60 + i / 10 })) };
     const option = buildEchartsOption(widget.spec.display.echarts?.option, widget.spec.data?.mappings, data, { box: { width: 340, height: 290 } });
     expect((option.series as Obj[])[0].labelLayout).toEqual({ hideOverlap: true });
     expect(option.labelLayout).toBeUndefined();
-    expect((option.grid as Obj).left).toBeLessThanOrEqual(340 / 5);
   });
 
   it("shows tooltips in the columns' declared formats", () => {

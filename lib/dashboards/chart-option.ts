@@ -48,6 +48,10 @@ type Obj = Record<string, unknown>;
 
 /** Height of a 12 px label line: neighbouring labels closer than this overlap. */
 const LABEL_LINE = 16;
+/** Label sizes a small box steps down to before labels are left out or cut (9 px on screen, 9 pt on paper still read). */
+const SMALL_LABELS = [10, 9];
+/** The share of a chart's height upright (90°) category labels may take (ECharts keeps the rest, at least, for the plot). */
+const UPRIGHT_ROOM = 0.6;
 
 /**
  * An estimate of the width of `text` in 12 px sans-serif (Helvetica/Arial metrics, within about
@@ -197,35 +201,140 @@ const valueAxisLabel = { formatter: (v: number) => formatCompact(v), hideOverlap
 /** Room a value axis' labels and the grid's margins take beside the plot (compact figures such as "1.2M"). */
 const VALUE_AXIS_ROOM = 64;
 
+/** Lines of `text` wrapped at spaces within `width` (a word wider than the width is a line of its own). */
+function wrappedLines(text: string, width: number, measure: (text: string) => number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const last = lines.at(-1);
+    if (last !== undefined && measure(`${last} ${word}`) <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
+
+/** Whether every label wraps, at its spaces, into at most two lines no wider than `width`. */
+function wrapsInTwo(labels: readonly string[], width: number, measure: (text: string) => number): boolean {
+  return labels.every((label) => {
+    const lines = wrappedLines(label, width, measure);
+    return lines.length <= 2 && lines.every((line) => measure(line) <= width);
+  });
+}
+
 /**
- * Labels of a category axis along the bottom, for the box the chart has: every label is shown
- * (`interval: 0`); straight when the widest fits its slot, else turned by the smallest angle
- * (30°, 45°, 60°, 90°) at which neighbours no longer touch, and cut with an ellipsis only past
- * 40% of the chart's height. Only when even upright labels are closer than a line (a month of
- * days on a phone) are some left out, ECharts choosing which by their measured extent.
+ * Labels of a category axis along the bottom, for the box the chart has. Every label is shown whole
+ * (`interval: 0`, never cut): straight when the widest fits its slot; else wrapped at spaces on two
+ * lines when that fits; else turned by the smallest angle (30°, 45°, 60°, 90°) at which neighbours
+ * no longer touch and the turned label takes at most 40% of the height (60% upright at 90°); in a
+ * small box the same at 10 px, then 9 px. Only when none of that fits (dozens of categories on a phone,
+ * names longer than the chart is tall) are labels left out (ECharts keeps those it has room for)
+ * and cut, each whole in the axis' tooltip.
  */
 export function bottomCategoryLabels(labels: readonly string[], context: ChartContext): Obj {
   const box = context.box;
-  if (!box || labels.length === 0) return { hideOverlap: true, overflow: "truncate", width: 110 };
+  if (!box || labels.length === 0) return { hideOverlap: true };
   const slot = Math.max(1, box.width - VALUE_AXIS_ROOM) / labels.length;
-  const longest = widest(labels, context);
-  if (longest + 6 <= slot) return { interval: 0, rotate: 0, hideOverlap: false };
-  for (const rotate of [30, 45, 60, 90]) {
-    const sin = Math.sin((rotate * Math.PI) / 180);
-    if (slot * sin < LABEL_LINE) continue;
-    const room = Math.max(48, (box.height * 0.4) / sin);
-    return { interval: 0, rotate, hideOverlap: false, width: Math.ceil(Math.min(longest, room)), overflow: "truncate" };
+  const measure = context.measureText ?? estimateTextWidth;
+  for (const fontSize of [12, ...SMALL_LABELS]) {
+    const scale = fontSize / 12;
+    const scaled = (text: string) => measure(text) * scale;
+    const line = LABEL_LINE * scale;
+    const size = fontSize === 12 ? {} : { fontSize };
+    const longest = widest(labels, context) * scale;
+    if (longest + 6 <= slot) return { interval: 0, rotate: 0, hideOverlap: false, ...size };
+    if (slot >= 40 && 2 * line <= box.height * 0.3 && wrapsInTwo(labels, slot - 6, scaled)) {
+      return { interval: 0, rotate: 0, hideOverlap: false, width: Math.floor(slot - 6), overflow: "break", lineHeight: line, ...size };
+    }
+    for (const rotate of [30, 45, 60, 90]) {
+      const sin = Math.sin((rotate * Math.PI) / 180);
+      if (slot * sin < line) continue;
+      if (longest * sin <= box.height * (rotate === 90 ? UPRIGHT_ROOM : 0.4)) return { interval: 0, rotate, hideOverlap: false, ...size };
+    }
   }
-  return { rotate: 0, hideOverlap: true, overflow: "truncate", width: Math.max(48, Math.floor(slot * 3)) };
+  // Nothing fits whole: upright small labels, as many as ECharts finds room for, cut at the room they may take and
+  // whole in the axis' tooltip (categoryAxis).
+  return { interval: "auto", rotate: 90, hideOverlap: false, fontSize: SMALL_LABELS.at(-1), width: Math.floor(box.height * UPRIGHT_ROOM), overflow: "truncate" };
 }
 
-/** Labels of a category axis along the side (horizontal bars): at most 35% of the width, every one shown while the rows are a line apart. */
+/**
+ * Labels of a category axis along the side (horizontal bars, heatmap rows): whole when the widest
+ * takes at most 35% of the width; else wrapped at spaces on two lines of that width when the rows
+ * are two lines apart; else cut there, with the whole label in a tooltip (the axis' `tooltip`,
+ * see categoryAxis). Every one is shown while the rows are a line apart.
+ */
 export function sideCategoryLabels(labels: readonly string[], context: ChartContext): Obj {
   const box = context.box;
-  if (!box || labels.length === 0) return { hideOverlap: true, overflow: "truncate", width: 110 };
+  if (!box || labels.length === 0) return { hideOverlap: true };
   const room = Math.max(48, Math.floor(box.width * 0.35));
-  const dense = (box.height - 40) / labels.length < LABEL_LINE;
-  return { interval: dense ? "auto" : 0, hideOverlap: dense, overflow: "truncate", width: Math.ceil(Math.min(widest(labels, context), room)) };
+  const rowHeight = (box.height - 40) / labels.length;
+  const dense = rowHeight < LABEL_LINE;
+  const shown = { interval: dense ? "auto" : 0, hideOverlap: dense };
+  if (widest(labels, context) <= room) return shown;
+  if (rowHeight >= 2 * LABEL_LINE && wrapsInTwo(labels, room, context.measureText ?? estimateTextWidth)) return { ...shown, width: room, overflow: "break", lineHeight: 14 };
+  return { ...shown, width: room, overflow: "truncate" };
+}
+
+/** A category axis with its labels; labels that may be cut carry a tooltip with the whole text (ECharts' axis tooltip). */
+function categoryAxis(given: unknown, defaults: Obj): Obj {
+  const built = axis(given, defaults);
+  const label = built.axisLabel as Obj;
+  return label.overflow === "truncate" && built.tooltip === undefined ? { ...built, tooltip: { show: true } } : built;
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+/** A calendar date, alone or at midnight UTC, as grouped SQL returns days, weeks and months (`2026-10`, `2026-10-05T00:00:00Z`). */
+const CALENDAR_DATE = /^(\d{4})-(\d{2})(?:-(\d{2}))?(?:[T ]00:00(?::00(?:\.0+)?)?(?:Z|[+-]00(?::?00)?)?)?$/;
+const DAY_MS = 86_400_000;
+
+/** The ISO 8601 week of a UTC date, and the year it belongs to. */
+function isoWeek(date: Date): { week: number; year: number } {
+  const thursday = new Date(date.getTime() + (3 - ((date.getUTCDay() + 6) % 7)) * DAY_MS);
+  const firstThursday = Date.UTC(thursday.getUTCFullYear(), 0, 4);
+  return { week: 1 + Math.round((thursday.getTime() - firstThursday) / DAY_MS / 7 - 0.5 + ((new Date(firstThursday).getUTCDay() + 6) % 7) / 7), year: thursday.getUTCFullYear() };
+}
+
+export type TimeGrain = "day" | "week" | "month";
+
+/**
+ * Categories that are calendar dates, with the grain they step by and their labels in words: months
+ * ("Oct 2026"), weeks (same weekday, whole weeks apart: "Week 41", with the year when they span
+ * two) or days ("Oct 1", with the year when they span two). Null when they are not all dates.
+ */
+export function timeCategories(categories: readonly string[]): { grain: TimeGrain; label: (category: string) => string } | null {
+  if (categories.length < 2) return null;
+  const dates: Date[] = [];
+  let monthly = true;
+  for (const category of categories) {
+    const match = CALENDAR_DATE.exec(category);
+    if (!match) return null;
+    const [, year, month, day] = match;
+    if (day !== undefined && day !== "01") monthly = false;
+    dates.push(new Date(Date.UTC(Number(year), Number(month) - 1, Number(day ?? 1))));
+  }
+  const times = dates.map((d) => d.getTime());
+  const byCategory = new Map(categories.map((c, i) => [c, dates[i]]));
+  const at = (category: string) => byCategory.get(category) ?? dates[0];
+  if (monthly) return { grain: "month", label: (c) => `${MONTHS[at(c).getUTCMonth()]} ${at(c).getUTCFullYear()}` };
+  const sorted = [...times].sort((a, b) => a - b);
+  const weekly = sorted.every((t, i) => i === 0 || (t - sorted[i - 1]) % (7 * DAY_MS) === 0);
+  if (weekly) {
+    const years = new Set(dates.map((d) => isoWeek(d).year));
+    return { grain: "week", label: (c) => (years.size > 1 ? `Week ${isoWeek(at(c)).week}, ${isoWeek(at(c)).year}` : `Week ${isoWeek(at(c)).week}`) };
+  }
+  const years = new Set(dates.map((d) => d.getUTCFullYear()));
+  return { grain: "day", label: (c) => `${MONTHS[at(c).getUTCMonth()]} ${at(c).getUTCDate()}${years.size > 1 ? `, ${at(c).getUTCFullYear()}` : ""}` };
+}
+
+/**
+ * Labels of a date axis: in words for their grain, straight, as many as fit their width evenly
+ * spaced (every n-th, starting with the first). Without a box ECharts leaves out what overlaps.
+ */
+export function timeAxisLabels(categories: readonly string[], label: (category: string) => string, context: ChartContext): Obj {
+  const formatter = (value: string) => label(value);
+  const box = context.box;
+  if (!box) return { formatter, hideOverlap: true };
+  const slot = Math.max(1, box.width - VALUE_AXIS_ROOM) / categories.length;
+  const step = Math.max(1, Math.ceil((widest(categories.map(label), context) + 12) / slot));
+  return { formatter, interval: step - 1, rotate: 0, hideOverlap: false };
 }
 
 /** Margins inside which the plot, its axis labels and axis names all fit (ECharts 6 outer bounds), so nothing is cut at the card's edge. */
@@ -289,16 +398,17 @@ function cartesian(base: EchartsOption, mappings: Mappings, data: ChartData, typ
     }
   }
   const legend = legendFor(base, series.length > 1);
-  const categoryLabels = horizontal ? sideCategoryLabels(categories, context) : bottomCategoryLabels(categories, context);
-  const categoryAxis = axis(categoryAxisGiven, pairs ? { type: categoryAxisGiven.type } : { type: "category", data: categories, axisLabel: categoryLabels });
+  const dates = horizontal ? null : timeCategories(categories);
+  const categoryLabels = dates ? timeAxisLabels(categories, dates.label, context) : horizontal ? sideCategoryLabels(categories, context) : bottomCategoryLabels(categories, context);
+  const categoryAxisOption = pairs ? axis(categoryAxisGiven, { type: categoryAxisGiven.type }) : categoryAxis(categoryAxisGiven, { type: "category", data: categories, axisLabel: categoryLabels });
   const valueAxis = axis(horizontal ? xAxisGiven : yAxisGiven, { type: "value", axisLabel: valueAxisLabel });
   return {
     ...base,
     tooltip: tooltip(base, "axis"),
     grid: grid(base, legend !== undefined),
     ...(legend ? { legend } : {}),
-    xAxis: horizontal ? valueAxis : categoryAxis,
-    yAxis: horizontal ? categoryAxis : valueAxis,
+    xAxis: horizontal ? valueAxis : categoryAxisOption,
+    yAxis: horizontal ? categoryAxisOption : valueAxis,
     series,
   };
 }
@@ -313,19 +423,32 @@ function scatter(base: EchartsOption, mappings: Mappings, data: ChartData, conte
   const xAxisGiven = isObject(base.xAxis) ? base.xAxis : {};
   const categoryX = xAxisGiven.type === "category";
   const categories = categoryX && x ? orderedCategories(data.rows.map((r) => r[x])) : [];
+  // A point's label reads towards the middle of the plot (left-aligned on its left half, right-aligned on its right
+  // half), so the outermost labels stay inside the plot, clear of the value axis' labels.
+  const xs = categoryX ? [] : data.rows.map((r) => toNumber(x ? r[x] : null)).filter((n): n is number => n !== null);
+  const middle = xs.length > 0 ? (Math.min(...xs) + Math.max(...xs)) / 2 : 0;
+  const inward = (vx: unknown, index: number, count: number) => {
+    const left = categoryX ? index < count / 2 : typeof vx === "number" && vx < middle;
+    return { label: { align: left ? "left" : "right" } };
+  };
   const series: Obj[] = [];
   for (const [groupKey, rows] of groupBy(data.rows, split)) {
     const template = templateAt(templates, series.length, "scatter");
+    const ownLabel = label !== undefined && template.label === undefined;
     series.push({
       name: split ? groupKey : humanize(y ?? "value"),
-      ...(label && template.label === undefined ? { label: { show: true, position: "top", formatter: "{b}" } } : {}),
+      ...(ownLabel ? { label: { show: true, position: "top", formatter: "{b}" } } : {}),
       // A series option (ECharts reads no top-level labelLayout): point labels that would overlap another are hidden.
       labelLayout: { hideOverlap: true },
       ...template,
-      data: rows.map((r) => ({
-        ...(label ? { name: key(r[label]) } : {}),
-        value: [categoryX ? key(x ? r[x] : null) : toNumber(x ? r[x] : null), toNumber(y ? r[y] : null)],
-      })),
+      data: rows.map((r, i) => {
+        const vx = categoryX ? key(x ? r[x] : null) : toNumber(x ? r[x] : null);
+        return {
+          ...(label ? { name: key(r[label]) } : {}),
+          value: [vx, toNumber(y ? r[y] : null)],
+          ...(ownLabel ? inward(vx, i, rows.length) : {}),
+        };
+      }),
     });
   }
   const legend = legendFor(base, series.length > 1);
@@ -334,16 +457,10 @@ function scatter(base: EchartsOption, mappings: Mappings, data: ChartData, conte
     const lines = [`${escapeHtml(humanize(x ?? "x"))}: ${escapeHtml(columnValue(context, x)(vx))}`, `${escapeHtml(humanize(y ?? "y"))}: ${escapeHtml(columnValue(context, y)(vy))}`];
     return [params.name ? `<b>${escapeHtml(params.name)}</b>` : "", ...lines].filter(Boolean).join("<br/>");
   };
-  // Point labels are not part of ECharts' outer bounds; side margins keep the outermost ones readable
-  // (half the widest label, within a fifth of a narrow box so the plot keeps most of a phone's width).
-  const labelled = series.some((s) => isObject(s.label) && s.label.show === true);
-  const plotGrid = grid(base, legend !== undefined);
-  const names = label ? data.rows.map((r) => key(r[label])) : [];
-  const side = context.box ? Math.round(Math.min(Math.max(24, widest(names, context) / 2 + 8), context.box.width / 5)) : 56;
   return {
     ...base,
     tooltip: tooltip(base, "item", { formatter: describe }),
-    grid: labelled && !isObject(base.grid) ? { ...plotGrid, left: side, right: side } : plotGrid,
+    grid: grid(base, legend !== undefined),
     ...(legend ? { legend } : {}),
     xAxis: axis(base.xAxis, categoryX ? { type: "category", data: categories } : { type: "value", scale: true, axisLabel: valueAxisLabel }),
     yAxis: axis(base.yAxis, { type: "value", scale: true, axisLabel: valueAxisLabel }),
@@ -358,8 +475,8 @@ function radiusPx(radius: unknown, half: number): number | null {
   return percent ? (Number(percent[1]) / 100) * half : null;
 }
 
-/** Room a pie's outside label needs beyond the slice: its label line (15 + 15 px) and a margin. */
-const PIE_LABEL_LINE = 40;
+/** Room a pie's outside label needs beyond the slice: its label line (15 + 15 px), the gap to the text (5 px), ECharts' bleed margin at the edge (10 px) and a little air. */
+const PIE_LABEL_LINE = 56;
 
 /**
  * A pie's radius for its box: the base's (or `fallback`) unless the outside labels would not fit
@@ -416,13 +533,43 @@ export function niceMax(value: number): number {
   return step * power;
 }
 
-function gauge(base: EchartsOption, mappings: Mappings, data: ChartData): EchartsOption {
+/** Tick-label steps a gauge may take (0–100 in 10, 5, 4 or 2 parts), finest first. */
+const GAUGE_SPLITS = [10, 5, 4, 2];
+
+/**
+ * A gauge laid out for its box, so its texts never collide: as many tick labels as the arc has room
+ * for (a label and a gap per step), the figure sized to the dial and set below the ends of the
+ * scale (the "0" and "100" labels sit low on either side), the name below the figure.
+ */
+function gaugeFit(template: Obj, max: unknown, context: ChartContext): Obj {
+  const box = context.box;
+  if (!box || template.radius !== undefined || template.center !== undefined) return {};
+  const radius = 0.75 * (Math.min(box.width, box.height) / 2);
+  // Labels sit inside the 12 px ring, 16 px in; their centres a half-label further.
+  const labelRadius = Math.max(8, radius - 12 - 16 - 10);
+  const widestTick = estimateTextWidth(String(typeof max === "number" ? formatCompact(max) : "100")) + 10;
+  const splitNumber = GAUGE_SPLITS.find((n) => ((labelRadius * 1.5 * Math.PI) / n) >= widestTick) ?? 2;
+  const detailSize = Math.round(Math.min(30, Math.max(14, radius * 0.22)));
+  // The end labels' lower edge: 45° below the centre, half a line further.
+  const endLabels = labelRadius * Math.SQRT1_2 + 8;
+  const detailY = Math.round(endLabels + 4 + detailSize / 2);
+  return {
+    radius,
+    splitNumber,
+    detail: { fontSize: detailSize, offsetCenter: [0, detailY] },
+    title: { fontSize: 12, offsetCenter: [0, Math.round(detailY + detailSize / 2 + 12)] },
+  };
+}
+
+function gauge(base: EchartsOption, mappings: Mappings, data: ChartData, context: ChartContext): EchartsOption {
   const [value] = valueColumns(data, mappings, ["value", "y"], []);
   const [label] = mapped(mappings, "label", "name");
   const template = templateAt(seriesTemplates(base), 0, "gauge");
   const row = data.rows[0] ?? {};
   const figure = value ? toNumber(row[value]) : null;
   const max = template.max ?? (figure !== null && figure > 100 ? niceMax(figure) : 100);
+  const fit = gaugeFit(template, max, context);
+  const own = (part: string) => (isObject(template[part]) ? template[part] : {});
   return {
     ...base,
     tooltip: tooltip(base, "item"),
@@ -436,8 +583,9 @@ function gauge(base: EchartsOption, mappings: Mappings, data: ChartData): Echart
         pointer: { width: 4 },
         title: { offsetCenter: [0, "70%"] },
         ...template,
+        ...(fit.radius !== undefined ? { radius: fit.radius, splitNumber: template.splitNumber ?? fit.splitNumber, title: { ...(fit.title as Obj), ...own("title") } } : {}),
         max,
-        detail: { valueAnimation: true, offsetCenter: [0, "40%"], formatter: (v: number) => formatNumber(v, 1), ...(isObject(template.detail) ? template.detail : {}) },
+        detail: { valueAnimation: true, offsetCenter: [0, "40%"], formatter: (v: number) => formatNumber(v, 1), ...(fit.detail as Obj | undefined), ...own("detail") },
         data: [{ value: figure, name: label ? key(row[label]) : humanize(value ?? "") }],
       },
     ],
@@ -478,8 +626,8 @@ function heatmap(base: EchartsOption, mappings: Mappings, data: ChartData, conte
     tooltip: tooltip(base, "item", { formatter: describe }),
     // Room below the axis labels for the visual map and its handle labels.
     grid: grid(base, false, 80),
-    xAxis: axis(base.xAxis, { type: "category", data: xs, splitArea: { show: true }, axisLabel: bottomCategoryLabels(xs, context) }),
-    yAxis: axis(base.yAxis, { type: "category", data: ys, splitArea: { show: true }, axisLabel: sideCategoryLabels(ys, context) }),
+    xAxis: categoryAxis(base.xAxis, { type: "category", data: xs, splitArea: { show: true }, axisLabel: bottomCategoryLabels(xs, context) }),
+    yAxis: categoryAxis(base.yAxis, { type: "category", data: ys, splitArea: { show: true }, axisLabel: sideCategoryLabels(ys, context) }),
     visualMap: { orient: "horizontal", left: "center", bottom: 0, itemHeight: 120, formatter: (v: number) => formatCompact(v), ...given, min: low, max: high },
     series: [
       {
@@ -559,7 +707,7 @@ export function buildEchartsOption(base: EchartsOption | undefined, mappings: Ma
     case "pie":
       return pie(own, mappings, data, context);
     case "gauge":
-      return gauge(own, mappings, data);
+      return gauge(own, mappings, data, context);
     case "heatmap":
       return heatmap(own, mappings, data, context);
     case "radar":
