@@ -35,8 +35,8 @@ export function LayoutMode({ view }: { view: ViewManifest }) {
   const byId = useMemo(() => new Map(view.widgets.map((w) => [w.metadata.id, w])), [view]);
   const widgets = regions.grid.map((id) => byId.get(id)).filter((w): w is WidgetManifest => w !== undefined);
   // The boxes a move just wrote, for the text it wrote: the editor's check of that text (deferred) may not have caught up.
-  const [written, setWritten] = useState<{ text: string; target: LayoutTarget; boxes: GridBox[] } | null>(null);
-  const own = written && written.text === edits.text && written.target === target ? written.boxes : manifestBoxes(widgets, target);
+  const [written, setWritten] = useState<{ text: string; target: LayoutTarget; tab: string; boxes: GridBox[] } | null>(null);
+  const own = written && written.text === edits.text && written.target === target && written.tab === regions.tab ? written.boxes : manifestBoxes(widgets, target);
   const shown = placed(own);
   const [announcement, setAnnouncement] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
@@ -59,7 +59,7 @@ export function LayoutMode({ view }: { view: ViewManifest }) {
     const label = `${resized ? "Resized" : "Moved"} ${name}: ${where(box)}`;
     const next = new Map(own.map((b) => [b.i, b]));
     for (const m of moves) next.set(m.widgetId, { i: m.widgetId, ...m.box });
-    setWritten({ text: result.text, target, boxes: [...next.values()] });
+    setWritten({ text: result.text, target, tab: regions.tab, boxes: [...next.values()] });
     setProblem(null);
     setAnnouncement(label);
     edits.apply(result.text, label);
