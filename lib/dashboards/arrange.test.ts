@@ -41,6 +41,11 @@ describe("arranging by hand", () => {
     const overview = parsed.dashboard.manifest.spec.tabs[0].widgets.map((id) => parsed.dashboard.widgetsById.get(id)!).filter((w) => w.spec.component !== "filter");
     const own = manifestBoxes(overview, "base");
     const shown = placed(own);
+    // What e2e/layout.spec.ts does first: the revenue KPI one column right stays on its row, one row taller in place.
+    const revenue = at(shown, "revenue_kpi")!;
+    expect(at(keyboardArrange(shown, "revenue_kpi", "ArrowRight", false), "revenue_kpi")).toEqual({ ...revenue, x: revenue.x + 1 });
+    const right = keyboardArrange(shown, "revenue_kpi", "ArrowRight", false)!;
+    expect(at(keyboardArrange(right, "revenue_kpi", "ArrowDown", true), "revenue_kpi")).toEqual({ ...revenue, x: revenue.x + 1, h: revenue.h + 1 });
     // A KPI tile, the trend under the KPIs and the last tile: enough shapes, at a parse per case.
     for (const id of ["revenue_kpi", "revenue_trend", shown[shown.length - 1].i]) {
       for (const key of ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"] as const) {
