@@ -182,6 +182,12 @@ describe("applyLayoutMoves", () => {
     });
   });
 
+  it("keeps CRLF line ends when it adds a line", () => {
+    const text = "kind: widget\r\nmetadata: { id: a }\r\nspec:\r\n  layout:\r\n    x: 0\r\n    y: 1\r\n    w: 3\r\n    h: 2\r\n";
+    const result = applyLayoutMoves(text, [{ widgetId: "a", at: "wide", box: { x: 0, y: 0, w: 6, h: 2 } }]);
+    expect(result).toEqual({ ok: true, text: text.replace("h: 2\r\n", "h: 2\r\n    responsive: { wide: { x: 0, y: 0, w: 6, h: 2 } }\r\n") });
+  });
+
   it("refuses to move a box other widgets share through an anchor, and says why", () => {
     const text = [
       "kind: dashboard",

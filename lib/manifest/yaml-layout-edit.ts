@@ -206,6 +206,9 @@ function insertPair(text: string, map: Node & { flow?: boolean; items: { key: un
   const indent = firstKey.range![0] - (text.lastIndexOf("\n", firstKey.range![0] - 1) + 1);
   // After the line the map's last value ends on (past any comment on it), before what follows.
   const newline = text.indexOf("\n", Math.max(lastEnd - 1, 0));
-  const at = newline === -1 ? text.length : newline;
-  return { from: at, to: at, insert: `\n${" ".repeat(indent)}${entry}` };
+  if (newline === -1) return { from: text.length, to: text.length, insert: `\n${" ".repeat(indent)}${entry}` };
+  // A file with CRLF line ends gets one more of those, never a bare LF amid them.
+  const crlf = text[newline - 1] === "\r";
+  const at = crlf ? newline - 1 : newline;
+  return { from: at, to: at, insert: `${crlf ? "\r\n" : "\n"}${" ".repeat(indent)}${entry}` };
 }
