@@ -130,8 +130,9 @@ function flowText(value: unknown): string {
 function boxSplices(text: string, doc: Document, widget: Node, move: LayoutMove): Splice[] {
   const shared = aliasedAnchors(doc);
   const where = move.at === "base" ? `${move.widgetId}'s layout` : `${move.widgetId}'s layout.responsive.${move.at}`;
+  if (isAlias(widget)) throw new LayoutEditError(`${move.widgetId} is an alias of another widget's manifest: edit it in the YAML instead`);
   refuseShared(widget, shared, `${move.widgetId}'s manifest`);
-  const spec = mapValue(resolved(doc, widget), "spec");
+  const spec = mapValue(widget, "spec");
   if (isAlias(spec) || !isMap(spec)) throw new LayoutEditError(`${move.widgetId} has no spec map to write its layout in`);
   refuseShared(spec, shared, `${move.widgetId}'s spec`);
   const layout = mapValue(spec, "layout");
