@@ -15,6 +15,7 @@ import type { SqlPolicy } from "@/lib/manifest-check/references";
 import { type CatalogTable, catalogSqlPolicy, nameCompletions, tableCatalog, type TableCatalog } from "@/lib/manifest-check/table-names";
 import { DashboardView } from "./dashboard-view";
 import { RollupStatus } from "./rollup-status";
+import { WidgetBuilder } from "./builder/widget-builder";
 import { LayoutMode } from "./layout-mode";
 import { type ManifestEdits, ManifestEditsContext } from "./manifest-edits";
 import { textChange } from "@/lib/manifest/text-change";
@@ -282,6 +283,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
               </span>
             )}
           </div>
+          <WidgetBuilder view={lastValid} ownTables={ownTables} />
           <div className={styles.codeBox}>
             <CodeMirror
               ref={editor}
@@ -322,7 +324,7 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
             <button type="button" className="button" aria-pressed={arranging} onClick={() => setArranging((on) => !on)} disabled={!result.ok && !arranging} data-testid="arrange-toggle">
               {arranging ? "Done arranging" : "Arrange widgets"}
             </button>
-            <span className="visually-hidden" role="status">
+            <span className="visually-hidden" role="status" data-testid="edit-announcement">
               {editAnnouncement}
             </span>
           </div>

@@ -1,0 +1,334 @@
+"use client";
+
+import { useId, useMemo, useState } from "react";
+import type { CatalogTable } from "@/lib/manifest-check/table-names";
+import type { Dataset } from "@/lib/manifest/schema";
+import { ValueFormatType } from "@/lib/manifest/value-format";
+import type { ViewManifest } from "@/lib/dashboards/wiring";
+import { type PlainMap, readDataset, readWidget, writeDataset, writeWidget } from "@/lib/manifest/yaml-widget-edit";
+import {
+  BUILDER_KINDS,
+  type BuilderKind,
+  type WidgetDraft,
+  datasetForTable,
+  datasetWithOrder,
+  draftFromWidget,
+  emptyDraft,
+  freeWidgetId,
+  nextLayout,
+  readsData,
+  widgetFromDraft,
+} from "./widget-draft";
+import { useManifestEdits } from "../manifest-edits";
+import styles from "./builder.module.css";
+
+interface WidgetBuilderProps {
+  /** The last manifest that validated: its datasets and widgets. */
+  view: ViewManifest | null;
+  ownTables: readonly CatalogTable[];
+}
+
+type Session = { draft: WidgetDraft; layout: Record<string, number>; table: CatalogTable | null; opened: boolean };
+
+const KIND_LABELS: Record<BuilderKind, string> = {
+  bar: "Bar chart",
+  line: "Line chart",
+  area: "Area chart",
+  pie: "Pie chart",
+  scatter: "Scatter chart",
+  heatmap: "Heatmap",
+  gauge: "Gauge",
+  radar: "Radar chart",
+  kpi: "KPI tile",
+  table: "Table",
+  tabulator: "Grid (sort, group, export)",
+  filter: "Filter",
+  text: "Text",
+  markdown: "Markdown",
+  image: "Image",
+};
+
+const CARTESIAN = new Set<BuilderKind>(["bar", "line", "area", "scatter", "heatmap"]);
+const TABLE_PREFIX = "table:";
+
+/** Why a draft cannot be written yet, or null. */
+function draftProblem(draft: WidgetDraft): string | null {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(draft.id)) return "The widget id must be 1-64 letters, digits, '-' or '_'.";
+  if (draft.name.trim() === "") return "Give the widget a title.";
+  if (!readsData(draft.kind)) return draft.kind !== "text" && draft.kind !== "markdown" && draft.content.trim() === "" ? "Give the image a URL." : null;
+  if (!draft.dataset) return "Pick a dataset or a table.";
+  if (draft.kind === "filter") return draft.dimensions.length === 0 ? "Pick the dimension the filter sets." : null;
+  if (draft.metrics.length === 0 && draft.kind !== "table" && draft.kind !== "tabulator") return "Pick at least one metric.";
+  if (draft.dimensions.length + draft.metrics.length === 0) return "Pick at least one column.";
+  return null;
+}
+
+/**
+ * The widget builder (issue 44 §1): pick a source, columns, a sort and limit, the kind, labels and formats; every
+ * change is written into the manifest's YAML at once (only what changed: lib/manifest/yaml-widget-edit.ts), so the
+ * editor's preview lays it out and the text stays the one source. Data comes from the saved draft, as everywhere
+ * in the editor: saving the draft loads the widget's rows.
+ */
+export function WidgetBuilder({ view, ownTables }: WidgetBuilderProps) {
+  const uid = useId();
+  // The editor's text as it is now (unsaved edits included); each write is one step of its undo history.
+  const { text, apply } = useManifestEdits();
+  const [session, setSession] = useState<Session | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const datasets: readonly Dataset[] = useMemo(() => view?.manifest.spec.datasets ?? [], [view]);
+  const widgets = useMemo(() => view?.widgets ?? [], [view]);
+  const usedTables = new Set(datasets.map((d) => d.from));
+  const tables = ownTables.filter((t) => !usedTables.has(t.name));
+
+  // The source's fields: a dataset of the manifest, or the dataset the builder would write for a table.
+  const source: Dataset | null = session ? (session.table ? datasetForTable(session.table, session.draft.dataset) : (datasets.find((d) => d.id === session.draft.dataset) ?? null)) : null;
+  const otherReaders = session ? widgets.filter((w) => w.spec.data?.dataset === session.draft.dataset && w.metadata.id !== session.draft.id).map((w) => w.metadata.name) : [];
+
+  function write(next: Session) {
+    setSession(next);
+    const why = draftProblem(next.draft);
+    setProblem(why);
+    if (why) return;
+    try {
+      let yaml = text;
+      const { draft } = next;
+      if (readsData(draft.kind)) {
+        const written = readDataset(yaml, draft.dataset) ?? (next.table ? (datasetForTable(next.table, draft.dataset) as unknown as PlainMap) : null);
+        if (written) yaml = writeDataset(yaml, datasetWithOrder(written, draft));
+      }
+      yaml = writeWidget(yaml, widgetFromDraft(draft, readWidget(yaml, draft.id), next.layout));
+      if (yaml !== text) apply(yaml, `Builder wrote widget ${draft.id}`);
+    } catch (error) {
+      setProblem(`Not written: ${(error as Error).message}. Fix the YAML first.`);
+    }
+  }
+
+  function openNew() {
+    const id = freeWidgetId("chart", new Set(widgets.map((w) => w.metadata.id)));
+    setProblem(null);
+    setSession({ draft: emptyDraft(id, datasets[0]?.id ?? ""), layout: nextLayout(widgets), table: null, opened: false });
+  }
+
+  function openExisting(id: string) {
+    const base = id ? readWidget(text, id) : null;
+    if (!base) return setSession(null);
+    setProblem(null);
+    setSession({ draft: draftFromWidget(base, datasets), layout: {}, table: null, opened: true });
+  }
+
+  const change = (patch: Partial<WidgetDraft>) => session && write({ ...session, draft: { ...session.draft, ...patch } });
+  const openable = widgets.filter((w) => w.spec.data === undefined || w.spec.data.kind === "dataset");
+
+  return (
+    <section className={styles.builder} aria-label="Widget builder">
+      <div className={styles.opener}>
+        <button type="button" className="button" onClick={openNew} disabled={view === null}>
+          Add a widget
+        </button>
+        <label className={styles.field} style={{ display: "flex", alignItems: "center", gap: "0.4rem" }}>
+          <span>Edit</span>
+          <select aria-label="Open a widget in the builder" value={session?.opened ? session.draft.id : ""} onChange={(e) => openExisting(e.target.value)} disabled={view === null}>
+            <option value="">a widget…</option>
+            {openable.map((w) => (
+              <option key={w.metadata.id} value={w.metadata.id}>
+                {w.metadata.name} ({w.metadata.id})
+              </option>
+            ))}
+          </select>
+        </label>
+        {session && (
+          <button type="button" className="button" onClick={() => setSession(null)}>
+            Close builder
+          </button>
+        )}
+      </div>
+      {session && (
+        <BuilderFields
+          uid={uid}
+          session={session}
+          datasets={datasets}
+          tables={tables}
+          source={source}
+          otherReaders={otherReaders}
+          onChange={change}
+          onSource={(value) => {
+            const table = value.startsWith(TABLE_PREFIX) ? (tables.find((t) => t.name === value.slice(TABLE_PREFIX.length)) ?? null) : null;
+            const dataset = table ? freeWidgetId(table.name, new Set(datasets.map((d) => d.id))) : value;
+            write({ ...session, table, draft: { ...session.draft, dataset, dimensions: [], metrics: [], sort: null, limit: null } });
+          }}
+        />
+      )}
+      {session && problem && (
+        <p className={styles.problem} role="status">
+          {problem}
+        </p>
+      )}
+      {session && !problem && (
+        <p className={styles.note} role="status" data-testid="builder-written">
+          Written to the YAML as widget <code>{session.draft.id}</code>. Save the draft to load its data in the preview.
+        </p>
+      )}
+    </section>
+  );
+}
+
+interface FieldsProps {
+  uid: string;
+  session: Session;
+  datasets: readonly Dataset[];
+  tables: readonly CatalogTable[];
+  source: Dataset | null;
+  otherReaders: string[];
+  onChange: (patch: Partial<WidgetDraft>) => void;
+  onSource: (value: string) => void;
+}
+
+function BuilderFields({ uid, session, datasets, tables, source, otherReaders, onChange, onSource }: FieldsProps) {
+  const { draft } = session;
+  const id = (name: string) => `${uid}-${name}`;
+  const toggle = (list: string[], value: string, on: boolean) => (on ? [...list, value] : list.filter((v) => v !== value));
+  const columns = [...draft.dimensions, ...draft.metrics];
+  const dataKind = readsData(draft.kind);
+  return (
+    <div className={styles.fields}>
+      <label className={styles.field} htmlFor={id("name")}>
+        Title
+        <input id={id("name")} value={draft.name} onChange={(e) => onChange({ name: e.target.value })} />
+      </label>
+      <label className={styles.field} htmlFor={id("id")}>
+        Widget id
+        <input id={id("id")} value={draft.id} readOnly={session.opened} onChange={(e) => onChange({ id: e.target.value })} />
+      </label>
+      <label className={styles.field} htmlFor={id("kind")}>
+        Kind
+        <select id={id("kind")} value={draft.kind} onChange={(e) => onChange({ kind: e.target.value as BuilderKind })}>
+          {BUILDER_KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {KIND_LABELS[kind]}
+            </option>
+          ))}
+        </select>
+      </label>
+      {dataKind && (
+        <label className={styles.field} htmlFor={id("source")}>
+          Dataset or table
+          <select id={id("source")} value={session.table ? `${TABLE_PREFIX}${session.table.name}` : draft.dataset} onChange={(e) => onSource(e.target.value)}>
+            <option value="">Pick one…</option>
+            {datasets.map((d) => (
+              <option key={d.id} value={d.id}>
+                Dataset {d.id}
+              </option>
+            ))}
+            {tables.map((t) => (
+              <option key={t.name} value={`${TABLE_PREFIX}${t.name}`}>
+                Table {t.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {dataKind && source && (
+        <>
+          <fieldset className={styles.choices}>
+            <legend>Dimensions</legend>
+            {source.dimensions.map((d) => (
+              <label key={d.id}>
+                <input type="checkbox" checked={draft.dimensions.includes(d.id)} onChange={(e) => onChange({ dimensions: toggle(draft.dimensions, d.id, e.target.checked) })} />
+                {d.label ?? d.id}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset className={styles.choices}>
+            <legend>Metrics</legend>
+            {source.metrics.map((m) => (
+              <label key={m.id}>
+                <input type="checkbox" checked={draft.metrics.includes(m.id)} onChange={(e) => onChange({ metrics: toggle(draft.metrics, m.id, e.target.checked) })} />
+                {m.label ?? m.id}
+                {m.format ? <span className="muted"> · {typeof m.format === "string" ? m.format : m.format.type}</span> : null}
+              </label>
+            ))}
+          </fieldset>
+          <label className={styles.field} htmlFor={id("sort")}>
+            Sort by
+            <select
+              id={id("sort")}
+              value={draft.sort?.column ?? ""}
+              onChange={(e) => onChange({ sort: e.target.value ? { column: e.target.value, dir: draft.sort?.dir ?? "desc" } : null })}
+            >
+              <option value="">No order</option>
+              {columns.map((c) => (
+                <option key={c} value={c}>
+                  {c}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className={styles.field} htmlFor={id("dir")}>
+            Direction
+            <select id={id("dir")} value={draft.sort?.dir ?? "desc"} disabled={!draft.sort} onChange={(e) => draft.sort && onChange({ sort: { ...draft.sort, dir: e.target.value as "asc" | "desc" } })}>
+              <option value="desc">Largest first</option>
+              <option value="asc">Smallest first</option>
+            </select>
+          </label>
+          <label className={styles.field} htmlFor={id("limit")}>
+            Row limit
+            <input
+              id={id("limit")}
+              type="number"
+              min={1}
+              max={100000}
+              value={draft.limit ?? ""}
+              onChange={(e) => onChange({ limit: e.target.value === "" ? null : Math.max(1, Math.min(100_000, Math.trunc(Number(e.target.value)))) })}
+            />
+          </label>
+          <p className={styles.note}>
+            Sort, limit and formats belong to dataset <code>{draft.dataset}</code>
+            {otherReaders.length > 0 ? <>, which {otherReaders.join(", ")} also read: they change for them too.</> : "."}
+          </p>
+        </>
+      )}
+      {CARTESIAN.has(draft.kind) && (
+        <>
+          <label className={styles.field} htmlFor={id("x")}>
+            X axis label
+            <input id={id("x")} value={draft.xLabel} onChange={(e) => onChange({ xLabel: e.target.value })} />
+          </label>
+          <label className={styles.field} htmlFor={id("y")}>
+            Y axis label
+            <input id={id("y")} value={draft.yLabel} onChange={(e) => onChange({ yLabel: e.target.value })} />
+          </label>
+        </>
+      )}
+      {draft.kind === "kpi" && (
+        <label className={styles.field} htmlFor={id("format")}>
+          Format
+          <select id={id("format")} value={draft.kpiFormat} onChange={(e) => onChange({ kpiFormat: e.target.value as WidgetDraft["kpiFormat"] })}>
+            {ValueFormatType.options.map((f) => (
+              <option key={f} value={f}>
+                {f}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {(draft.kind === "text" || draft.kind === "markdown") && (
+        <label className={styles.field} htmlFor={id("content")}>
+          Content
+          <textarea id={id("content")} rows={4} value={draft.content} onChange={(e) => onChange({ content: e.target.value })} />
+        </label>
+      )}
+      {draft.kind === "image" && (
+        <>
+          <label className={styles.field} htmlFor={id("url")}>
+            Image URL
+            <input id={id("url")} value={draft.content} onChange={(e) => onChange({ content: e.target.value })} />
+          </label>
+          <label className={styles.field} htmlFor={id("alt")}>
+            Alternative text
+            <input id={id("alt")} value={draft.imageAlt} onChange={(e) => onChange({ imageAlt: e.target.value })} />
+          </label>
+        </>
+      )}
+    </div>
+  );
+}
