@@ -35,12 +35,17 @@ test("tiles move and resize by keyboard and by drag, undo and redo follow, and o
   await page.goto(`/dashboards/custom/${SLUG}/edit`);
   await page.getByTestId("arrange-toggle").click();
   await expect(page.getByTestId("layout-mode")).toBeVisible();
-  const announcement = page.getByTestId("layout-announcement");
+  // Each applied edit is announced by the editor; layout mode's own region says why a key did nothing.
+  const announcement = page.getByTestId("edit-announcement");
 
   // Keyboard: one column right, then one row taller.
   const revenue = page.getByTestId("layout-tile-revenue_kpi");
   const start = await boxOf(revenue);
   await revenue.focus();
+  // The sample's revenue KPI starts in the first column: Left is refused, and says so.
+  expect(start.x).toBe(0);
+  await page.keyboard.press("ArrowLeft");
+  await expect(page.getByTestId("layout-announcement")).toContainText("Revenue cannot move further that way");
   await page.keyboard.press("ArrowRight");
   await expect(revenue).toHaveAttribute("data-box", `${start.x + 1},${start.y},${start.w},${start.h}`);
   await expect(announcement).toContainText(`Moved Revenue: column ${start.x + 2}`);

@@ -61,7 +61,8 @@ export function LayoutMode({ view }: { view: ViewManifest }) {
     for (const m of moves) next.set(m.widgetId, { i: m.widgetId, ...m.box });
     setWritten({ text: result.text, target, tab: regions.tab, boxes: [...next.values()] });
     setProblem(null);
-    setAnnouncement(label);
+    // The editor announces the applied edit (its label); this region only says why a key did nothing.
+    setAnnouncement("");
     edits.apply(result.text, label);
   }
 
