@@ -1,5 +1,6 @@
 import ExcelJS from "exceljs";
 import { describe, expect, it } from "vitest";
+import { spreadsheetFormat } from "@/lib/dashboards/format";
 import { csvField, neutralizeCell, toCsv, toXlsx } from "./export-cells";
 
 describe("export cell neutralising", () => {
@@ -39,5 +40,22 @@ describe("export cell neutralising", () => {
     expect(sheet.getCell("A2").formula).toBeUndefined();
     expect(sheet.getCell("B2").value).toBe(-5);
     expect(sheet.getCell("B3").value).toBe(3.25);
+  });
+
+  it("keeps numbers as numbers in their declared formats (numeric strings too), ids as stored, as the grid shows them", async () => {
+    const formats = { amount: "currency" as const, margin_pct: "percent" as const, units: { type: "number" as const, decimals: 0 } };
+    const columns = ["order_id", "amount", "margin_pct", "units"] as const;
+    const buffer = await toXlsx(
+      [["Order id", "Amount", "Margin pct", "Units"], [1000061794, "1234.5", 35.2, 12000]],
+      "Orders",
+      columns.map((c) => spreadsheetFormat(c in formats ? formats[c as keyof typeof formats] : undefined)),
+    );
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(buffer);
+    const row = book.worksheets[0].getRow(2);
+    expect([1, 2, 3, 4].map((i) => row.getCell(i).value)).toEqual([1000061794, 1234.5, 35.2, 12000]);
+    expect([1, 2, 3, 4].map((i) => row.getCell(i).numFmt)).toEqual([undefined, '"$"#,##0.00;-"$"#,##0.00', 'General"%"', "#,##0"]);
+    expect(spreadsheetFormat({ type: "currency", currency: "EUR", decimals: 0 })).toBe('"€"#,##0;-"€"#,##0');
+    expect(book.worksheets[0].getRow(1).getCell(2).numFmt).toBeUndefined();
   });
 });

@@ -25,12 +25,22 @@ export function toCsv(rows: unknown[][]): string {
   return `\uFEFF${rows.map((row) => row.map(csvField).join(",")).join("\r\n")}\r\n`;
 }
 
-/** An Excel workbook (exceljs, loaded on demand) with one sheet of neutralised cells. */
-export async function toXlsx(rows: unknown[][], sheetName: string): Promise<ArrayBuffer> {
+/**
+ * An Excel workbook (exceljs, loaded on demand) with one sheet of neutralised cells; the first row is the header.
+ * `numberFormats[i]` (Excel's numFmt, lib/dashboards/format.ts spreadsheetFormat) is column i's declared format:
+ * its numbers, numeric strings included, go in as numbers shown in that format.
+ */
+export async function toXlsx(rows: unknown[][], sheetName: string, numberFormats: readonly (string | undefined)[] = []): Promise<ArrayBuffer> {
   const { default: ExcelJS } = await import("exceljs");
   const workbook = new ExcelJS.Workbook();
   const sheet = workbook.addWorksheet(sheetName.slice(0, 31).replace(/[\\/?*[\]:]/g, " ") || "Sheet1");
-  for (const row of rows) sheet.addRow(row.map((value) => neutralizeCell(value ?? null)));
+  rows.forEach((row, index) => {
+    const added = sheet.addRow(row.map((value, column) => (index > 0 && numberFormats[column] !== undefined && typeof value === "string" && PLAIN_NUMBER.test(value) ? Number(value) : neutralizeCell(value ?? null))));
+    if (index === 0) return;
+    numberFormats.forEach((format, column) => {
+      if (format !== undefined) added.getCell(column + 1).numFmt = format;
+    });
+  });
   if (rows.length > 0) sheet.getRow(1).font = { bold: true };
   return (await workbook.xlsx.writeBuffer()) as ArrayBuffer;
 }

@@ -87,6 +87,23 @@ export function columnFormatter(column: string, values: readonly unknown[], decl
   };
 }
 
+/**
+ * A declared format as a spreadsheet number format (Excel's numFmt), so an exported workbook keeps the numbers as
+ * numbers and shows them as the grid does: currency with its symbol, percent as percentage points. None for a
+ * number without fixed decimals (Excel's General keeps its digits) and for undeclared columns (ids stay as stored).
+ */
+export function spreadsheetFormat(declared: ValueFormat | undefined): string | undefined {
+  if (declared === undefined) return undefined;
+  const { type, decimals, currency } = resolveFormat(declared);
+  const fixed = (digits: number) => (digits > 0 ? `0.${"0".repeat(digits)}` : "0");
+  if (type === "currency") {
+    const symbol = numberFormat({ style: "currency", currency: currency ?? "USD" }).formatToParts(0).find((part) => part.type === "currency")?.value ?? "";
+    return `"${symbol.replace(/"/g, "")}"#,##${fixed(decimals ?? 2)};-"${symbol.replace(/"/g, "")}"#,##${fixed(decimals ?? 2)}`;
+  }
+  if (type === "percent") return decimals === undefined ? 'General"%"' : `${fixed(decimals)}"%"`;
+  return decimals === undefined ? undefined : `#,##${fixed(decimals)}`;
+}
+
 /** A table cell: numbers formatted, null empty, objects as JSON, everything else as text. */
 export function formatCell(value: unknown): string {
   if (value === null || value === undefined) return "";

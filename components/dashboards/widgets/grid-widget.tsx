@@ -6,7 +6,7 @@ import type { ColumnDefinition, ExportRow, Options, Tabulator } from "tabulator-
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { toCsv, toXlsx } from "@/lib/export-cells";
 import type { ColumnFormats } from "@/lib/dashboards/column-formats";
-import { humanize } from "@/lib/dashboards/format";
+import { humanize, spreadsheetFormat } from "@/lib/dashboards/format";
 import { tableCells } from "@/lib/dashboards/widget-figures";
 import { groupAwarePageModule } from "./grid-pages";
 import { watchGridAria } from "./grid-aria";
@@ -177,7 +177,9 @@ export function GridWidget({ widget, columns, rows, formats }: GridWidgetProps) 
         setFileContents(toCsv(cells), "text/csv;charset=utf-8");
         return;
       }
-      void toXlsx(cells, widget.metadata.name).then(
+      // The workbook keeps numbers as numbers, shown in their columns' declared formats (an id as stored).
+      const fields = list.find((row) => row.type === "header")?.columns.filter((column) => column !== null).map((column) => column.component.getField()) ?? [];
+      void toXlsx(cells, widget.metadata.name, fields.map((field) => spreadsheetFormat(formats[field]))).then(
         (buffer) => setFileContents(buffer, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
         (error: unknown) => setFailure(`Excel export failed: ${error instanceof Error ? error.message : String(error)}`),
       );
