@@ -7,7 +7,9 @@
 //   plain table of the same types (PGlite's COPY FROM STDIN through its socket, and psql \copy on
 //   PostgreSQL), in the same run; and the growth of this process's resident memory (the app's side of the
 //   load: reading, parsing, COPY encoding) sampled every 50 ms while loadTable streams, with the embedded
-//   engine's own process beside it.
+//   engine's own process beside it;
+// - a dashboard over the loaded table (the CSV's, all rows): its widgets in one batch as the dashboard endpoint runs
+//   them, from the table, then from a rollup it declares (the build timed), the two answers compared.
 import { execFileSync } from "node:child_process";
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
@@ -23,6 +25,17 @@ import { deleteTable } from "@/lib/data/tables";
 import { withRawTransaction } from "@/lib/db/bulk";
 import type { Database } from "@/lib/db/client";
 import type { TenantScope } from "@/lib/db/tenant";
+import { findOrganization } from "@/lib/auth/directory";
+import { SQL_ALLOW_LIST } from "@/lib/dashboards/manifest";
+import { withOwnTables } from "@/lib/db/own-tables";
+import { closeQueue } from "@/lib/job-queue";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import { dashboardRollups } from "@/lib/query/rollup-definition";
+import type { BuiltRollup } from "@/lib/query/rollup-routing";
+import { planWidget, sharedScans } from "@/lib/query/run";
+import { refreshOrganizationRollups } from "@/lib/rollups/build";
+import { freshRollups, rollupId } from "@/lib/rollups/registry";
+import { publishRollups, runWidgets, widgetYaml } from "@/test/support/sample-variants";
 import { withSeededDb } from "./lib/seeded-db";
 import { benchEngines, benchPostgresUrl, positional } from "./lib/scratch-db";
 
@@ -187,6 +200,74 @@ async function nativeCopy(db: Database, file: string, header: string[], types: C
   return out;
 }
 
+/** A dashboard over the loaded table: four aggregate widgets, and a day rollup that covers them. */
+function loadedTableDashboard(table: string) {
+  const yaml = `version: "1.0"
+kind: dashboard
+metadata: { id: bench-loaded-table, name: Loaded table }
+spec:
+  datasets:
+    - id: spend
+      from: ${table}
+      dimensions:
+        - { id: day, column: ${table}.day }
+        - { id: month, column: "to_char(date_trunc('month', ${table}.day), 'YYYY-MM')" }
+        - { id: channel, column: ${table}.channel }
+        - { id: paid, column: ${table}.paid }
+      metrics:
+        - { id: spend, type: sql, expression: sum(${table}.spend) }
+        - { id: clicks, type: sql, expression: sum(${table}.clicks) }
+        - { id: rows, type: sql, expression: count(*) }
+        - { id: per_click, type: formula, expression: "round(spend / clicks, 4)" }
+      rollups:
+        - { name: spend_by_day, time_dimension: day, granularity: day, dimensions: [month, channel, paid], measures: [spend, clicks, rows] }
+${[
+  widgetYaml("by_channel", "  data: { kind: dataset, dataset: spend, columns: [channel, spend, clicks, per_click] }"),
+  widgetYaml("by_month", "  data: { kind: dataset, dataset: spend, columns: [month, spend, rows] }"),
+  widgetYaml("by_day", "  data: { kind: dataset, dataset: spend, columns: [day, spend] }"),
+  widgetYaml("paid_split", "  data: { kind: dataset, dataset: spend, columns: [paid, clicks, rows] }"),
+].join("")}`;
+  const parsed = parseDashboardYaml(yaml, { sqlPolicy: SQL_ALLOW_LIST });
+  if (!parsed.ok) throw new Error(parsed.errors.map((e) => `${e.line}:${e.column} ${e.message}`).join("\n"));
+  return parsed.dashboard;
+}
+
+/** The dashboard's widgets over the loaded table from the table and from its rollup: median of `runs` batches each, and the build. */
+async function dashboardOverLoadedTable(table: string, runs = 5): Promise<void> {
+  const dashboard = await withOwnTables(ACME.orgId, async () => loadedTableDashboard(table));
+  const widgets = dashboard.widgets.map((w) => w.metadata.id);
+  const now = new Date();
+  // The organization's zone: a rollup answers only in the zone its days were cut in.
+  const timeZone = (await findOrganization(ACME.orgId))?.timeZone ?? "UTC";
+  const batch = (rollups: readonly BuiltRollup[] | undefined) => {
+    const base = { scope: ACME, dashboard, filterValues: {}, now, timeZone, rollups };
+    return withOwnTables(ACME.orgId, () => runWidgets({ ...base, shared: sharedScans(widgets.map((widgetId) => planWidget({ ...base, widgetId })), rollups) }, widgets));
+  };
+  const timed = async (rollups: readonly BuiltRollup[] | undefined) => {
+    const times: number[] = [];
+    let answer: Awaited<ReturnType<typeof batch>> = {};
+    for (let i = 0; i < runs; i++) {
+      const started = performance.now();
+      answer = await batch(rollups);
+      times.push(performance.now() - started);
+    }
+    return { answer, median: times.sort((a, b) => a - b)[Math.floor(runs / 2)] };
+  };
+  const tables = await timed(undefined);
+  const definitions = dashboardRollups(dashboard.datasets.values());
+  await publishRollups(ACME.orgId, definitions);
+  const ids = new Set(definitions.map(rollupId));
+  const [outcomes, buildSeconds] = await seconds(async () => (await refreshOrganizationRollups(ACME.orgId)).filter((o) => ids.has(o.id)));
+  const fresh = (await freshRollups(ACME, definitions, timeZone)).fresh;
+  const routed = await timed(fresh);
+  const strip = (answer: typeof routed.answer) => JSON.stringify(Object.fromEntries(Object.entries(answer).map(([id, o]) => [id, "error" in o ? o : { ...o, source: undefined }])));
+  const answeredBy = Object.values(routed.answer).map((o) => ("error" in o ? `error: ${o.error}` : o.source?.kind === "rollup" ? o.source.name : (o.source?.kind ?? "?")));
+  console.log(`  dashboard over the loaded table (${widgets.length} widgets, one batch, median of ${runs})`);
+  console.log(`    from the table                         ${tables.median.toFixed(0).padStart(7)} ms`);
+  console.log(`    rollup built                           ${(buildSeconds * 1000).toFixed(0).padStart(7)} ms  ${outcomes.map((o) => `${o.name} ${o.state} ${o.rows.toLocaleString("en-US")} rows${o.error ? ` ${o.error}` : ""}`).join(", ")}`);
+  console.log(`    from the rollup                        ${routed.median.toFixed(0).padStart(7)} ms  x${(tables.median / routed.median).toFixed(0)} faster; answered by ${[...new Set(answeredBy)].join(", ")}; same rows as the table: ${strip(routed.answer) === strip(tables.answer) ? "yes" : "NO"}`);
+}
+
 export default async function bench(args: string[]): Promise<void> {
   const rows = Number(positional(args, ["--engine"])[0] ?? 1_000_000);
   const dir = mkdtempSync(path.join(os.tmpdir(), "quarry-bench-data-load-"));
@@ -243,11 +324,14 @@ export default async function bench(args: string[]): Promise<void> {
           const memory = `memory +${mb(own)} in this process${engine === "pglite" ? `, +${mb(children)} in the engine process` : ""}`;
           if (outcome instanceof Error) console.log(`  loadTable from ${format.padEnd(7)} (create, RLS table)              FAILED after ${total.toFixed(1)} s (${phases}): ${outcome.message}  ${memory}`);
           else console.log(`  loadTable from ${format.padEnd(7)} (create, RLS table)              ${rate(outcome.rowCount, total)}  ${phases}  ${memory}`);
+          if (format === "csv" && !(outcome instanceof Error)) await dashboardOverLoadedTable(table);
           await deleteTable(ACME, table, { force: true }).catch(() => undefined);
         }
       });
     }
   } finally {
+    // A load asks the worker for a rollup refresh, which opens the job queue: closed, or the bench never exits.
+    await closeQueue();
     rmSync(dir, { recursive: true, force: true });
   }
 }

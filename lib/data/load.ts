@@ -348,6 +348,12 @@ function canonicalRow(row: number, columns: readonly LoadColumn[], values: reado
 }
 
 /**
+ * The organization of the rows: an InitPlan, evaluated once per statement. Called bare in a select list it runs per
+ * row, and each call verifies the tenant settings' signature (migration 0017): most of a move's time.
+ */
+const ORGANIZATION = "(SELECT quarry_current_org())";
+
+/**
  * Moves the staged rows into the table as quarry_app (the policies check each row), MOVE_BATCH_ROWS staged rows
  * (by ordinal) a statement: each statement's work is bounded, so none nears the embedded engine's statement limit
  * however large the file, and all of them are still one transaction (docs/data.md "Loads").
@@ -359,14 +365,14 @@ async function move(tx: BulkTx, orgId: string, request: LoadRequest, plan: LoadP
   const batch = "ord > $1 AND ord <= $2";
   let statement: string;
   if (request.mode !== "upsert") {
-    statement = `INSERT INTO ${table} (org_id, ${names}) SELECT quarry_current_org(), ${values} FROM ${STAGING} WHERE ${batch} ORDER BY ord`;
+    statement = `INSERT INTO ${table} (org_id, ${names}) SELECT ${ORGANIZATION}, ${values} FROM ${STAGING} WHERE ${batch} ORDER BY ord`;
   } else {
     // A key given twice in one file: its last row wins, as if the rows were upserted one by one (within a batch by
     // DISTINCT ON, across batches because a later batch updates what an earlier one wrote).
     const keyIndexes = plan.shape.keyColumns.map((key) => `v${request.columns.findIndex((c) => c.name === key)}`);
     const updates = request.columns.filter((c) => !plan.shape.keyColumns.includes(c.name)).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`);
     statement = `INSERT INTO ${table} (org_id, ${names})
-     SELECT quarry_current_org(), ${values} FROM (SELECT DISTINCT ON (${keyIndexes.join(", ")}) * FROM ${STAGING} WHERE ${batch} ORDER BY ${keyIndexes.join(", ")}, ord DESC) s
+     SELECT ${ORGANIZATION}, ${values} FROM (SELECT DISTINCT ON (${keyIndexes.join(", ")}) * FROM ${STAGING} WHERE ${batch} ORDER BY ${keyIndexes.join(", ")}, ord DESC) s
      ON CONFLICT (org_id, ${plan.shape.keyColumns.map(quoteIdent).join(", ")}) DO ${updates.length > 0 ? `UPDATE SET ${updates.join(", ")}` : "NOTHING"}`;
   }
   if (request.mode === "replace" && !plan.rebuild) await tx.exec(`DELETE FROM ${table}`);
