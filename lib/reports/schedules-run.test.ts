@@ -270,8 +270,11 @@ describe("scheduled reports: the pipeline", () => {
     await drainQueues(rt);
     const runs = await withTenant(admin, (tx) => tx.reportRun.findMany({ where: { scheduleId: schedule.id } }));
     expect(runs.map((r) => [r.scheduledFor.toISOString(), r.trigger, r.status])).toEqual([["2027-07-06T06:00:00.000Z", "cron", "sent"]]);
-    const [pdf] = pdfAttachments(mailsTo(from, "admin@acme.test")[0]);
+    const [mail] = mailsTo(from, "admin@acme.test");
+    const [pdf] = pdfAttachments(mail);
     expect(pdfText(pdf)).toContain("Scheduled sales");
+    // The message names the run's time in the schedule's zone (it printed 2027-07-06T06:00:00.000Z).
+    expect(mail.raw.replace(/=\r?\n/g, "")).toContain("as of Jul 6, 2027, 8:00 AM (Europe/Berlin), in the scope of");
   }, 120_000);
 
   it("sends addresses, Slack and webhooks the shared scope only once an admin approved it, as signed links bound to that render", async () => {

@@ -1,6 +1,7 @@
 import "server-only";
 import { findOrganization, type OrgIdentity } from "@/lib/auth/directory";
 import { Role } from "@/lib/access/roles";
+import { formatInstant } from "@/lib/dashboards/format";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { NotificationDelivery, ReportRun, ReportSchedule } from "@/lib/db/generated/client";
 import { Forbidden, NotFound } from "@/lib/errors";
@@ -216,7 +217,7 @@ export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
           recipient: t.recipient,
           skipReason: t.skipReason ?? (denied.has(key) ? `the recipient's role (${t.scope.role}) may not view this dashboard` : undefined),
           reportScope: key,
-          body: `${dashboard?.name ?? "The dashboard"} as of ${run.scheduledFor.toISOString()}, in the scope of ${describeScope(t.scope)}.`,
+          body: `${dashboard?.name ?? "The dashboard"} as of ${formatInstant(run.scheduledFor, schedule.timeZone)}, in the scope of ${describeScope(t.scope)}.`,
         };
       }),
     };
