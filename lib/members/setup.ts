@@ -1,4 +1,5 @@
 import "server-only";
+import { recordAudit } from "@/lib/audit/record";
 import { findOrganization } from "@/lib/auth/directory";
 import { normalizeEmail } from "@/lib/auth/email";
 import { hashPassword } from "@/lib/auth/password";
