@@ -60,6 +60,27 @@ describe("alerts in a dashboard manifest", () => {
   });
 });
 
+describe("an alert's filter values in a manifest", () => {
+  it("are checked like the viewer's, at the value's line and column, once per filter", () => {
+    const bad = withAlerts(`    - id: bad-date
+      name: Bad date
+      widget_id: orders_total
+      filters: { date: the day after never }
+      condition: { kind: above, threshold: 1 }
+      cadence: { kind: on_data_change }
+`);
+    const parsed = parseDashboardYaml(bad);
+    expect(parsed.ok).toBe(false);
+    const errors = parsed.ok ? [] : parsed.errors;
+    expect(errors.map((e) => e.path.join("."))).toEqual(["spec.alerts.0.filters.date"]);
+    const lines = bad.split("\n");
+    const line = lines.findIndex((l) => l.includes("the day after never"));
+    expect(errors[0]).toMatchObject({ line: line + 1, column: lines[line].indexOf("the day after never") + 1 });
+    // The words are the viewer's own (lib/query/filters.ts), as the API's 422 for an alert made on screen says them.
+    expect(errors[0].message).toMatch(/^filter 'date': /);
+  });
+});
+
 describe("pushing and publishing a manifest with alerts", () => {
   let dashboardId = "";
   beforeAll(async () => {

@@ -1,7 +1,7 @@
 import type { ManifestAlert } from "@/lib/manifest/alert";
 import type { DashboardManifest, ParsedDashboard, WidgetManifest } from "@/lib/manifest/schema";
 import type { ManifestPath } from "@/lib/manifest/source";
-import { filterUses } from "@/lib/query/filters";
+import { FilterValueError, filterUses, toPredicate, widgetConditions } from "@/lib/query/filters";
 import { KPI_CATALOG, kpiColumns } from "@/lib/query/kpi-catalog";
 import type { PlacedWidget } from "./references";
 
@@ -54,6 +54,33 @@ export function alertProblems(dashboard: Pick<ParsedDashboard, "widgetsById" | "
   return problems;
 }
 
+/**
+ * Filter values as the viewer checks them: each value given for a filter is turned into the predicate of every widget
+ * it drives, so a value the viewer would refuse (a malformed date, a list where one value goes) is refused here too,
+ * once per filter. The one check behind report schedules' and alerts' `filters` (API and manifest alike).
+ */
+export function filterValueProblems(
+  widgets: readonly WidgetManifest[],
+  filters: Readonly<Record<string, unknown>>,
+  context: { timeZone: string; now: Date },
+): { filterId: string; reason: string }[] {
+  const problems: { filterId: string; reason: string }[] = [];
+  const bad = new Set<string>();
+  for (const widget of widgets) {
+    for (const condition of widgetConditions(widgets, widget, filters)) {
+      if (!Object.hasOwn(filters, condition.source) || bad.has(condition.source)) continue;
+      try {
+        toPredicate(condition, context);
+      } catch (error) {
+        if (!(error instanceof FilterValueError)) throw error;
+        bad.add(condition.source);
+        problems.push({ filterId: condition.source, reason: error.reason });
+      }
+    }
+  }
+  return problems;
+}
+
 /** A widget's columns when they are known before it runs; null for a widget whose columns only running it tells. */
 function knownColumns(dashboard: Pick<ParsedDashboard, "datasets">, data: NonNullable<WidgetManifest["spec"]["data"]>): ReadonlySet<string> | null {
   if (data.columns && data.columns.length > 0) return new Set(data.columns);
@@ -77,10 +104,19 @@ export function checkManifestAlerts(dashboard: DashboardManifest, widgets: reado
     datasets: new Map(dashboard.spec.datasets.map((d) => [d.id, d])),
   };
   const seen = new Set<string>();
+  // A manifest names no organization: values are checked in UTC now (whether a value parses does not depend on the
+  // zone); the app's check of an alert made on screen uses the organization's zone (lib/alerts).
+  const context = { timeZone: "UTC", now: new Date() };
   dashboard.spec.alerts?.forEach((alert, i) => {
     const path = ["spec", "alerts", i];
     if (seen.has(alert.id)) report(0, [...path, "id"], `duplicate alert id '${alert.id}'`);
     seen.add(alert.id);
-    for (const problem of alertProblems(parsed, alert)) report(0, [...path, ...problem.path], problem.message);
+    const problems = alertProblems(parsed, alert);
+    for (const problem of problems) report(0, [...path, ...problem.path], problem.message);
+    // Values of filters that are not the dashboard's were reported above; the others are checked as the viewer would.
+    if (problems.some((p) => p.path[0] === "filters")) return;
+    for (const problem of filterValueProblems([...parsed.widgetsById.values()], alert.filters, context)) {
+      report(0, [...path, "filters", problem.filterId], `filter '${problem.filterId}': ${problem.reason}`);
+    }
   });
 }

@@ -14,7 +14,7 @@ import { QUEUES } from "@/lib/job-queue";
 import { insertRun, type ReportRunJob, type RunTable, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { reportAllowedDomains } from "@/lib/organizations/settings";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
-import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
+import { filterValueProblems } from "@/lib/manifest-check/alerts";
 import { emailGroups } from "./email-groups";
 import type { CreateReportScheduleBody, ReportScheduleView, UpdateReportScheduleBody } from "./schedules-contract";
 import { withinLocations } from "./schedules-scope";
@@ -44,18 +44,8 @@ export function filterProblems(manifest: ValidManifest, filters: Record<string, 
   for (const id of Object.keys(filters)) {
     if (!filterIds.has(id)) items.push({ loc: ["body", "filters", id], msg: `'${id}' is not a filter widget of this dashboard`, type: "unknown_filter" });
   }
-  const bad = new Set<string>();
-  for (const widget of manifest.widgets) {
-    for (const condition of widgetConditions(manifest.widgets, widget, filters)) {
-      if (!Object.hasOwn(filters, condition.source) || bad.has(condition.source)) continue;
-      try {
-        toPredicate(condition, { now, timeZone });
-      } catch (error) {
-        if (!(error instanceof FilterValueError)) throw error;
-        bad.add(condition.source);
-        items.push({ loc: ["body", "filters", condition.source], msg: error.reason, type: "bad_filter_value" });
-      }
-    }
+  for (const problem of filterValueProblems(manifest.widgets, filters, { timeZone, now })) {
+    items.push({ loc: ["body", "filters", problem.filterId], msg: problem.reason, type: "bad_filter_value" });
   }
   return items;
 }
