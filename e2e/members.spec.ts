@@ -3,7 +3,7 @@ import { expect, test } from "@playwright/test";
 // Members (issue 43 §2): an admin invites by e-mail and copies the link, the invitee sets a password on the
 // public accept page and signs in, then the admin changes their role and the invitee's session ends at once.
 // The first-run setup needs an install without any organization, which the shared e2e server (seeded with the
-// demo) is not: it is covered on both engines by lib/members/setup.test.ts.
+// demo) is not: e2e/setup.spec.ts starts an empty server of its own.
 
 test("invite → accept → sign in, then a role change ends the member's session", async ({ page, browser }) => {
   const email = `e2e-member-${Date.now()}@example.test`;
