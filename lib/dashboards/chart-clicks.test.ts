@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { ownClickContext } from "@/lib/manifest-check/interactions";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { WidgetManifest } from "@/lib/manifest/schema";
-import { chipsAfterClick, clickedRows, planClick, pointFields, searchAfter, searchUndoing, stillApplied, type ClickChip, type ClickSituation } from "./chart-clicks";
+import { buildEchartsOption } from "./chart-option";
+import { chartPoints, chipsAfterClick, clickedRows, nearestPoint, planClick, pointFields, searchAfter, searchUndoing, stillApplied, type ClickChip, type ClickSituation } from "./chart-clicks";
 
 const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8"));
 if (!parsed.ok) throw new Error("the sample must parse");
@@ -86,5 +87,39 @@ describe("a click on a chart", () => {
     // A clicked value at the start of the path cannot make it lead to another host.
     const offSite = { ...other, spec: { ...other.spec, on_click: { drill_through: { url: "/{order_date}", filters: [] } } } };
     expect(planClick(offSite, [{ ...row[0], order_date: "/evil.example" }], undefined, situation())).toEqual({ kind: "none", reason: "This link would lead off this site" });
+  });
+});
+
+describe("points a keyboard walks and a click on a line picks (issue 44 §4)", () => {
+  const trend = widget("revenue_trend");
+  const days = { columns: ["order_date", "revenue"], rows: [{ order_date: "2026-10-02", revenue: 20 }, { order_date: "2026-10-01", revenue: 10 }, { order_date: "2026-10-03", revenue: null }] };
+  const option = buildEchartsOption(trend.spec.display.echarts?.option, trend.spec.data?.mappings, days);
+
+  it("lists each series' points as ECharts reports a click on them, gaps left out", () => {
+    expect(chartPoints(option)).toEqual([
+      [
+        { seriesIndex: 0, seriesName: "Revenue", dataIndex: 0, value: 10, name: "2026-10-01" },
+        { seriesIndex: 0, seriesName: "Revenue", dataIndex: 1, value: 20, name: "2026-10-02" },
+      ],
+    ]);
+    // A keyboard's Enter on a point selects the rows a mouse click on it would.
+    expect(clickedRows(trend, days, chartPoints(option)[0][1])).toEqual([days.rows[0]]);
+    const pie = widget("channel_mix");
+    const mix = { columns: ["channel", "revenue"], rows: [{ channel: "store", revenue: 7 }, { channel: "online", revenue: 3 }] };
+    const points = chartPoints(buildEchartsOption(pie.spec.display.echarts?.option, pie.spec.data?.mappings, mix));
+    expect(points[0].map((p) => p.name)).toEqual(["store", "online"]);
+    expect(clickedRows(pie, mix, points[0][1])).toEqual([mix.rows[1]]);
+    expect(chartPoints({ series: [{ type: "radar", data: [{ value: [1, 2] }] }] })).toEqual([[]]);
+  });
+
+  it("picks the series whose value at the clicked category is nearest the click", () => {
+    const two = buildEchartsOption({ xAxis: { type: "category" }, series: [{ type: "line" }] }, { x: "day", y: ["revenue", "cost"] }, { columns: ["day", "revenue", "cost"], rows: [{ day: "Mon", revenue: 100, cost: 40 }, { day: "Tue", revenue: 120, cost: 50 }] });
+    expect(nearestPoint(two, 1, 110)).toMatchObject({ seriesName: "Revenue", name: "Tue", dataIndex: 1, value: 120 });
+    expect(nearestPoint(two, 1, 60)).toMatchObject({ seriesName: "Cost", name: "Tue", value: 50 });
+    // A click on the area below the line, far from its symbol, still finds the day.
+    expect(nearestPoint(option, 0, 0)).toMatchObject({ name: "2026-10-01" });
+    // A gap or a category past the end picks nothing.
+    expect(nearestPoint(option, 2, 30)).toBeNull();
+    expect(nearestPoint(option, 9, 30)).toBeNull();
   });
 });

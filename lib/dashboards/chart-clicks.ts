@@ -83,6 +83,51 @@ export function clickedRows(widget: WidgetManifest, data: ChartData, click: Char
   }
 }
 
+type Obj = Record<string, unknown>;
+
+const seriesOf = (option: Obj): Obj[] => (Array.isArray(option.series) ? option.series : option.series ? [option.series] : []).filter((s): s is Obj => s !== null && typeof s === "object");
+const categoriesOf = (option: Obj): unknown[] => {
+  const axes = [option.xAxis, option.yAxis].flatMap((a) => (Array.isArray(a) ? a : [a])) as (Obj | undefined)[];
+  return (axes.find((a) => a?.type === "category" && Array.isArray(a.data))?.data as unknown[] | undefined) ?? [];
+};
+
+/**
+ * The points of a built option (./chart-option.ts) as a click on each would report them, series by series: what a
+ * keyboard walks through (arrows move, Enter clicks). Points without a value (gaps) are left out; a radar's polygons
+ * stand for no rows, so a radar has none.
+ */
+export function chartPoints(option: Obj): ChartClick[][] {
+  const categories = categoriesOf(option);
+  return seriesOf(option).map((series, seriesIndex) => {
+    if (series.type === "radar" || !Array.isArray(series.data)) return [];
+    const seriesName = typeof series.name === "string" ? series.name : undefined;
+    const points: ChartClick[] = [];
+    series.data.forEach((item: unknown, dataIndex) => {
+      const entry = item !== null && typeof item === "object" && !Array.isArray(item) ? (item as Obj) : { value: item };
+      if (entry.value === null || entry.value === undefined) return;
+      const name = typeof entry.name === "string" ? entry.name : categories[dataIndex] !== undefined ? String(categories[dataIndex]) : undefined;
+      points.push({ seriesIndex, seriesName, dataIndex, value: entry.value, ...(name !== undefined ? { name } : {}) });
+    });
+    return points;
+  });
+}
+
+/**
+ * The point a click at category `index` and value `at` picks on a line or area chart: of the series' points at that
+ * category, the one whose value is nearest (a click on a line, an area or between the ~8 px symbols finds its point).
+ */
+export function nearestPoint(option: Obj, index: number, at: number): ChartClick | null {
+  let best: { click: ChartClick; distance: number } | null = null;
+  for (const points of chartPoints(option)) {
+    const point = points.find((p) => p.dataIndex === index);
+    const value = point ? toNumber(Array.isArray(point.value) ? point.value[1] : point.value) : null;
+    if (!point || value === null) continue;
+    const distance = Math.abs(value - at);
+    if (!best || distance < best.distance) best = { click: point, distance };
+  }
+  return best?.click ?? null;
+}
+
 /** The value each field holds in every row of the point; a field whose rows disagree (or that none has) is left out. */
 export function pointFields(rows: readonly Row[], fields: readonly string[]): Record<string, unknown> {
   const values: Record<string, unknown> = {};

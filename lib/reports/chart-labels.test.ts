@@ -3,6 +3,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as queryRoute from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import type { Principal } from "@/lib/access/roles";
+import { chartType } from "@/lib/dashboards/chart-option";
 import { seedSampleDashboard } from "@/lib/dashboards/dashboards";
 import { viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
@@ -131,11 +132,13 @@ beforeAll(async () => {
 
 describe("the sample dashboard's chart labels (issue 44 §4)", () => {
   it("the checks can fail: a label cut to '…' and two labels on top of each other are found", () => {
-    const svg = `<svg><text dominant-baseline="central" text-anchor="middle" transform="translate(50 20)" style="font-size:12px">2026-…</text><text text-anchor="start" x="10" y="30" style="font-size:12px">Oct 1</text><text text-anchor="start" x="14" y="32" style="font-size:12px">Oct 2</text></svg>`;
+    const svg = `<svg><text dominant-baseline="central" text-anchor="middle" transform="translate(50 70)" style="font-size:12px">2026-…</text><text text-anchor="start" x="10" y="30" style="font-size:12px">Oct 1</text><text text-anchor="start" x="14" y="32" style="font-size:12px">Oct 2</text></svg>`;
     expect(labelProblems(svg, { width: 100, height: 100 })).toEqual(["'2026-…' is cut", "'Oct 1' overlaps 'Oct 2'"]);
     // Turned labels side by side do not overlap although their upright boxes would.
-    const turned = (x: number) => `<text text-anchor="end" dominant-baseline="central" transform="translate(${x} 80) rotate(-45)" style="font-size:12px">Manhattan Flagship</text>`;
-    expect(labelProblems(`<svg>${turned(40)}${turned(60)}</svg>`, { width: 100, height: 100 })).toEqual([]);
+    const turned = (x: number) => `<text text-anchor="end" dominant-baseline="central" transform="translate(${x} 150) rotate(-45)" style="font-size:12px">Manhattan Flagship</text>`;
+    expect(labelProblems(`<svg>${turned(150)}${turned(170)}</svg>`, { width: 300, height: 300 })).toEqual([]);
+    // …and a label past the chart's edge is found.
+    expect(labelProblems(`<svg>${turned(20)}</svg>`, { width: 300, height: 300 })).toEqual(["'Manhattan Flagship' leaves the chart's box"]);
   });
 
   const cases = charts.flatMap((widget: WidgetManifest) => Object.keys(MEDIA).map((medium) => [widget.metadata.id, medium] as const));
@@ -153,7 +156,8 @@ describe("the sample dashboard's chart labels (issue 44 §4)", () => {
     const words = new Set(labelsOf(svg).flatMap((l) => l.text.split(/\s+/)));
     const mappings = widget.spec.data?.mappings ?? {};
     // A scatter's point names are its labels too, but those that would collide give way (hidden; the tooltip names the point).
-    for (const key of widget.spec.display.echarts?.option?.series?.[0]?.type === "scatter" ? ["x", "y"] : ["x", "y", "label"]) {
+    const scatter = chartType(widget.spec.display.echarts?.option ?? {}, widget.spec.data?.mappings) === "scatter";
+    for (const key of scatter ? ["x", "y"] : ["x", "y", "label"]) {
       const column = mappings[key];
       if (typeof column !== "string") continue;
       const names = [...new Set(data.rows.map((r) => r[column]))].filter((v): v is string => typeof v === "string" && !/^\d{4}-\d{2}/.test(v));

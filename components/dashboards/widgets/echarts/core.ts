@@ -9,4 +9,7 @@ import { LabelLayout } from "echarts/features";
 
 register([CanvasRenderer, TitleComponent, LegendComponent, TooltipComponent, AriaComponent, MarkLineComponent, MarkPointComponent, MarkAreaComponent, LabelLayout]);
 
-export { init, type ECharts } from "echarts/core";
+// echarts-for-react through its core entry: it draws with the ECharts passed to it (this module's registry), not all
+// of ECharts. Fetched with the first chart, beside the modules of its kind.
+export { default as ReactECharts } from "echarts-for-react/lib/core";
+export { init, dispose, getInstanceByDom, type ECharts } from "echarts/core";
