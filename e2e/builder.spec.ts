@@ -29,17 +29,21 @@ test("adds a bar chart by picking fields and sees it drawn in the preview", asyn
   await builder.getByRole("button", { name: "Add a widget" }).click();
   await builder.getByLabel("Title").fill("Orders by channel");
   await builder.getByLabel("Kind").selectOption("bar");
+  await expect(builder.getByLabel("Tab")).toHaveValue("overview");
   await builder.getByLabel("Dataset or table").selectOption("sales");
   await builder.getByRole("group", { name: "Dimensions" }).getByLabel("channel").check();
   await builder.getByRole("group", { name: "Metrics" }).getByLabel("orders").check();
   await expect(builder.getByTestId("builder-written")).toContainText("chart");
 
-  // The YAML holds the widget, and the manifest is valid.
-  await expect(page.getByRole("textbox", { name: "Dashboard manifest (YAML)" })).toContainText("metadata: { id: chart, name: Orders by channel }");
+  // The manifest with the new widget is valid and not saved yet.
   await expect(page.getByTestId("manifest-valid")).toContainText("unsaved changes");
 
   await page.getByRole("button", { name: "Save draft" }).click();
   await expect(page.getByRole("status").filter({ hasText: "Draft saved" })).toBeVisible();
+  // The saved draft holds the widget as the builder wrote it, after the sample's own text.
+  const saved = await (await page.request.get(`/api/v1/custom-dashboards/${SLUG}`)).json();
+  expect(saved.spec_yaml).toContain("metadata: { id: chart, name: Orders by channel }");
+  expect(saved.spec_yaml).toContain("data: { kind: dataset, dataset: sales, columns: [channel, orders], mappings: { x: channel, y: orders } }");
   const card = page.getByRole("region", { name: "Live preview" }).locator('[data-widget-id="chart"]');
   await expect(card).toHaveAttribute("data-state", "ready", { timeout: 30_000 });
   await expect(card).toContainText("Orders by channel");

@@ -97,6 +97,11 @@ describe("setYamlValue", () => {
     expect(setYamlValue(text, 0, ["a", "b"], [1])).toBe("a:\n  b:\n    - 1\n  c: 3\nd: 4\n");
   });
 
+  test("an emptied block map is written `key: {}`, and an empty `key:` takes a value in place", () => {
+    expect(setYamlValue("spec:\n  display:\n    echarts:\n      option: { a: 1 }\n  # c\n  on_click: 1\n", 0, ["spec", "display"], {})).toBe("spec:\n  display: {}\n  # c\n  on_click: 1\n");
+    expect(setYamlValue("spec:\n  display:\n  on_click: 1\n", 0, ["spec", "display"], { a: 1 })).toBe("spec:\n  display: { a: 1 }\n  on_click: 1\n");
+  });
+
   test("property: any value written anywhere in a widget reads back, and every other document keeps its bytes", () => {
     const before = documentTexts(SOME_WIDGETS);
     const docs = plainDocuments(SOME_WIDGETS);

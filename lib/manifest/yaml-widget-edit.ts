@@ -144,6 +144,9 @@ type Change =
 
 /** The first change that brings `node` (at `path`) closer to `want`; null once they are equal. */
 function firstChange(node: unknown, want: PlainValue, path: YamlPath): Change | null {
+  // A block collection emptied is written again whole (`key: {}`): deleting its last line would leave `key:`, null.
+  const emptied = (isPlainMap(want) && Object.keys(want).length === 0) || (Array.isArray(want) && want.length === 0);
+  if (emptied && path.length > 0 && isCollection(node) && !node.flow && node.items.length > 0) return { kind: "replace", path, value: want };
   if (isMap(node) && isPlainMap(want)) {
     for (const pair of node.items) {
       const key = keyOf(pair);
@@ -247,7 +250,9 @@ function applyChange(text: string, doc: Document.Parsed, change: Change): string
   const node = (isMap(parent) ? (entry as Pair).value : entry) as Node | null;
   const inBlock = !collection.flow;
   const blockValue = node && isCollection(node) && !node.flow;
-  if (node && !blockValue && !(isScalar(node) && (node.type === Scalar.BLOCK_LITERAL || node.type === Scalar.BLOCK_FOLDED))) {
+  // `key:` with nothing after it has an empty null scalar whose range says nothing useful: the pair is written again.
+  const emptyScalar = isScalar(node) && node.range![0] === node.range![1];
+  if (node && !blockValue && !emptyScalar && !(isScalar(node) && (node.type === Scalar.BLOCK_LITERAL || node.type === Scalar.BLOCK_FOLDED))) {
     if (!inBlock || isFlat(change.value)) return splice(text, node.range![0], node.range![1], renderFlow(change.value, isScalar(node) ? node : undefined, !inBlock));
   }
   // A block value (or one that needs block lines) is written again as a whole pair or item, at its indent.
@@ -347,9 +352,15 @@ export function writeDataset(text: string, dataset: PlainMap): string {
   return setYamlValue(text, 0, ["spec", "datasets", index], dataset);
 }
 
+/** The value at `path` of the dashboard document (document 0) as plain data; undefined when there is none. */
+export function readDashboardValue(text: string, path: YamlPath): PlainValue | undefined {
+  const doc = parse(text)[0];
+  return doc?.hasIn(path) ? toPlain(doc.getIn(path, true)) : undefined;
+}
+
 /** The dataset with this id in the dashboard's `spec.datasets` as plain data, or null. */
 export function readDataset(text: string, id: string): PlainMap | null {
-  const datasets = toPlain(parse(text)[0]?.getIn(["spec", "datasets"], true));
+  const datasets = readDashboardValue(text, ["spec", "datasets"]);
   const found = Array.isArray(datasets) ? datasets.find((d) => isPlainMap(d) && d.id === id) : undefined;
   return isPlainMap(found) ? found : null;
 }

@@ -5,7 +5,7 @@ import type { CatalogTable } from "@/lib/manifest-check/table-names";
 import type { Dataset } from "@/lib/manifest/schema";
 import { ValueFormatType } from "@/lib/manifest/value-format";
 import type { ViewManifest } from "@/lib/dashboards/wiring";
-import { type PlainMap, readDataset, readWidget, writeDataset, writeWidget } from "@/lib/manifest/yaml-widget-edit";
+import { type PlainMap, readDashboardValue, readDataset, readWidget, setYamlValue, writeDataset, writeWidget } from "@/lib/manifest/yaml-widget-edit";
 import {
   BUILDER_KINDS,
   type BuilderKind,
@@ -17,6 +17,7 @@ import {
   freeWidgetId,
   nextLayout,
   readsData,
+  tabsWithWidget,
   widgetFromDraft,
 } from "./widget-draft";
 import { useManifestEdits } from "../manifest-edits";
@@ -28,7 +29,8 @@ interface WidgetBuilderProps {
   ownTables: readonly CatalogTable[];
 }
 
-type Session = { draft: WidgetDraft; layout: Record<string, number>; table: CatalogTable | null; opened: boolean };
+/** `tab`: for a new widget, the tab that lists it (null when the dashboard has no tabs, or for a widget opened). */
+type Session = { draft: WidgetDraft; layout: PlainMap; table: CatalogTable | null; opened: boolean; tab: string | null };
 
 const KIND_LABELS: Record<BuilderKind, string> = {
   bar: "Bar chart",
@@ -97,6 +99,8 @@ export function WidgetBuilder({ view, ownTables }: WidgetBuilderProps) {
         if (written) yaml = writeDataset(yaml, datasetWithOrder(written, draft));
       }
       yaml = writeWidget(yaml, widgetFromDraft(draft, readWidget(yaml, draft.id), next.layout));
+      const tabs = next.tab === null ? undefined : tabsWithWidget(readDashboardValue(yaml, ["spec", "tabs"]), next.tab, draft.id);
+      if (tabs) yaml = setYamlValue(yaml, 0, ["spec", "tabs"], tabs);
       if (yaml !== text) apply(yaml, `Builder wrote widget ${draft.id}`);
     } catch (error) {
       setProblem(`Not written: ${(error as Error).message}. Fix the YAML first.`);
@@ -106,14 +110,14 @@ export function WidgetBuilder({ view, ownTables }: WidgetBuilderProps) {
   function openNew() {
     const id = freeWidgetId("chart", new Set(widgets.map((w) => w.metadata.id)));
     setProblem(null);
-    setSession({ draft: emptyDraft(id, datasets[0]?.id ?? ""), layout: nextLayout(widgets), table: null, opened: false });
+    setSession({ draft: emptyDraft(id, datasets[0]?.id ?? ""), layout: nextLayout(widgets), table: null, opened: false, tab: view?.manifest.spec.tabs[0]?.id ?? null });
   }
 
   function openExisting(id: string) {
     const base = id ? readWidget(text, id) : null;
     if (!base) return setSession(null);
     setProblem(null);
-    setSession({ draft: draftFromWidget(base, datasets), layout: {}, table: null, opened: true });
+    setSession({ draft: draftFromWidget(base, datasets), layout: {}, table: null, opened: true, tab: null });
   }
 
   const change = (patch: Partial<WidgetDraft>) => session && write({ ...session, draft: { ...session.draft, ...patch } });
@@ -151,6 +155,8 @@ export function WidgetBuilder({ view, ownTables }: WidgetBuilderProps) {
           source={source}
           otherReaders={otherReaders}
           onChange={change}
+          tabs={view?.manifest.spec.tabs.map((t) => ({ id: t.id, name: t.name })) ?? []}
+          onTab={(tab) => write({ ...session, tab })}
           onSource={(value) => {
             const table = value.startsWith(TABLE_PREFIX) ? (tables.find((t) => t.name === value.slice(TABLE_PREFIX.length)) ?? null) : null;
             const dataset = table ? freeWidgetId(table.name, new Set(datasets.map((d) => d.id))) : value;
@@ -180,10 +186,12 @@ interface FieldsProps {
   source: Dataset | null;
   otherReaders: string[];
   onChange: (patch: Partial<WidgetDraft>) => void;
+  tabs: { id: string; name: string }[];
+  onTab: (tab: string) => void;
   onSource: (value: string) => void;
 }
 
-function BuilderFields({ uid, session, datasets, tables, source, otherReaders, onChange, onSource }: FieldsProps) {
+function BuilderFields({ uid, session, datasets, tables, source, otherReaders, onChange, tabs, onTab, onSource }: FieldsProps) {
   const { draft } = session;
   const id = (name: string) => `${uid}-${name}`;
   const toggle = (list: string[], value: string, on: boolean) => (on ? [...list, value] : list.filter((v) => v !== value));
@@ -209,6 +217,18 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
           ))}
         </select>
       </label>
+      {session.tab !== null && (
+        <label className={styles.field} htmlFor={id("tab")}>
+          Tab
+          <select id={id("tab")} value={session.tab} onChange={(e) => onTab(e.target.value)}>
+            {tabs.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       {dataKind && (
         <label className={styles.field} htmlFor={id("source")}>
           Dataset or table

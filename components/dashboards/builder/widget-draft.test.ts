@@ -4,8 +4,8 @@ import { describe, expect, test } from "vitest";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { WidgetManifest } from "@/lib/manifest/schema";
 import { catalogSqlPolicy, tableCatalog } from "@/lib/manifest-check/table-names";
-import { readDataset, readWidget, writeDataset, writeWidget, type PlainMap } from "@/lib/manifest/yaml-widget-edit";
-import { BUILDER_KINDS, type WidgetDraft, datasetForTable, datasetWithOrder, draftFromWidget, emptyDraft, freeWidgetId, nextLayout, readsData, widgetFromDraft } from "./widget-draft";
+import { readDashboardValue, readDataset, readWidget, setYamlValue, writeDataset, writeWidget, type PlainMap } from "@/lib/manifest/yaml-widget-edit";
+import { BUILDER_KINDS, type WidgetDraft, datasetForTable, datasetWithOrder, draftFromWidget, emptyDraft, freeWidgetId, nextLayout, readsData, tabsWithWidget, widgetFromDraft } from "./widget-draft";
 
 const SAMPLE = fs.readFileSync(path.join(import.meta.dirname, "../../../docs/manifests/sample-dashboard.yaml"), "utf8");
 
@@ -111,6 +111,17 @@ describe("the builder's output", () => {
     const result = parseDashboardYaml(text, { sqlPolicy: catalogSqlPolicy(tableCatalog([table])) });
     expect(result.ok ? [] : result.errors.filter((e) => !e.message.startsWith("unknown table 'marketing_spend'"))).toEqual([]);
     expect(readDataset(text, "shipments")).toMatchObject({ from: "shipments" });
+  });
+
+  test("a new widget is listed in the chosen tab, and moves when another is chosen; only that list's line changes", () => {
+    const text = build(SAMPLE, draftOf("bar"));
+    const inOverview = setYamlValue(text, 0, ["spec", "tabs"], tabsWithWidget(readDashboardValue(text, ["spec", "tabs"]), "overview", "built_bar")!);
+    expect(parsed(inOverview).manifest.spec.tabs.map((t) => t.widgets.includes("built_bar"))).toEqual([true, false]);
+    const changed = text.split("\n").flatMap((line, i) => (line === inOverview.split("\n")[i] ? [] : [inOverview.split("\n")[i]]));
+    expect(changed).toEqual([expect.stringMatching(/^ {6}widgets: \[date, .*, margin_gauge, built_bar\]$/)]);
+    const moved = setYamlValue(inOverview, 0, ["spec", "tabs"], tabsWithWidget(readDashboardValue(inOverview, ["spec", "tabs"]), "analysis", "built_bar")!);
+    expect(parsed(moved).manifest.spec.tabs.map((t) => t.widgets.includes("built_bar"))).toEqual([false, true]);
+    expect(tabsWithWidget(undefined, "x", "y")).toBeUndefined();
   });
 
   test("ids and layouts", () => {

@@ -251,3 +251,18 @@ export function datasetForTable(table: CatalogTable, id: string): Dataset {
     ],
   };
 }
+
+/**
+ * The dashboard's tabs with the widget listed in `tabId` only (a widget in no tab is parked: no page shows it).
+ * Other tabs keep their lists; a dashboard without tabs shows every widget and is left as it is.
+ */
+export function tabsWithWidget(tabs: PlainValue | undefined, tabId: string, widgetId: string): PlainValue[] | undefined {
+  if (!Array.isArray(tabs) || tabs.length === 0) return undefined;
+  return tabs.map((tab) => {
+    if (!isMap(tab)) return tab;
+    const widgets = Array.isArray(tab.widgets) ? tab.widgets : [];
+    const listed = widgets.includes(widgetId);
+    if (tab.id === tabId) return listed ? tab : { ...tab, widgets: [...widgets, widgetId] };
+    return listed ? { ...tab, widgets: widgets.filter((w) => w !== widgetId) } : tab;
+  });
+}
