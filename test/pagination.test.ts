@@ -24,6 +24,7 @@ import * as alertEvaluations from "@/app/api/v1/alerts/[id]/evaluations/route";
 import * as members from "@/app/api/v1/members/route";
 import * as invitations from "@/app/api/v1/members/invitations/route";
 import { AlertDefinition } from "@/lib/manifest/alert";
+import type { Prisma } from "@/lib/db/generated/client";
 
 /*
  * Every list endpoint answers the one shape of lib/pagination.ts: `limit`/`offset` bounds are 422s,
@@ -79,7 +80,7 @@ async function alertOf(tx: TenantTx, org: Org, i: number | string) {
   if (!(await tx.dashboard.findUnique({ where: { id: dashboardId } }))) {
     await tx.dashboard.create({ data: { id: dashboardId, orgId: ORG_ID[org], name: "Alerted", slug: "paging-alerts", draftYaml: "kind: Dashboard", createdBy: `usr_${org}_admin`, updatedBy: `usr_${org}_admin` } });
   }
-  const definition = AlertDefinition.parse({ condition: { kind: "below", threshold: 1 } });
+  const definition = AlertDefinition.parse({ condition: { kind: "below", threshold: 1 } }) as Prisma.InputJsonValue;
   await tx.widgetAlert.create({
     data: { id: id("wal", org, i), orgId: ORG_ID[org], dashboardId, name: `Paging ${i}`, widgetId: "orders_total", definition, cadenceKind: "cron", cron: "0 8 * * *", ownerId: `usr_${org}_admin`, sharedRole: "admin", createdAt: stamp(typeof i === "number" ? i % 2 : 0) }, // equal timestamps: the id breaks ties
   });
