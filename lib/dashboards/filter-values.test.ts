@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveDateExpression } from "@/lib/query/dates";
-import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, selectedValues, splitDateRange, typedDateState } from "./filter-values";
+import { DATE_PRESETS, datePresetOf, describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, selectedValues, splitDateRange, typedDateState } from "./filter-values";
 import { sampleWidget } from "@/components/dashboards/widgets/sample-widgets";
 
 describe("filterOptions", () => {
@@ -131,5 +131,32 @@ describe("date range pickers", () => {
     }
     expect(splitDateRange("2025-05-05")).toEqual({ from: "2025-05-05", to: "2025-05-05" });
     expect(splitDateRange("last month")).toEqual({ from: "", to: "" });
+  });
+});
+
+describe("date presets", () => {
+  // Wednesday 2026-11-18, 23:30 in New York (already the 19th in UTC).
+  const now = new Date("2026-11-19T04:30:00Z");
+  const zone = "America/New_York";
+
+  it("write expressions the date box reads, covering the days their labels name", () => {
+    const days = Object.fromEntries(DATE_PRESETS.map((preset) => [preset.label, describeDateExpression(preset.expression, zone, now)]));
+    expect(days).toEqual({
+      Today: { ok: true, text: "Wed, Nov 18, 2026" },
+      Yesterday: { ok: true, text: "Tue, Nov 17, 2026" },
+      "Last 7 days": { ok: true, text: "Thu, Nov 12, 2026 – Wed, Nov 18, 2026" },
+      "Last 30 days": { ok: true, text: "Tue, Oct 20, 2026 – Wed, Nov 18, 2026" },
+      "This month": { ok: true, text: "Sun, Nov 1, 2026 – Mon, Nov 30, 2026" },
+      "Last month": { ok: true, text: "Thu, Oct 1, 2026 – Sat, Oct 31, 2026" },
+      "This year": { ok: true, text: "Thu, Jan 1, 2026 – Thu, Dec 31, 2026" },
+      "Last year": { ok: true, text: "Wed, Jan 1, 2025 – Wed, Dec 31, 2025" },
+    });
+  });
+
+  it("are recognised in the value whatever its case and spacing, and only as whole expressions", () => {
+    expect(datePresetOf("  Last   7 days ")?.label).toBe("Last 7 days");
+    expect(datePresetOf("last 8 days")).toBeUndefined();
+    expect(datePresetOf("2025-01-01 to 2025-03-31")).toBeUndefined();
+    expect(datePresetOf("")).toBeUndefined();
   });
 });

@@ -160,3 +160,24 @@ function shiftDay(day: string, days: number): string {
   shifted.setUTCFullYear(y, m - 1, d + days);
   return shifted.toISOString().slice(0, 10);
 }
+
+/**
+ * The quick picks beside a date box. Each writes the same expression a user could type, so the
+ * URL, the applied-value text and the server read a preset exactly as typed text.
+ */
+export const DATE_PRESETS: readonly { label: string; expression: string }[] = [
+  { label: "Today", expression: "today" },
+  { label: "Yesterday", expression: "yesterday" },
+  { label: "Last 7 days", expression: "last 7 days" },
+  { label: "Last 30 days", expression: "last 30 days" },
+  { label: "This month", expression: "this month" },
+  { label: "Last month", expression: "last month" },
+  { label: "This year", expression: "this year" },
+  { label: "Last year", expression: "last year" },
+];
+
+/** The preset whose expression the value is (case and spacing aside), or undefined. */
+export function datePresetOf(value: string): (typeof DATE_PRESETS)[number] | undefined {
+  const text = value.trim().toLowerCase().replace(/\s+/g, " ");
+  return DATE_PRESETS.find((preset) => preset.expression === text);
+}

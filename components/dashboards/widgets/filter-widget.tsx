@@ -4,7 +4,7 @@ import { useEffect, useEffectEvent, useId, useLayoutEffect, useMemo, useRef, use
 import { createPortal } from "react-dom";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { Calendar } from "./calendar";
-import { describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, typedDateState, type FilterOption, type Scalar } from "@/lib/dashboards/filter-values";
+import { DATE_PRESETS, datePresetOf, describeAppliedDate, describeDateExpression, effectiveValue, filterOptions, joinDateRange, optionKey, selectedValues, splitDateRange, typedDateState, type FilterOption, type Scalar } from "@/lib/dashboards/filter-values";
 import styles from "./widgets.module.css";
 
 interface FilterWidgetProps {
@@ -299,7 +299,9 @@ function ResolvedRange({ id, text, timeZone, unapplied }: { id: string; text: st
  * query. Text that cannot be read stays in the box marked "Not applied" (never silently swapped
  * for the applied value), with a button back to the applied value (Escape does the same), and
  * is reported through `onUnappliedChange` so the widgets can say which value they still show.
- * `range` adds from/to day pickers that write a "<from> to <to>" expression.
+ * Beside the box, presets (Today, Last 7 days, Last month, …) write the expression the box would
+ * take typed; under it, the browser's own date picker writes a day ("YYYY-MM-DD"), or with
+ * `range` a from/to pair writing "<from> to <to>".
  */
 function DateExpressionInput({
   id,
@@ -389,12 +391,41 @@ function DateExpressionInput({
         <span id={`${id}-applied`} className={styles.srOnly}>
           {`Applied: ${applied}.`}
         </span>
+        <select
+          className={styles.presetSelect}
+          aria-label={`${label} preset`}
+          value={datePresetOf(value)?.expression ?? ""}
+          disabled={disabled}
+          onChange={(e) => {
+            if (e.target.value !== "") onCommit(e.target.value);
+          }}
+        >
+          <option value="" disabled>
+            Presets
+          </option>
+          {DATE_PRESETS.map((preset) => (
+            <option key={preset.expression} value={preset.expression}>
+              {preset.label}
+            </option>
+          ))}
+        </select>
       </div>
-      {range && (
+      {range ? (
         <div className={styles.inputRow}>
           <input type="date" className={styles.dateInput} aria-label={`${label} from`} value={days.from} max={days.to || undefined} disabled={disabled} onChange={(e) => pick(e.target.value, days.to)} />
           <span aria-hidden="true">–</span>
           <input type="date" className={styles.dateInput} aria-label={`${label} to`} value={days.to} min={days.from || undefined} disabled={disabled} onChange={(e) => pick(days.from, e.target.value)} />
+        </div>
+      ) : (
+        <div className={styles.inputRow}>
+          <input
+            type="date"
+            className={styles.dateInput}
+            aria-label={`${label} day`}
+            value={days.from !== "" && days.from === days.to ? days.from : ""}
+            disabled={disabled}
+            onChange={(e) => onCommit(e.target.value === "" ? null : e.target.value)}
+          />
         </div>
       )}
     </>
