@@ -36,22 +36,31 @@ function actorColumns(actor: AuditActor): { kind: "user" | "api_key" | "system";
  * statement (a person's name, an API key's name), the address from the request's context, secrets are masked.
  */
 export async function recordAudit(tx: TenantTx, entry: AuditEntry): Promise<void> {
+  const { sql, params } = auditStatement(entry);
+  await tx.$executeRawUnsafe(sql, ...params);
+}
+
+/**
+ * recordAudit's statement, for a transaction that is not Prisma's: a bulk transaction (lib/db/bulk.ts) after it
+ * entered the tenant, whose change (a data load, a drop) the row must commit or roll back with.
+ */
+export function auditStatement(entry: AuditEntry): { sql: string; params: unknown[] } {
   const actor = actorColumns(entry.actor);
   const address = currentAuditRequest()?.address ?? null;
   const secrets = new Set(entry.secretFields ?? []);
   const before = entry.before === undefined || entry.before === null ? null : JSON.stringify(maskSecrets(entry.before, secrets));
   const after = entry.after === undefined || entry.after === null ? null : JSON.stringify(maskSecrets(entry.after, secrets));
-  await tx.$executeRaw`
+  const sql = `
     INSERT INTO audit_events (id, org_id, actor_kind, actor_id, actor_name, address, action, target_kind, target_id, target_name, before, after)
     VALUES (
-      ${newId("aud")}, quarry_current_org(), ${actor.kind}, ${actor.id},
-      CASE ${actor.kind}
-        WHEN 'user' THEN (SELECT name FROM users WHERE id = ${actor.id})
-        WHEN 'api_key' THEN (SELECT name FROM api_keys WHERE id = ${actor.id})
+      $1, quarry_current_org(), $2, $3,
+      CASE $2
+        WHEN 'user' THEN (SELECT name FROM users WHERE id = $3)
+        WHEN 'api_key' THEN (SELECT name FROM api_keys WHERE id = $3)
         -- An invitee accepting is named by the account the acceptance made.
-        ELSE COALESCE((SELECT name FROM users WHERE id = ${actor.id}), ${actor.id})
+        ELSE COALESCE((SELECT name FROM users WHERE id = $3), $3)
       END,
-      ${address}, ${entry.action}, ${targetKindOf(entry.action)}, ${entry.target.id}, ${entry.target.name ?? null},
-      ${before}::jsonb, ${after}::jsonb
+      $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb
     )`;
+  return { sql, params: [newId("aud"), actor.kind, actor.id, address, entry.action, targetKindOf(entry.action), entry.target.id, entry.target.name ?? null, before, after] };
 }

@@ -69,7 +69,7 @@ export async function loadDemoTable(scope: TenantScope, csv: string): Promise<nu
       columns: names.map((name, from) => ({ name, type: types[from], from })),
       locationColumn: { name: "location_code", by: "code" },
       onBadRow: "fail",
-      actor: "demo seed",
+      actor: { system: "demo seed" },
     },
     await open(csv),
   );

@@ -9,6 +9,7 @@ import { asJsonRows } from "@/lib/query/compile";
 import { QueryError } from "@/lib/query/errors";
 import { runReadOnly } from "@/lib/query/execute";
 import type { RowSource } from "./formats/types";
+import type { Principal } from "@/lib/access/roles";
 import { BadValue, type LoadRequest, loadTable } from "./load";
 import { qualifiedTable } from "./storage";
 import { deleteTable, getTable, listTables, TableInUse } from "./tables";
@@ -312,5 +313,37 @@ describe("an organization's tables in its dashboards' SQL", () => {
     const qualified = await refusal(globex, sum(qualifiedTable(acme.orgId, table)));
     const otherSchema = await refusal(globex, sum(`"quarry_data_0000000000000000"."${table}"`));
     expect(qualified!.message.replace(qualifiedTable(acme.orgId, table).replaceAll('"', ""), "<name>")).toBe(otherSchema!.message.replace(`quarry_data_0000000000000000.${table}`, "<name>"));
+  });
+});
+
+describe("the audit log of loads and drops", () => {
+  const admin: Principal = { userId: "usr_acme_admin", orgId: "org_acme", orgSlug: "acme", orgName: "Acme", role: "admin", locationIds: null, via: "session" };
+  const events = (table: string) =>
+    withTenant(acme, (tx) =>
+      tx.$queryRawUnsafe<{ action: string; actor_kind: string; actor_id: string; actor_name: string | null; before: Record<string, unknown> | null; after: Record<string, unknown> | null }[]>(
+        "SELECT action, actor_kind, actor_id, actor_name, before, after FROM audit_events WHERE target_id = $1 ORDER BY occurred_at, id",
+        table,
+      ),
+    );
+
+  it("records a committed load and a drop in their own transactions, and nothing for a load that rolled back", async () => {
+    const table = uniqueName("audited");
+    const request = (mode: LoadRequest["mode"]): LoadRequest => ({ table, mode, onBadRow: "fail", actor: admin, columns: [{ name: "n", type: "integer", from: 0 }] });
+    await loadTable(acme, request("create"), source(["n"], [["1"], ["2"]]));
+    await expect(loadTable(acme, request("append"), source(["n"], [["3"], ["x"]]))).rejects.toBeInstanceOf(BadValue);
+    await loadTable(acme, { ...request("append"), actor: { system: "pull:pul_test" } }, source(["n"], [["4"]]));
+    await deleteTable(acme, table, { force: true, actor: admin });
+    const rows = await events(table);
+    expect(rows.map((r) => [r.action, r.actor_kind, r.actor_id])).toEqual([
+      ["data_table.load", "user", "usr_acme_admin"],
+      ["data_table.load", "system", "pull:pul_test"],
+      ["data_table.delete", "user", "usr_acme_admin"],
+    ]);
+    expect(rows[0].actor_name).toBeTruthy();
+    expect(rows[0].after).toMatchObject({ mode: "create", rowsLoaded: 2, rowCount: 2, columns: [{ name: "n", type: "integer" }] });
+    expect(rows[1].after).toMatchObject({ mode: "append", rowsLoaded: 1, rowCount: 3 });
+    expect(rows[2].before).toMatchObject({ name: table, rowCount: 3, forced: true });
+    // Another organization sees none of them.
+    expect(await withTenant(globex, (tx) => tx.$queryRawUnsafe<unknown[]>("SELECT 1 FROM audit_events WHERE target_id = $1", table))).toEqual([]);
   });
 });

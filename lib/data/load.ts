@@ -10,6 +10,7 @@ import type { RowSource } from "./formats/types";
 import { columnNameProblem, tableNameProblem } from "./names";
 import { forgetOwnReaderTables } from "@/lib/db/own-tables";
 import { sendRollupRefresh } from "@/lib/rollups/jobs";
+import { type AuditActor, auditStatement } from "@/lib/audit/record";
 import { SQL_TYPES, type TableColumn, type TableShape, addColumns, addKey, createTable, dropTable, lockTable, physicalColumns, qualifiedTable, quoteIdent } from "./storage";
 import { BUMP_WAREHOUSE_VERSION, type TableEntry, findTableEntry, organizationUsage } from "./tables";
 import { TextCopyWriter } from "./text-copy";
@@ -40,8 +41,8 @@ export interface LoadRequest {
   onBadRow: "fail" | "skip";
   /** append/upsert: add the request's columns the table lacks (otherwise they are refused). */
   addNewColumns?: boolean;
-  /** Who loads (a user or API key id), for the history. */
-  actor?: string;
+  /** Who loads (a person or API key, or a job as `{ system }`), for the history and the audit log. */
+  actor?: AuditActor;
   /**
    * Runs in the load's transaction after the rows moved, before it commits: what must be kept exactly when the rows
    * are (an ingest batch's Idempotency-Key and answer, a pull run's outcome and cursor; lib/data/pipes).
@@ -149,8 +150,18 @@ export async function loadTable(scope: TenantScope, request: LoadRequest, source
         await tx.exec(
           `INSERT INTO org_table_loads (org_id, id, table_name, mode, state, rows_loaded, rows_skipped, bytes, actor, finished_at)
            VALUES (quarry_current_org(), $1, $2, $3, 'done', $4, $5, $6, $7, now())`,
-          [loadId, request.table, request.mode, report.rowsLoaded, report.rowsSkipped, report.bytes, request.actor ?? null],
+          [loadId, request.table, request.mode, report.rowsLoaded, report.rowsSkipped, report.bytes, actorName(request.actor)],
         );
+        if (request.actor) {
+          // In the load's own transaction: a load that rolls back leaves no row, one that commits always has its row.
+          const audit = auditStatement({
+            actor: request.actor,
+            action: "data_table.load",
+            target: { id: request.table, name: request.table },
+            after: { loadId, mode: request.mode, rowsLoaded: report.rowsLoaded, rowsSkipped: report.rowsSkipped, columns: plan.shape.columns, rowCount: report.rowCount },
+          });
+          await tx.exec(audit.sql, audit.params);
+        }
         await request.withinLoad?.(tx, report);
         [{ rollupsDeclared }] = await tx.query<{ rollupsDeclared: boolean }>(`SELECT EXISTS (SELECT 1 FROM rollups) AS "rollupsDeclared"`);
       },
@@ -381,6 +392,9 @@ async function move(tx: BulkTx, orgId: string, request: LoadRequest, plan: LoadP
   }
 }
 
+/** Who the load history names: the user or API key id, or the job. */
+const actorName = (actor: AuditActor | undefined): string | null => (actor === undefined ? null : "system" in actor ? actor.system : actor.userId);
+
 /** The history keeps a failed load too (its transaction rolled back, so in a transaction of its own). */
 async function recordFailure(scope: TenantScope, loadId: string, request: LoadRequest, error: unknown): Promise<void> {
   try {
@@ -391,7 +405,7 @@ async function recordFailure(scope: TenantScope, loadId: string, request: LoadRe
         request.table,
         request.mode,
         (error as Error)?.message?.slice(0, 2_000) ?? String(error),
-        request.actor ?? null,
+        actorName(request.actor),
       ),
     );
   } catch (recordError) {

@@ -65,7 +65,7 @@ export const loadDataTable = defineOperation(contract.loadDataTable, async ({ pr
 
 export const dropDataTable = defineOperation(contract.dropDataTable, async ({ principal, params, query }) => {
   try {
-    await deleteTable(principal, params.name, { force: query.force });
+    await deleteTable(principal, params.name, { force: query.force, actor: principal });
   } catch (error) {
     // The readers as data, for the page to list: {"detail": {"message", "readers"}}.
     if (error instanceof TableInUse) return Response.json({ detail: { message: error.message, readers: error.readers } }, { status: 409 });

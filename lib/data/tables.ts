@@ -5,6 +5,7 @@ import { Conflict, NotFound } from "@/lib/errors";
 import type { ColumnType } from "./formats/infer";
 import { forgetOwnReaderTables } from "@/lib/db/own-tables";
 import { dropTable, lockTable, type TableColumn, type TableShape } from "./storage";
+import { type AuditActor, auditStatement } from "@/lib/audit/record";
 
 /*
  * The catalog of an organization's own tables (org_tables, migration 0043): what each table is, how
@@ -132,15 +133,16 @@ export class TableInUse extends Conflict {
 /**
  * Drops a table and its catalog entry in one transaction; refused while a published dashboard, an
  * embed or an alert rule reads it, unless `force`. The warehouse version moves (a drop fires no
- * trigger), so cached results over the table go stale at once.
+ * trigger), so cached results over the table go stale at once. With `actor`, the audit log records
+ * the drop in the same transaction.
  */
-export async function deleteTable(scope: TenantScope, name: string, options: { force?: boolean } = {}): Promise<void> {
+export async function deleteTable(scope: TenantScope, name: string, options: { force?: boolean; actor?: AuditActor } = {}): Promise<void> {
   let found = false;
   await withTenantBulk(
     scope,
     (tx) => lockTable(tx, scope.orgId, name),
     async (tx) => {
-      const [entry] = await tx.query<{ name: string }>("SELECT name FROM org_tables WHERE name = $1 FOR UPDATE", [name]);
+      const [entry] = await tx.query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM org_tables WHERE name = $1 FOR UPDATE`, [name]);
       if (!entry) return;
       found = true;
       if (!options.force) {
@@ -149,6 +151,10 @@ export async function deleteTable(scope: TenantScope, name: string, options: { f
       }
       await tx.exec("DELETE FROM org_tables WHERE name = $1", [name]);
       await tx.exec(BUMP_WAREHOUSE_VERSION);
+      if (options.actor) {
+        const audit = auditStatement({ actor: options.actor, action: "data_table.delete", target: { id: name, name }, before: { ...toEntry(entry), forced: options.force === true } });
+        await tx.exec(audit.sql, audit.params);
+      }
       // Back to the owner for the DDL, in the same transaction: the catalog row and the table go together.
       await tx.exec("RESET ROLE");
       await dropTable(tx, scope.orgId, name);

@@ -104,7 +104,7 @@ export async function loadUpload(principal: Principal, uploadId: string, request
   const meta = await uploadMeta(principal, uploadId);
   const source = await openUpload(principal, meta, options);
   try {
-    return await loadTable(principal, { ...request, actor: principal.userId }, source);
+    return await loadTable(principal, { ...request, actor: principal }, source);
   } finally {
     // A load refused before it read every row leaves the rest of the file: release it.
     await (source.rows as AsyncGenerator).return?.(undefined);

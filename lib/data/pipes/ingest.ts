@@ -131,7 +131,7 @@ async function load(principal: Principal, input: IngestInput, batch: { file: str
       keyColumns: input.query.mode === "upsert" ? entry.keyColumns : undefined,
       onBadRow: input.query.on_bad_row,
       addNewColumns: input.query.add_new_columns,
-      actor: principal.userId,
+      actor: principal,
       withinLoad: key
         ? async (tx, done) => {
             await tx.exec(

@@ -85,7 +85,7 @@ async function execute(scope: TenantScope, pull: DataPull, run: DataPullRun, lim
   const load = (source: RowSource, columns: Awaited<ReturnType<typeof columnsFor>>, withinLoad: ReturnType<typeof finish>) =>
     loadTable(
       scope,
-      { table: pull.tableName, mode, columns, keyColumns: pull.keyColumns.length > 0 ? pull.keyColumns : undefined, onBadRow: "fail", addNewColumns: true, actor: `pull:${pull.id}`, withinLoad },
+      { table: pull.tableName, mode, columns, keyColumns: pull.keyColumns.length > 0 ? pull.keyColumns : undefined, onBadRow: "fail", addNewColumns: true, actor: { system: `pull:${pull.id}` }, withinLoad },
       source,
       progress,
     );
