@@ -5,7 +5,8 @@ import { sameOrigin } from "./same-origin";
  * The editor's History panel (issue 30 §2): a dashboard published by a person and then by a CI key
  * through plan/apply shows both versions with their publisher, message and commit; the diff of the
  * first against the draft names the change; Restore and publish makes a new version that says what
- * it restored, and the draft then means the same as that version.
+ * it restored, and the draft then means the same as that version; publishing from the editor then
+ * shows the new version as live without a reload.
  */
 
 // Its own slug each run: a second run on the same data folder (a local rerun, a soak round) would find the first one's.
@@ -64,5 +65,10 @@ test("history lists who published each version, diffs one against the draft, and
   await expect(v3).toContainText(/live/i);
   await v3.getByRole("button", { name: "Diff with draft" }).click();
   await expect(page.getByTestId("version-diff")).toContainText("Version 3 → draft: no changes");
+
+  // Publishing from the editor moves "live" to the new version without a reload (issue 44 §7).
+  await page.getByRole("button", { name: "Publish", exact: true }).click();
+  await expect(page.getByTestId("version-4").getByText("live", { exact: true })).toBeVisible();
+  await expect(v3.getByText("live", { exact: true })).toHaveCount(0);
   expect(errors).toEqual([]);
 });

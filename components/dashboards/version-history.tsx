@@ -1,6 +1,6 @@
 "use client";
 
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { diffVersions, listVersions, restoreVersion, type DiffEntry, type VersionSummary } from "@/lib/dashboards/versions-contract";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
@@ -8,6 +8,8 @@ import styles from "./version-history.module.css";
 
 interface VersionHistoryProps {
   dashboardId: string;
+  /** The live version as the page last rendered it: a publish refreshes the page, and a new number reloads the list. */
+  publishedVersion: number | null;
 }
 
 const SECTION: Record<DiffEntry["section"], string> = { dashboard: "dashboard settings", widgets: "widget", filters: "filter", tabs: "tab", datasets: "dataset" };
@@ -18,8 +20,16 @@ const show = (value: unknown) => (value === undefined ? "(none)" : JSON.stringif
  * its message and source commit), the meaning-level diff of a chosen version against the draft,
  * and restoring it as the draft, optionally publishing it again as a new version.
  */
-export function VersionHistory({ dashboardId }: VersionHistoryProps) {
+export function VersionHistory({ dashboardId, publishedVersion }: VersionHistoryProps) {
   const versions = useApiRead(listVersions, { params: { id: dashboardId }, query: { limit: 50 } });
+  const { mutate: reloadVersions } = versions;
+  // Publishing happens in the editor, which refreshes the page; the list is read by the browser, so it follows here.
+  const listedForVersion = useRef(publishedVersion);
+  useEffect(() => {
+    if (listedForVersion.current === publishedVersion) return;
+    listedForVersion.current = publishedVersion;
+    void reloadVersions();
+  }, [publishedVersion, reloadVersions]);
   const [selected, setSelected] = useState<number | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);

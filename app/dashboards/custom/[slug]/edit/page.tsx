@@ -65,7 +65,7 @@ export default async function EditDashboardPage({ params, searchParams }: PagePr
         initialRollups={loaded.ok ? loaded.rollups : null}
         ownTables={ownTables}
       />
-      <VersionHistory dashboardId={record.id} />
+      <VersionHistory dashboardId={record.id} publishedVersion={record.published_version} />
     </div>
   );
 }
