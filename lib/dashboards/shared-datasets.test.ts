@@ -214,7 +214,7 @@ describe("metrics catalog", () => {
     const revenue = await revenueOf(analyst);
     expect(revenue).toMatchObject({ type: "sql", expression: "sum(orders.amount)", owner: "finance@acme.test", source: "orders", certification: null });
     // Once per widget: published when the published version reads it.
-    expect(revenue.used_by.map((u: { widget: string; published: boolean }) => `${u.dashboard}/${u.widget}:${u.published}`).sort()).toEqual(["shared-shop/by_channel:true", "shared-shop/revenue_kpi:true"]);
+    expect(revenue.used_by.map((u: { dashboard: string; widget: string; published: boolean }) => `${u.dashboard}/${u.widget}:${u.published}`).sort()).toEqual(["shared-shop/by_channel:true", "shared-shop/revenue_kpi:true"]);
   });
 
   it("an admin certifies; an analyst may not; a changed definition loses the mark, a changed label keeps it", async () => {
