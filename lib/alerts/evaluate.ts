@@ -14,7 +14,7 @@ import { scopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
 import type { AlertMessageTarget, EvaluationOutcome } from "./contract";
 import { alertRecord, type AlertRecord } from "./record";
 import { alertTargets, organizationChannels, type ScopedTargets } from "./recipients";
-import { recordEvaluation, unclaimedAlertMessages, type Measured, type Recorded } from "./state";
+import { recordEvaluation, unclaimedAlertMessages, type Measured, type Recorded, type RecordInput } from "./state";
 
 /**
  * Evaluating widget alerts (issue 45 §2, §5). An alert's value is what its widget shows: the widget's own query,
@@ -37,6 +37,8 @@ export interface EvaluationRun {
   occurrence: string | null;
   now: Date;
   deliver?: AlertDelivery;
+  /** Alerts read, or results recorded, per transaction (TRANSACTION_BATCH unless said; bench widget-alerts compares 1). */
+  transactionBatch?: number;
 }
 
 export interface ScopeEvaluation {
@@ -246,10 +248,19 @@ function measure(manifest: ValidManifest, job: Job, current: WidgetResult, previ
 
 const silencedAt = (alert: AlertRecord, now: Date) => alert.row.muted || (alert.row.snoozedUntil !== null && alert.row.snoozedUntil.getTime() > now.getTime());
 
+/** Alerts read, or results recorded, per transaction: short enough to let dashboard requests in between on the embedded engine. */
+const TRANSACTION_BATCH = 25;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 /**
  * Evaluates alerts of one organization for one occurrence: recipients read now and grouped by scope; one query per
  * distinct dashboard, filters and scope; one recorded evaluation (and state move, and message owed) per alert, scope
- * and dimension value, each in its own transaction; then every unclaimed message of these alerts handed to delivery.
+ * and dimension value, TRANSACTION_BATCH of them per transaction; then every unclaimed message of these alerts handed to delivery.
  * A test (`trigger: "test"`) records its evaluations and moves no state, owes no message and delivers nothing.
  */
 export async function evaluateAlerts(orgId: string, alertIds: readonly string[], run: EvaluationRun): Promise<EvaluationReport> {
@@ -264,13 +275,20 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
   // What every alert reads alike (usable channels, report domains): once, not once per alert.
   const channels = await withTenant({ orgId }, organizationChannels);
   const loaded: { alert: AlertRecord; scoped: ScopedTargets[]; known: Map<string, string[]> }[] = [];
-  for (const row of rows) {
-    const alert = alertRecord(row);
-    const known = new Map<string, string[]>();
-    for (const s of states.filter((s) => s.alertId === row.id)) known.set(s.scopeKey, [...(known.get(s.scopeKey) ?? []), s.dimensionValue]);
-    // One short transaction per alert: a thousand alerts' recipients read in one outlived the transaction timeout and
-    // held the embedded engine's one connection from every dashboard request meanwhile (bench widget-alerts).
-    loaded.push({ alert, scoped: await withTenant({ orgId }, (tx) => alertTargets(tx, alert, channels)), known });
+  // A few alerts per transaction: a thousand alerts' recipients read in one outlived the transaction timeout and held
+  // the embedded engine's one connection from every dashboard request meanwhile, and one per alert spent the round
+  // opening transactions (bench widget-alerts).
+  for (const batch of chunks(rows, run.transactionBatch ?? TRANSACTION_BATCH)) {
+    const targets = await withTenant({ orgId }, async (tx) => {
+      const read: ScopedTargets[][] = [];
+      for (const row of batch) read.push(await alertTargets(tx, alertRecord(row), channels));
+      return read;
+    });
+    batch.forEach((row, i) => {
+      const known = new Map<string, string[]>();
+      for (const s of states.filter((s) => s.alertId === row.id)) known.set(s.scopeKey, [...(known.get(s.scopeKey) ?? []), s.dimensionValue]);
+      loaded.push({ alert: alertRecord(row), scoped: targets[i], known });
+    });
   }
 
   // Each scope's grant of each dashboard, asked once: a scope that may not view it gets nothing.
@@ -343,7 +361,7 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
     return request.answer;
   };
 
-  const evaluations: ScopeEvaluation[] = [];
+  const results: { job: (typeof jobs)[number]; input: RecordInput }[] = [];
   for (const job of jobs) {
     const condition = job.alert.definition.condition;
     let measured: Map<string, Measured>;
@@ -365,11 +383,22 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
     };
     const targets: AlertMessageTarget[] = job.scoped.targets;
     for (const [dimensionValue, m] of measured) {
-      const recorded = await withTenant({ orgId }, (tx) =>
-        recordEvaluation(tx, { orgId, alertId: job.alert.row.id, rules, trigger: run.trigger, occurrence: run.occurrence, now: run.now, scopeKey: key, dimensionValue, measured: m, targets }),
-      );
-      evaluations.push({ alertId: job.alert.row.id, scopeKey: key, dimensionValue: job.alert.definition.per ? dimensionValue : null, measured: m, recorded });
+      results.push({ job, input: { orgId, alertId: job.alert.row.id, rules, trigger: run.trigger, occurrence: run.occurrence, now: run.now, scopeKey: key, dimensionValue, measured: m, targets } });
     }
+  }
+
+  // Each result's evaluation, state move and message commit together with those of its batch, or not at all: a worker
+  // killed mid-round leaves whole batches, and the retried occurrence records only what is missing.
+  const evaluations: ScopeEvaluation[] = [];
+  for (const batch of chunks(results, run.transactionBatch ?? TRANSACTION_BATCH)) {
+    const recorded = await withTenant({ orgId }, async (tx) => {
+      const done: (Recorded | null)[] = [];
+      for (const { input } of batch) done.push(await recordEvaluation(tx, input));
+      return done;
+    });
+    batch.forEach(({ job, input }, i) => {
+      evaluations.push({ alertId: job.alert.row.id, scopeKey: input.scopeKey, dimensionValue: job.alert.definition.per ? input.dimensionValue : null, measured: input.measured, recorded: recorded[i] });
+    });
   }
 
   if (run.trigger === "test") return { evaluations, queries, messageIds: [] };
