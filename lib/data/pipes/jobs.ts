@@ -50,13 +50,22 @@ async function organizationIds(): Promise<string[]> {
 }
 
 /**
+ * How long an ingest batch's Idempotency-Key is remembered (docs/data.md "Pipelines"): a retry within it is answered
+ * from the record, a batch sent later under the same key loads again. A week outlasts a pipeline's retries over a
+ * weekend's outage; Stripe keeps its keys 24 hours.
+ */
+export const INGEST_KEY_TTL_MS = 7 * 86_400_000;
+
+/**
  * One tick: each enabled, scheduled pull whose cron (read in its organization's time zone) has an occurrence since the
  * last one scheduled gets a run for the latest of them (missed occurrences collapse into it), queued after the commit.
- * Runs stranded in "queued" are queued again.
+ * Runs stranded in "queued" are queued again. Ingest keys older than INGEST_KEY_TTL_MS are forgotten (by the index
+ * on (org_id, created_at): a tick that finds none costs one index probe per organization).
  */
-export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise<{ queued: number; recovered: number }> {
+export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise<{ queued: number; recovered: number; expiredKeys: number }> {
   let queued = 0;
   let recovered = 0;
+  let expiredKeys = 0;
   for (const orgId of await organizationIds()) {
     const zone = (await findOrganization(orgId))?.timeZone ?? "UTC";
     const { due, stranded } = await withTenant({ orgId }, async (tx) => {
@@ -73,13 +82,14 @@ export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise
         where: { status: "queued", attempts: 0, createdAt: { lt: new Date(now.getTime() - STRANDED_MS), gt: new Date(now.getTime() - 86_400_000) } },
         select: { id: true },
       });
+      expiredKeys += await tx.$executeRaw`DELETE FROM data_ingest_batches WHERE created_at < ${new Date(now.getTime() - INGEST_KEY_TTL_MS)}`;
       return { due, stranded: stranded.map((r) => r.id) };
     });
     for (const runId of [...due, ...stranded]) await queue.send(PULL_QUEUES.run, { orgId, runId } satisfies PullRunJob);
     queued += due.length;
     recovered += stranded.length;
   }
-  return { queued, recovered };
+  return { queued, recovered, expiredKeys };
 }
 
 /** "Run now": a manual run recorded and queued; the run as recorded. */
