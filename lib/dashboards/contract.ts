@@ -259,7 +259,8 @@ export const WidgetResult = z.object({
   truncated: z
     .boolean()
     .optional()
-    .describe("true when more rows matched than the widget row cap (5,000) and `rows` holds the first of them; the server always sends it"),
+    .describe("true when more rows matched than the widget row cap (5,000) or the dataset's own `limit`, and `rows` holds the first of them; the server always sends it"),
+  limit: z.number().int().optional().describe("the dataset's own `limit` when it is what cut the rows (`truncated`)"),
   source: z
     .discriminatedUnion("kind", [z.object({ kind: z.literal("rollup"), name: z.string().describe("the rollup's name in the manifest") }), z.object({ kind: z.literal("base") })])
     .optional()

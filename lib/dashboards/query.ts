@@ -145,7 +145,7 @@ async function computeWidgets(
           shared,
         });
         fresh.push([key, result]);
-        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated, source: result.source };
+        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated, limit: result.limit, source: result.source };
       } catch (error) {
         if (error instanceof BatchTransactionSpent) throw error;
         // QueryError messages are written for viewers; anything else is ours to log, not to show.

@@ -52,7 +52,7 @@ export interface DatasetSelection {
    * nothing, the rows are ordered by the selected dimensions in the dataset's order.
    */
   order: { id: string; expression: string; dir: "asc" | "desc" }[];
-  /** Row cap and the dataset's own limit, whichever is smaller. */
+  /** Row cap, or one row past the dataset's own limit (so a result that limit cut can say so), whichever is smaller. */
   limit: number;
   columns: string[];
   formulas: FormulaStep[];
@@ -112,7 +112,7 @@ export function selectDataset(dataset: Dataset, options: CompileOptions): Datase
     where,
     having,
     order: (dataset.order_by ?? []).filter((o) => needed.has(o.column) && !formulaById.has(o.column)).map((o) => ({ id: o.column, expression: expressionOf(o.column), dir: o.dir })),
-    limit: Math.min(options.limit, dataset.limit ?? options.limit),
+    limit: Math.min(options.limit, dataset.limit === undefined ? options.limit : dataset.limit + 1),
     columns: wanted,
     formulas: steps.filter((s) => needed.has(s.id)),
     postFilters,

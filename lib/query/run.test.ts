@@ -44,6 +44,22 @@ describe("runWidgetQuery on the sample dashboard", () => {
     expect(margin.rows[0].margin_pct).toBeLessThan(90);
   });
 
+  it("says when the dataset's own limit cut the rows, and not when they fit under it", async () => {
+    // order_lines has `limit: 1000`; a month of acme's orders is more than that, one day is not.
+    const month = await run("order_grid", { date: "2026-10-01 to 2026-10-31" });
+    expect(month.rows).toHaveLength(1000);
+    expect(month).toMatchObject({ truncated: true, limit: 1000 });
+    const day = await run("order_grid", { date: "2026-10-15" });
+    expect(day.rows.length).toBeLessThan(1000);
+    expect(day.truncated).toBe(false);
+    expect(day.limit).toBeUndefined();
+    // Under a smaller row cap the cap cut first: no dataset limit to name.
+    const capped = await runWidgetQuery({ scope: acme, dashboard: sample, widgetId: "order_grid", filterValues: { date: "2026-10-01 to 2026-10-31" }, now, timeZone: "America/New_York", rowCap: 10 });
+    expect(capped).toMatchObject({ truncated: true });
+    expect(capped.rows).toHaveLength(10);
+    expect(capped.limit).toBeUndefined();
+  });
+
   it("applies the location select to every widget with location_id, and a sql widget without it ignores it", async () => {
     const nyc = await run("revenue_by_location", { location_filter: ["loc_acme_nyc"] });
     expect(nyc.rows.map((r) => r.location)).toEqual(["Manhattan Flagship"]);

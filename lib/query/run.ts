@@ -44,8 +44,10 @@ export type AnswerSource = { kind: "rollup"; name: string } | { kind: "base" };
 export interface WidgetQueryResult {
   columns: string[];
   rows: Record<string, unknown>[];
-  /** More rows matched than the row cap; `rows` holds the first `rowCap`. */
+  /** More rows matched than the row cap or the dataset's own `limit`; `rows` holds the first of them. */
   truncated: boolean;
+  /** The dataset's own `limit` when it is what cut the rows (`truncated`), so the widget can name it. */
+  limit?: number;
   /** Where a dataset widget's rows came from; absent for widgets without a warehouse statement. */
   source?: AnswerSource;
 }
@@ -253,7 +255,7 @@ function datasetSelection(
   const wanted = columns && columns.length > 0 ? [...columns] : [...fields];
   const { applicable, empty } = partition(predicates, fields);
   if (empty || (dataset.from === undefined && dataset.query === undefined)) return null;
-  // One row past the cap tells a capped result from one that fits; the dataset's own `limit` is no truncation.
+  // One row past the cap (or past the dataset's own `limit`, lib/query/compile.ts) tells a cut result from one that fits.
   const selection = selectDataset(dataset, { columns: wanted, filters: applicable, limit: cap + 1 });
   const routed = routeSelection(selection, rollups);
   return routed ? { selection: routed.selection, source: { kind: "rollup", name: routed.rollup.name }, rollup: routed.rollup } : { selection, source: { kind: "base" } };
@@ -326,11 +328,13 @@ async function runDataset(
     const compiled = compileSelection(selection);
     rows = await run(compiled.text, compiled.values);
   }
-  const truncated = rows.length > cap;
-  const kept = rows.slice(0, cap);
+  const limit = Math.min(cap, dataset.limit ?? cap);
+  const truncated = rows.length > limit;
+  const kept = rows.slice(0, limit);
   applyFormulaSteps(kept, selection.formulas);
   const filtered = filterRows(kept, selection.postFilters, input.timeZone);
-  return { columns: selection.columns, rows: filtered.map((row) => project(row, selection.columns)), truncated, source };
+  const cutByDatasetLimit = truncated && limit === dataset.limit;
+  return { columns: selection.columns, rows: filtered.map((row) => project(row, selection.columns)), truncated, ...(cutByDatasetLimit && { limit }), source };
 }
 
 function runStatement(input: WidgetQueryInput, text: string, values: readonly unknown[]): Promise<Record<string, unknown>[]> {

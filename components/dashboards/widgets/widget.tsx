@@ -155,7 +155,9 @@ export const Widget = memo(function Widget(props: WidgetProps): React.JSX.Elemen
         ))}
       {state === "ready" && props.result?.truncated && component !== "filter" && (
         <p className={styles.truncatedNote} role="note">
-          Showing the first {props.result.rows.length.toLocaleString("en-US")} rows; more match. Narrow the filters to see the rest.
+          {props.result.limit !== undefined
+            ? `Showing the first ${props.result.limit.toLocaleString("en-US")} rows; more match, but the dataset's limit is ${props.result.limit.toLocaleString("en-US")}. Narrow the filters (or raise the limit) to see the rest.`
+            : `Showing the first ${props.result.rows.length.toLocaleString("en-US")} rows; more match. Narrow the filters to see the rest.`}
         </p>
       )}
     </section>
