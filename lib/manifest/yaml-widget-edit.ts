@@ -37,7 +37,23 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
+/**
+ * The last texts parsed, with their documents: one builder write reads and writes the same text several times
+ * (dataset, widget, tabs), and parsing a whole manifest is what costs. Nothing here changes a parsed document.
+ */
+const recent: { text: string; docs: Document.Parsed[] }[] = [];
+const RECENT_TEXTS = 4;
+
 function parse(text: string): Document.Parsed[] {
+  const hit = recent.find((r) => r.text === text);
+  if (hit) return hit.docs;
+  const docs = parseText(text);
+  recent.unshift({ text, docs });
+  recent.length = Math.min(recent.length, RECENT_TEXTS);
+  return docs;
+}
+
+function parseText(text: string): Document.Parsed[] {
   const docs = parseAllDocuments(text, { uniqueKeys: true });
   if ("empty" in docs) return [];
   const broken = docs.find((d) => d.errors.length > 0);

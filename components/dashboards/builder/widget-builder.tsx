@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState } from "react";
 import type { CatalogTable } from "@/lib/manifest-check/table-names";
 import type { Dataset } from "@/lib/manifest/schema";
 import { ValueFormatType } from "@/lib/manifest/value-format";
@@ -52,14 +52,16 @@ const KIND_LABELS: Record<BuilderKind, string> = {
 
 const CARTESIAN = new Set<BuilderKind>(["bar", "line", "area", "scatter", "heatmap"]);
 const TABLE_PREFIX = "table:";
+/** A pause in typing before the YAML is written: one write (a parse of the manifest) per pause, not per key. */
+const WRITE_DELAY_MS = 300;
 
 /** Why a draft cannot be written yet, or null. */
 function draftProblem(draft: WidgetDraft): string | null {
   if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(draft.id)) return "The widget id must be 1-64 letters, digits, '-' or '_'.";
   if (draft.name.trim() === "") return "Give the widget a title.";
   if (!readsData(draft.kind)) return draft.kind !== "text" && draft.kind !== "markdown" && draft.content.trim() === "" ? "Give the image a URL." : null;
+  if (draft.kind === "filter") return draft.dataset && draft.dimensions.length === 0 ? "Pick the dimension the filter sets." : null;
   if (!draft.dataset) return "Pick a dataset or a table.";
-  if (draft.kind === "filter") return draft.dimensions.length === 0 ? "Pick the dimension the filter sets." : null;
   if (draft.metrics.length === 0 && draft.kind !== "table" && draft.kind !== "tabulator") return "Pick at least one metric.";
   if (draft.dimensions.length + draft.metrics.length === 0) return "Pick at least one column.";
   return null;
@@ -86,21 +88,46 @@ export function WidgetBuilder({ view, ownTables }: WidgetBuilderProps) {
   const source: Dataset | null = session ? (session.table ? datasetForTable(session.table, session.draft.dataset) : (datasets.find((d) => d.id === session.draft.dataset) ?? null)) : null;
   const otherReaders = session ? widgets.filter((w) => w.spec.data?.dataset === session.draft.dataset && w.metadata.id !== session.draft.id).map((w) => w.metadata.name) : [];
 
+  // Writes wait for a pause in typing; they read the editor's text as it is when they run, never an older one.
+  const latestText = useRef(text);
+  const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    latestText.current = text;
+  }, [text]);
+  useEffect(() => () => void (pending.current && clearTimeout(pending.current)), []);
+
   function write(next: Session) {
     setSession(next);
     const why = draftProblem(next.draft);
     setProblem(why);
+    if (pending.current) clearTimeout(pending.current);
+    pending.current = null;
     if (why) return;
+    pending.current = setTimeout(() => {
+      pending.current = null;
+      writeNow(next);
+    }, WRITE_DELAY_MS);
+  }
+
+  function writeNow(next: Session) {
+    const text = latestText.current;
     try {
       let yaml = text;
       const { draft } = next;
+      // Each part is written only when it differs: parsing the manifest again is what a write costs.
+      const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
       if (readsData(draft.kind)) {
-        const written = readDataset(yaml, draft.dataset) ?? (next.table ? (datasetForTable(next.table, draft.dataset) as unknown as PlainMap) : null);
-        if (written) yaml = writeDataset(yaml, datasetWithOrder(written, draft));
+        const existing = readDataset(yaml, draft.dataset);
+        const written = existing ?? (next.table ? (datasetForTable(next.table, draft.dataset) as unknown as PlainMap) : null);
+        const ordered = written && datasetWithOrder(written, draft);
+        if (ordered && !(existing && same(ordered, existing))) yaml = writeDataset(yaml, ordered);
       }
-      yaml = writeWidget(yaml, widgetFromDraft(draft, readWidget(yaml, draft.id), next.layout));
-      const tabs = next.tab === null ? undefined : tabsWithWidget(readDashboardValue(yaml, ["spec", "tabs"]), next.tab, draft.id);
-      if (tabs) yaml = setYamlValue(yaml, 0, ["spec", "tabs"], tabs);
+      const opened = readWidget(yaml, draft.id);
+      const widget = widgetFromDraft(draft, opened, next.layout);
+      if (!same(widget, opened)) yaml = writeWidget(yaml, widget);
+      const current = readDashboardValue(yaml, ["spec", "tabs"]);
+      const tabs = next.tab === null ? undefined : tabsWithWidget(current, next.tab, draft.id);
+      if (tabs && !same(tabs, current)) yaml = setYamlValue(yaml, 0, ["spec", "tabs"], tabs);
       if (yaml !== text) apply(yaml, `Builder wrote widget ${draft.id}`);
     } catch (error) {
       setProblem(`Not written: ${(error as Error).message}. Fix the YAML first.`);

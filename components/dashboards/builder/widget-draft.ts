@@ -137,18 +137,21 @@ export function widgetFromDraft(draft: WidgetDraft, base: PlainMap | null, layou
   const component: Component = chart ? "echarts" : (draft.kind as Component);
   let spec: PlainMap = { ...baseSpec, component, layout: isMap(baseSpec.layout) ? baseSpec.layout : layout };
 
-  if (readsData(draft.kind)) {
+  // A filter may read no data (a date control, inline options): it gets a data block only with a dataset picked.
+  const dataless = draft.kind === "filter" && draft.dataset === "" && !isMap(baseSpec.data);
+  if (readsData(draft.kind) && !dataless) {
     const baseData = isMap(baseSpec.data) ? baseSpec.data : {};
     const columns = [...draft.dimensions, ...draft.metrics];
     const opened = base ? draftFromWidget(base) : null;
     // Mappings are derived again only when the columns or the chart type changed: hand-written ones survive a re-save.
     const sameShape =
       opened !== null && mappingFamily(opened.kind) === mappingFamily(draft.kind) && opened.dimensions.join() === draft.dimensions.join() && opened.metrics.join() === draft.metrics.join();
-    let data: PlainMap = { ...baseData, kind: "dataset", dataset: draft.dataset, columns };
+    // A widget that reads its columns through mappings alone (a filter's value and label) keeps doing so.
+    let data: PlainMap = put({ ...baseData, kind: "dataset", dataset: draft.dataset }, "columns", columns.length === 0 && baseData.columns === undefined ? undefined : columns);
     if (chart && !(sameShape && isMap(baseData.mappings))) data.mappings = withoutNulls(chartMappings(chart, draft.dimensions, draft.metrics));
     if (!chart && !sameShape) data = put(data, "mappings", undefined);
     spec.data = data;
-  } else {
+  } else if (!dataless) {
     spec = put(spec, "data", undefined);
   }
 
@@ -162,7 +165,8 @@ export function widgetFromDraft(draft: WidgetDraft, base: PlainMap | null, layou
       display = own("echarts", { ...kept("echarts"), option: chartOption(chart!, draft, isMap(kept("echarts").option) ? (kept("echarts").option as PlainMap) : {}) });
       break;
     case "kpi":
-      display = own("kpi", { ...kept("kpi"), format: draft.kpiFormat });
+      // `number` is the default: written only when chosen over another format or already written.
+      display = own("kpi", put(kept("kpi"), "format", draft.kpiFormat === "number" && kept("kpi").format === undefined ? undefined : draft.kpiFormat));
       break;
     case "text":
     case "markdown":
@@ -172,7 +176,8 @@ export function widgetFromDraft(draft: WidgetDraft, base: PlainMap | null, layou
       display = own("image", { ...kept("image"), url: draft.content, alt: draft.imageAlt });
       break;
     case "filter":
-      display = own("filter", { control: "select", ...kept("filter"), label: draft.name });
+      // A filter opened keeps its control and label; a new one is a select labelled with its title.
+      display = own("filter", { control: "select", label: draft.name, ...kept("filter") });
       break;
     default:
       display = isMap(baseDisplay[component]) ? own(component, kept(component)) : {};
