@@ -29,7 +29,7 @@ test("adds a bar chart by picking fields and sees it drawn in the preview", asyn
   await builder.getByRole("button", { name: "Add a widget" }).click();
   await builder.getByLabel("Title").fill("Orders by channel");
   await builder.getByLabel("Kind").selectOption("bar");
-  await expect(builder.getByLabel("Tab")).toHaveValue("overview");
+  await expect(builder.getByLabel("Tab", { exact: true })).toHaveValue("overview");
   await builder.getByLabel("Dataset or table").selectOption("sales");
   await builder.getByRole("group", { name: "Dimensions" }).getByLabel("channel").check();
   await builder.getByRole("group", { name: "Metrics" }).getByLabel("orders").check();
