@@ -141,7 +141,12 @@ export async function ensureOrgReaderRole(run: { exec(sql: string): Promise<unkn
       END;
     END IF;
     IF NOT pg_catalog.pg_has_role('${role}', 'quarry_reader', 'MEMBER') THEN GRANT quarry_reader TO ${role}; END IF;
-    IF NOT pg_catalog.pg_has_role(current_user, '${role}', 'MEMBER') THEN EXECUTE format('GRANT %I TO %I', '${role}', current_user); END IF;
+    -- From PostgreSQL 16 a CREATEROLE creator holds the new role with ADMIN but without SET: ask for SET there.
+    IF current_setting('server_version_num')::int >= 160000 THEN
+      IF NOT pg_catalog.pg_has_role(current_user, '${role}', 'SET') THEN EXECUTE format('GRANT %I TO %I WITH SET TRUE', '${role}', current_user); END IF;
+    ELSIF NOT pg_catalog.pg_has_role(current_user, '${role}', 'MEMBER') THEN
+      EXECUTE format('GRANT %I TO %I', '${role}', current_user);
+    END IF;
   END $ensure$`);
 }
 

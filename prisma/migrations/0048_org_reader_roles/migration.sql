@@ -38,8 +38,10 @@ CREATE FUNCTION quarry_enter_tenant(org text, locations text, tenant_role text, 
     END IF;
     IF tenant_role = 'quarry_reader' THEN
       own := public.quarry_org_reader_role(org);
-      -- session_user: the login (SECURITY DEFINER changes current_user only).
-      IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = own) AND pg_catalog.pg_has_role(session_user, own, 'MEMBER') THEN
+      -- session_user: the login (SECURITY DEFINER changes current_user only). From PostgreSQL 16 a
+      -- membership may withhold SET ROLE (a CREATEROLE creator's own grant does): ask for SET there.
+      IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = own)
+         AND pg_catalog.pg_has_role(session_user, own, CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END) THEN
         entered := own;
       END IF;
     END IF;
@@ -76,7 +78,9 @@ BEGIN
     EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
     END;
     EXECUTE format('GRANT quarry_reader TO %I', o.role);
-    IF NOT pg_has_role(current_user, o.role, 'MEMBER') THEN
+    IF current_setting('server_version_num')::int >= 160000 THEN
+      IF NOT pg_has_role(current_user, o.role, 'SET') THEN EXECUTE format('GRANT %I TO %I WITH SET TRUE', o.role, current_user); END IF;
+    ELSIF NOT pg_has_role(current_user, o.role, 'MEMBER') THEN
       EXECUTE format('GRANT %I TO %I', o.role, current_user);
     END IF;
     EXECUTE format('REVOKE USAGE ON SCHEMA %I FROM quarry_reader', o.schema);
