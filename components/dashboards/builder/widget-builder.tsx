@@ -226,16 +226,16 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
   const dataKind = readsData(draft.kind);
   return (
     <div className={styles.fields}>
-      <label className={styles.field} htmlFor={id("name")}>
-        Title
+      <div className={styles.field}>
+        <label htmlFor={id("name")}>Title</label>
         <input id={id("name")} value={draft.name} onChange={(e) => onChange({ name: e.target.value })} />
-      </label>
-      <label className={styles.field} htmlFor={id("id")}>
-        Widget id
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={id("id")}>Widget id</label>
         <input id={id("id")} value={draft.id} readOnly={session.opened} onChange={(e) => onChange({ id: e.target.value })} />
-      </label>
-      <label className={styles.field} htmlFor={id("kind")}>
-        Kind
+      </div>
+      <div className={styles.field}>
+        <label htmlFor={id("kind")}>Kind</label>
         <select id={id("kind")} value={draft.kind} onChange={(e) => onChange({ kind: e.target.value as BuilderKind })}>
           {BUILDER_KINDS.map((kind) => (
             <option key={kind} value={kind}>
@@ -243,10 +243,10 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
             </option>
           ))}
         </select>
-      </label>
+      </div>
       {session.tab !== null && (
-        <label className={styles.field} htmlFor={id("tab")}>
-          Tab
+        <div className={styles.field}>
+          <label htmlFor={id("tab")}>Tab</label>
           <select id={id("tab")} value={session.tab} onChange={(e) => onTab(e.target.value)}>
             {tabs.map((t) => (
               <option key={t.id} value={t.id}>
@@ -254,11 +254,11 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
               </option>
             ))}
           </select>
-        </label>
+        </div>
       )}
       {dataKind && (
-        <label className={styles.field} htmlFor={id("source")}>
-          Dataset or table
+        <div className={styles.field}>
+          <label htmlFor={id("source")}>Dataset or table</label>
           <select id={id("source")} value={session.table ? `${TABLE_PREFIX}${session.table.name}` : draft.dataset} onChange={(e) => onSource(e.target.value)}>
             <option value="">Pick one…</option>
             {datasets.map((d) => (
@@ -272,7 +272,7 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
               </option>
             ))}
           </select>
-        </label>
+        </div>
       )}
       {dataKind && source && (
         <>
@@ -295,8 +295,8 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
               </label>
             ))}
           </fieldset>
-          <label className={styles.field} htmlFor={id("sort")}>
-            Sort by
+          <div className={styles.field}>
+            <label htmlFor={id("sort")}>Sort by</label>
             <select
               id={id("sort")}
               value={draft.sort?.column ?? ""}
@@ -309,16 +309,16 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
                 </option>
               ))}
             </select>
-          </label>
-          <label className={styles.field} htmlFor={id("dir")}>
-            Direction
+          </div>
+          <div className={styles.field}>
+            <label htmlFor={id("dir")}>Direction</label>
             <select id={id("dir")} value={draft.sort?.dir ?? "desc"} disabled={!draft.sort} onChange={(e) => draft.sort && onChange({ sort: { ...draft.sort, dir: e.target.value as "asc" | "desc" } })}>
               <option value="desc">Largest first</option>
               <option value="asc">Smallest first</option>
             </select>
-          </label>
-          <label className={styles.field} htmlFor={id("limit")}>
-            Row limit
+          </div>
+          <div className={styles.field}>
+            <label htmlFor={id("limit")}>Row limit</label>
             <input
               id={id("limit")}
               type="number"
@@ -327,7 +327,7 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
               value={draft.limit ?? ""}
               onChange={(e) => onChange({ limit: e.target.value === "" ? null : Math.max(1, Math.min(100_000, Math.trunc(Number(e.target.value)))) })}
             />
-          </label>
+          </div>
           <p className={styles.note}>
             Sort, limit and formats belong to dataset <code>{draft.dataset}</code>
             {otherReaders.length > 0 ? <>, which {otherReaders.join(", ")} also read: they change for them too.</> : "."}
@@ -336,19 +336,19 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
       )}
       {CARTESIAN.has(draft.kind) && (
         <>
-          <label className={styles.field} htmlFor={id("x")}>
-            X axis label
+          <div className={styles.field}>
+            <label htmlFor={id("x")}>X axis label</label>
             <input id={id("x")} value={draft.xLabel} onChange={(e) => onChange({ xLabel: e.target.value })} />
-          </label>
-          <label className={styles.field} htmlFor={id("y")}>
-            Y axis label
+          </div>
+          <div className={styles.field}>
+            <label htmlFor={id("y")}>Y axis label</label>
             <input id={id("y")} value={draft.yLabel} onChange={(e) => onChange({ yLabel: e.target.value })} />
-          </label>
+          </div>
         </>
       )}
       {draft.kind === "kpi" && (
-        <label className={styles.field} htmlFor={id("format")}>
-          Format
+        <div className={styles.field}>
+          <label htmlFor={id("format")}>Format</label>
           <select id={id("format")} value={draft.kpiFormat} onChange={(e) => onChange({ kpiFormat: e.target.value as WidgetDraft["kpiFormat"] })}>
             {ValueFormatType.options.map((f) => (
               <option key={f} value={f}>
@@ -356,24 +356,24 @@ function BuilderFields({ uid, session, datasets, tables, source, otherReaders, o
               </option>
             ))}
           </select>
-        </label>
+        </div>
       )}
       {(draft.kind === "text" || draft.kind === "markdown") && (
-        <label className={styles.field} htmlFor={id("content")}>
-          Content
+        <div className={styles.field}>
+          <label htmlFor={id("content")}>Content</label>
           <textarea id={id("content")} rows={4} value={draft.content} onChange={(e) => onChange({ content: e.target.value })} />
-        </label>
+        </div>
       )}
       {draft.kind === "image" && (
         <>
-          <label className={styles.field} htmlFor={id("url")}>
-            Image URL
+          <div className={styles.field}>
+            <label htmlFor={id("url")}>Image URL</label>
             <input id={id("url")} value={draft.content} onChange={(e) => onChange({ content: e.target.value })} />
-          </label>
-          <label className={styles.field} htmlFor={id("alt")}>
-            Alternative text
+          </div>
+          <div className={styles.field}>
+            <label htmlFor={id("alt")}>Alternative text</label>
             <input id={id("alt")} value={draft.imageAlt} onChange={(e) => onChange({ imageAlt: e.target.value })} />
-          </label>
+          </div>
         </>
       )}
     </div>
