@@ -221,6 +221,9 @@ describe("dashboards API", () => {
     });
     expect(res.status).toBe(201);
     expect(res.json.iframe).toContain(`src="${res.json.url}"`);
+    // Titled by the name the embedded page shows (the published manifest's), not the dashboard's id (issue 44 §7).
+    expect(res.json.iframe).toContain('title="Small sales dashboard"');
+    expect(res.json.iframe).not.toContain(json.id);
     expect(res.json.url).toContain(`/embed/${res.json.token}`);
     expect(res.json.allowed_origins).toEqual(["https://partner.example.com"]);
     expect(decodeJwt(res.json.token)).toMatchObject({ org: "org_acme", dsh: json.id, ver: 1 });

@@ -22,7 +22,7 @@ const embedKey = () => new Uint8Array(deriveKey("embed-token"));
 
 export async function createEmbed(principal: Principal, idOrSlug: string, body: z.output<typeof EmbedBody>) {
   const options = body ?? { locked_filters: {}, expires_in: 24 * 3600, allowed_origins: [] };
-  const grant = await withTenant(principal, async (tx) => {
+  const { grant, title } = await withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
     const published = await publishedVersionOf(tx, row);
     if (!published) throw conflict("Publish the dashboard before embedding it");
@@ -51,7 +51,8 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
       },
     });
     await recordAudit(tx, { actor: principal, action: "embed.create", target: { id: embed.id, name: row.name }, after: { dashboard_id: row.id, ...embedView(embed) } });
-    return embed;
+    // The frame is titled by the name the embedded page shows: the published manifest's, never the dashboard's id.
+    return { grant: embed, title: manifest.value.manifest.metadata.name };
   });
   const token = await new SignJWT({ org: grant.orgId, dsh: grant.dashboardId, ver: grant.version })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
@@ -65,7 +66,7 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
     embed_id: grant.id,
     token,
     url,
-    iframe: `<iframe src="${url}" title="${escapeAttribute(idOrSlug)} dashboard" width="100%" height="800" style="border:0" loading="lazy" allow="fullscreen"></iframe>`,
+    iframe: `<iframe src="${url}" title="${escapeAttribute(title)} dashboard" width="100%" height="800" style="border:0" loading="lazy" allow="fullscreen"></iframe>`,
     dashboard_id: grant.dashboardId,
     version: grant.version,
     locked_filters: grant.lockedFilters as Record<string, unknown>,
