@@ -47,6 +47,8 @@ test("adds a bar chart by picking fields and sees it drawn in the preview", asyn
   const card = page.getByRole("region", { name: "Live preview" }).locator('[data-widget-id="chart"]');
   await expect(card).toHaveAttribute("data-state", "ready", { timeout: 30_000 });
   await expect(card).toContainText("Orders by channel");
+  // Charts start when they come near the viewport (docs/dashboards-viewer.md): the new one is at the preview's end.
+  await card.scrollIntoViewIfNeeded();
   await expect(card.locator("canvas, svg").first()).toBeVisible();
   expect(errors).toEqual([]);
 });

@@ -63,6 +63,8 @@ test("tiles move and resize by keyboard and by drag, undo and redo follow, and o
   // Drag: the trend chart, taken by its middle, dropped well to the right and down by a row or more.
   const trend = page.getByTestId("layout-tile-revenue_trend");
   const before = await boxOf(trend);
+  // The mouse reaches only what is on screen: the trend sits below the first rows.
+  await trend.scrollIntoViewIfNeeded();
   const area = (await trend.boundingBox())!;
   await page.mouse.move(area.x + area.width / 2, area.y + 20);
   await page.mouse.down();

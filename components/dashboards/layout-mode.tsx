@@ -1,7 +1,7 @@
 "use client";
 
 import "react-grid-layout/css/styles.css";
-import { useId, useMemo, useState, type KeyboardEvent } from "react";
+import { useEffect, useId, useMemo, useState, type KeyboardEvent } from "react";
 import { GridLayout, useContainerWidth, type Layout, type LayoutItem } from "react-grid-layout";
 import { type ArrangeKey, arrangeTargets, keyboardArrange, manifestBoxes, movesFor, placed } from "@/lib/dashboards/arrange";
 import { pageRegions, type GridBox, type ViewManifest } from "@/lib/dashboards/wiring";
@@ -9,6 +9,7 @@ import { applyLayoutMoves, type LayoutTarget } from "@/lib/manifest/yaml-layout-
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { GRID_COLUMNS } from "@/lib/manifest/grid";
 import { GAP, ROW_HEIGHT } from "./dashboard-grid";
+import { pageNonce } from "@/components/page-nonce";
 import { useManifestEdits } from "./manifest-edits";
 import styles from "./dashboards.module.css";
 
@@ -22,11 +23,29 @@ function where(box: GridBox): string {
 }
 
 /**
+ * react-draggable (inside react-grid-layout) adds a <style> of this id on the first drag, without the page's CSP nonce,
+ * so the browser blocks it; it reuses one that exists, so one is made here with the nonce.
+ */
+const DRAGGABLE_STYLE_ID = "react-draggable-style-el";
+
+function useDraggableStyle() {
+  useEffect(() => {
+    if (document.getElementById(DRAGGABLE_STYLE_ID)) return;
+    const style = document.createElement("style");
+    style.id = DRAGGABLE_STYLE_ID;
+    style.nonce = pageNonce();
+    style.textContent = ".react-draggable-transparent-selection *::selection {all: inherit;}";
+    document.head.appendChild(style);
+  }, []);
+}
+
+/**
  * Layout mode (issue 44 §2): the grid of the tab on screen as labelled tiles on react-grid-layout, dragged, resized
  * or moved with the keyboard; every change is written into the YAML on the left at once (only the moved boxes'
  * numbers change) and is one step of the editor's undo history.
  */
 export function LayoutMode({ view }: { view: ViewManifest }) {
+  useDraggableStyle();
   const edits = useManifestEdits();
   const targets = arrangeTargets(view.manifest.spec.responsive?.breakpoints);
   const [target, setTarget] = useState<LayoutTarget>("base");

@@ -8,6 +8,7 @@ import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
 import type { CompletionContext, CompletionResult } from "@codemirror/autocomplete";
 import { EditorState, Transaction, type Text } from "@codemirror/state";
 import { isolateHistory, redo, redoDepth, undo, undoDepth } from "@codemirror/commands";
+import { pageNonce } from "@/components/page-nonce";
 import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/manifest/errors";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { ownClickContext } from "@/lib/manifest-check/interactions";
@@ -92,15 +93,6 @@ function nameCompletionSource(catalog: TableCatalog) {
       validFor: /^[A-Za-z0-9_$]*$/,
     };
   };
-}
-
-/**
- * This page's CSP nonce, as the browser exposes it to scripts on the elements Next.js stamped
- * (the `nonce` property; the attribute itself reads empty). "" during server rendering.
- */
-function pageNonce(): string {
-  if (typeof document === "undefined") return "";
-  return document.querySelector<HTMLScriptElement>("script[nonce]")?.nonce ?? "";
 }
 
 /**
