@@ -88,8 +88,9 @@ test("a value that does not fit its column is refused naming its row, column and
   expect(errors.filter((e) => !e.includes("status of 422"))).toEqual([]);
 });
 
-// fixme: in Chromium the editor shows no completion list after FROM (typed or Ctrl-Space), though
-// lib/manifest-check/table-names.test.ts finds the table's name there; until that is found, this spec stops the run.
+// fixme: the names complete now (autocompletion's override). On the embedded engine the saved widget over a table loaded a
+// moment before answers only after about 32 s (the analytics copy catching up), past this spec's bound; and the
+// refused drop's 409 shows as a console line this spec counts as an error. Both are issue 42's open points.
 test.fixme("a widget over the table is built in the editor, its names checked and completed, and shows the table's numbers", async ({ page }) => {
   const errors = watchErrors(page);
   const slug = `spend-${run}`;

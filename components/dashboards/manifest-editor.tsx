@@ -5,8 +5,8 @@ import { useRouter } from "next/navigation";
 import CodeMirror, { EditorView, type ReactCodeMirrorRef } from "@uiw/react-codemirror";
 import { yaml } from "@codemirror/lang-yaml";
 import { linter, lintGutter, type Diagnostic } from "@codemirror/lint";
-import type { CompletionContext, CompletionResult } from "@codemirror/autocomplete";
-import { EditorState, Transaction, type Text } from "@codemirror/state";
+import { autocompletion, type CompletionContext, type CompletionResult } from "@codemirror/autocomplete";
+import { Transaction, type Text } from "@codemirror/state";
 import { isolateHistory, redo, redoDepth, undo, undoDepth } from "@codemirror/commands";
 import { pageNonce } from "@/components/page-nonce";
 import { formatPath, manifestErrorsFromItems, type ManifestError } from "@/lib/manifest/errors";
@@ -238,7 +238,9 @@ export function ManifestEditor({ dashboardId, slug, initialYaml, initialView, in
     () => [
       yaml(),
       manifestLinter(sqlPolicy),
-      EditorState.languageData.of(() => [{ autocomplete: nameCompletionSource(catalog) }]),
+      // The names are the editor's only completions, so they override the language's: a source given as language data
+      // was never asked in the browser (no list showed, even on Ctrl-Space).
+      autocompletion({ override: [nameCompletionSource(catalog)] }),
       lintGutter(),
       EditorView.lineWrapping,
       EditorView.cspNonce.of(pageNonce()),
