@@ -13,6 +13,7 @@ import { sendRollupRefresh } from "@/lib/rollups/jobs";
 import { currentWarehouseVersion, freshRollups } from "@/lib/rollups/registry";
 import type { QueryBody, WidgetResult } from "./contract";
 import type { EmbedGrant } from "./policy";
+import { DEFAULT_CURRENCY, type OrgLocale } from "./format";
 import { isDataWidget } from "./wiring";
 import type { ValidManifest } from "./manifest";
 import { UNAVAILABLE_TO_ANONYMOUS, UNPASSABLE_TO_VIEWERS, grantForEmbed, grantForPrincipal, grantForPublic, isEditor, type GrantedDashboard } from "./policy";
@@ -75,7 +76,7 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
   );
   const request = { dashboardId: input.dashboardId, version: input.version, warehouseVersion: await currentWarehouseVersion(input.scope.orgId) };
   const keys = new Map([...plans].map(([id, plan]) => [id, widgetResultKey(request, plan)]));
-  if (input.refresh) return computeWidgets(input, wanted, plans, keys, budget);
+  if (input.refresh) return computeWidgets(input, wanted, plans, keys, request.warehouseVersion, budget);
   const flight = JSON.stringify([budget, wanted.map((id) => keys.get(id) ?? id)]);
   const running = inFlight.get(flight);
   if (running) {
@@ -83,7 +84,7 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
     const shared = await running;
     return Object.fromEntries(Object.entries(shared).map(([id, result]) => [id, result.error ? result : { ...result, cached: true }]));
   }
-  const mine = computeWidgets(input, wanted, plans, keys, budget);
+  const mine = computeWidgets(input, wanted, plans, keys, request.warehouseVersion, budget);
   inFlight.set(flight, mine);
   try {
     return await mine;
@@ -97,6 +98,7 @@ async function computeWidgets(
   wanted: string[],
   plans: ReadonlyMap<string, WidgetPlan>,
   keys: ReadonlyMap<string, string>,
+  warehouseVersion: string,
   budget: QueryBudget,
 ): Promise<Record<string, WidgetResult>> {
   const widgets: Record<string, WidgetResult> = {};
@@ -122,7 +124,7 @@ async function computeWidgets(
   // Rollups the dashboard declares that are built and fresh answer the widgets they cover exactly (lib/rollups);
   // stale ones are refreshed by the worker while the tables answer.
   const pending = plan.some((p) => !p.settled);
-  const rollups = pending ? await freshRollups(input.scope, dashboardRollups(input.manifest.datasets.values()), input.timeZone) : { fresh: [], stale: [] };
+  const rollups = pending ? await freshRollups(input.scope, dashboardRollups(input.manifest.datasets.values()), input.timeZone, warehouseVersion) : { fresh: [], stale: [] };
   if (rollups.stale.length > 0) void sendRollupRefresh(input.scope.orgId);
   // Widgets reading the same source under the same conditions share one statement (lib/query/shared-scan.ts).
   const shared = sharedScans(
@@ -172,9 +174,16 @@ async function computeWidgets(
  */
 export type Audience = "editor" | "viewer" | "anonymous";
 
-/** The time zone a granted dashboard's dates are read in: its organization's (read once per request), UTC when it has none. */
+/** How a granted dashboard is read: its organization's time zone and currency (read once per request), UTC and USD when it has none. */
+export async function grantedLocale(granted: GrantedDashboard): Promise<OrgLocale> {
+  if (granted.locale) return granted.locale;
+  const org = await findOrganization(granted.scope.orgId);
+  return { timeZone: org?.timeZone ?? "UTC", currency: org?.currency ?? DEFAULT_CURRENCY };
+}
+
+/** The time zone a granted dashboard's dates are read in (grantedLocale's). */
 export async function grantedTimeZone(granted: GrantedDashboard): Promise<string> {
-  return granted.timeZone ?? (await findOrganization(granted.scope.orgId))?.timeZone ?? "UTC";
+  return (await grantedLocale(granted)).timeZone;
 }
 
 /** An embed's filters: its locked values win over whatever the page sends. */

@@ -80,7 +80,8 @@ export async function currentWarehouseVersion(orgId: string): Promise<string> {
 }
 
 /**
- * Of `definitions`, the rollups built at the warehouse's current version in `timeZone` (the days a
+ * Of `definitions`, the rollups built at the warehouse's current version (or `atVersion`, the one a request was
+ * keyed by) in `timeZone` (the days a
  * rollup was cut in must be the days its widgets' date filters mean) that may answer `scope`, and the
  * ids of those declared but not fresh (never built, or built before the warehouse last changed): the
  * caller asks the worker to refresh them. Definitions never declared are neither.
@@ -89,15 +90,22 @@ export async function currentWarehouseVersion(orgId: string): Promise<string> {
  * are those of its locations, migration 0040); a rollup without one is not offered to it, and the tables
  * answer under row-level security.
  */
-export async function freshRollups(scope: TenantScope, definitions: readonly RollupDefinition[], timeZone: string): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
+export async function freshRollups(
+  scope: TenantScope,
+  definitions: readonly RollupDefinition[],
+  timeZone: string,
+  atVersion?: string,
+): Promise<{ fresh: BuiltRollup[]; stale: string[] }> {
   const fresh: BuiltRollup[] = [];
   const stale: string[] = [];
   const own = await ownReaderTables(scope.orgId);
-  for (const row of await registryRows(scope.orgId, definitions)) {
+  for (const read of await registryRows(scope.orgId, definitions)) {
+    // A request keyed by the version it read first is answered at that version, so its cached answer matches its key.
+    const row = atVersion === undefined ? read : { ...read, current_version: atVersion };
     const built = asFresh(row, timeZone, own);
     if (built) {
       if (answersScope(built, scope)) fresh.push(built);
-    } else if (row.state !== "failed" || row.built_version !== row.current_version) stale.push(row.id);
+    } else if (row.state !== "failed" || row.built_version !== read.current_version) stale.push(row.id);
   }
   return { fresh, stale };
 }

@@ -6,7 +6,7 @@ import type { BuiltRollup } from "@/lib/query/rollup-routing";
 import { planWidget, sharedScans } from "@/lib/query/run";
 import { type WidgetOutcome, filterYaml, publishRollups, runWidgets, sampleWithExtras, seededRandom, widgetYaml } from "@/test/support/sample-variants";
 import { refreshOrganizationRollups } from "./build";
-import { freshRollups } from "./registry";
+import { currentWarehouseVersion, freshRollups } from "./registry";
 
 /**
  * Exactness of rollups (issue 31 §2): every data widget of the sample dashboard, plus filters with
@@ -163,6 +163,7 @@ describe("rollups", () => {
 
   it("stop answering once the warehouse changes; an incremental refresh rewrites only the changed days and equals a full rebuild", async () => {
     const orgId = "org_acme";
+    const before = await currentWarehouseVersion(orgId);
     const [{ day, other }] = await withTenant({ orgId }, (tx) =>
       tx.$queryRaw<{ day: string; other: string }[]>`SELECT (max(order_date) - 3)::text AS day, (max(order_date) - 5)::text AS other FROM orders`,
     );
@@ -177,6 +178,8 @@ describe("rollups", () => {
     const afterWrite = await freshRollups({ orgId }, definitions, ZONES[orgId]);
     expect(afterWrite.fresh).toEqual([]);
     expect(afterWrite.stale.length).toBe(definitions.length);
+    // A request keyed by the version it read before the write is answered at that version (its cached answer matches its key).
+    expect((await freshRollups({ orgId }, definitions, ZONES[orgId], before)).fresh.length).toBe(definitions.length);
 
     const outcomes = Object.fromEntries((await refreshOrganizationRollups(orgId)).map((o) => [o.name, o]));
     // Nothing changed since: a second refresh reads nothing.
