@@ -109,6 +109,14 @@ export function checkDataset(dataset: Dataset, path: ManifestPath, report: Repor
   if (dataset.from !== undefined && sqlCheck(dataset.from, [...path, "from"], "source")) expressionSource = datasetSourceSql(dataset);
   if (dataset.query !== undefined && sqlCheck(dataset.query, [...path, "query"], "query")) expressionSource = datasetSourceSql({ ...dataset, query: checkSqlQuery(dataset.query) });
 
+  // A field policy's mask is selected in the field's place (lib/query/field-policy.ts): the same checks as the column it stands for.
+  const checkMask = (mask: string | undefined, fieldPath: ManifestPath) => {
+    if (mask === undefined) return;
+    const maskPath = [...fieldPath, "access", "mask"];
+    if (!isSql) return report(0, maskPath, "a mask is SQL over the dataset's rows: it needs a `from` or `query` dataset");
+    if (!sqlCheck(mask, maskPath, "expression")) return;
+    for (const bare of unqualifiedColumns(mask)) report(0, maskPath, `column '${bare.name}' must be fully qualified, e.g. <table>.${bare.name}`, { offset: bare.at });
+  };
   const declare = (id: string, idPath: ManifestPath) => {
     if (columns.has(id)) report(0, idPath, `duplicate column id '${id}' (dimensions and metrics share one namespace)`);
     columns.add(id);
@@ -117,6 +125,7 @@ export function checkDataset(dataset: Dataset, path: ManifestPath, report: Repor
     const dimPath = [...path, "dimensions", j];
     declare(dimension.id, [...dimPath, "id"]);
     if (kpi) return report(0, dimPath, "a kpi dataset takes its dimensions from the catalog");
+    checkMask(dimension.access?.mask, dimPath);
     if (isDemo) {
       if (!demoColumn(dimension.column)) {
         report(0, [...dimPath, "column"], `a dataset without a source reads demo data: column must be sample_orders.<${SAMPLE_ORDER_COLUMNS.join("|")}>`);
@@ -134,8 +143,12 @@ export function checkDataset(dataset: Dataset, path: ManifestPath, report: Repor
   dataset.metrics.forEach((metric, j) => {
     const metricPath = [...path, "metrics", j];
     declare(metric.id, [...metricPath, "id"]);
-    if (metric.type === "formula") return void formulas.push({ id: metric.id, expression: metric.expression, index: j });
+    if (metric.type === "formula") {
+      if (metric.access?.mask !== undefined) report(0, [...metricPath, "access", "mask"], "a formula metric cannot be masked (a mask is SQL); use roles, attributes or hidden, or mask the sql metrics it reads");
+      return void formulas.push({ id: metric.id, expression: metric.expression, index: j });
+    }
     if (kpi) return report(0, metricPath, "a kpi dataset may add formula metrics only");
+    checkMask(metric.access?.mask, metricPath);
     if (isDemo) {
       if (!demoAggregate(metric.expression)) {
         report(0, [...metricPath, "expression"], "a demo dataset's sql metric must be sum, avg, min or max of sample_orders.<column>, or count(*)");

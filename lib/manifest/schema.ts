@@ -37,11 +37,30 @@ const Version = z.literal("1.0", { error: 'version must be the string "1.0" (quo
 
 // ---------------------------------------------------------------- datasets
 
+/**
+ * Who may see a dimension or metric (issue 48 §4, docs/datasets.md "Field policies"): hidden from everyone,
+ * shown masked (an expression over the row in place of the column), or kept for members holding one of
+ * `roles` and every attribute value listed. lib/query/field-policy.ts decides it per viewer.
+ */
+export const FieldAccess = z
+  .strictObject({
+    hidden: z.boolean().default(false).describe("never selected for any viewer: widgets needing it say it is hidden"),
+    mask: z.string().min(1).max(2000).optional().describe("SQL expression selected instead of the field for viewers the policy does not admit, e.g. regexp_replace(customers.email, '^[^@]+', '***')"),
+    roles: z.array(Role).min(1).max(10).optional().describe("roles that see the field as it is; others see its mask, or nothing"),
+    attributes: z
+      .record(z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "an attribute name: lowercase letters, digits and _"), z.array(z.string().min(1).max(200)).min(1).max(100))
+      .optional()
+      .describe("member attributes that admit a viewer, e.g. { region: [eu] }: the viewer must hold one listed value of every attribute"),
+  })
+  .describe("field policy: hidden, masked or restricted to roles and member attributes");
+export type FieldAccess = z.infer<typeof FieldAccess>;
+
 export const Dimension = z.strictObject({
   id: FieldId,
   column: z.string().min(1).max(2000).describe("fully qualified SQL expression, e.g. orders.order_date"),
   label: z.string().max(200).optional(),
   format: ValueFormat.optional(),
+  access: FieldAccess.optional(),
 });
 export type Dimension = z.infer<typeof Dimension>;
 
@@ -51,6 +70,7 @@ export const Metric = z.strictObject({
   expression: z.string().min(1).max(10_000),
   label: z.string().max(200).optional(),
   format: ValueFormat.optional(),
+  access: FieldAccess.optional().describe("field policy; a formula metric also carries the restrictions of every field it reads"),
 });
 export type Metric = z.infer<typeof Metric>;
 
