@@ -192,10 +192,10 @@ test("an expired embed shows one banner and keeps its layout; the host page's po
     if (event.origin !== ${JSON.stringify(app)}) return;
     const from = event.source === frames.renewed.contentWindow ? "renewed" : "left";
     window.received.push({ from, ...event.data });
-    // Only the first frame's partner renews; the other one lets its link run out.
-    if (from === "renewed" && (event.data.type === "quarry:token-expiring" || event.data.type === "quarry:token-expired")) {
+    // Only the first frame's partner renews; the other one lets its link run out (until the test says renewLeft).
+    if ((from === "renewed" || window.renewLeft) && (event.data.type === "quarry:token-expiring" || event.data.type === "quarry:token-expired")) {
       const token = await (await fetch("/new-token")).text();
-      frames.renewed.contentWindow.postMessage({ type: "quarry:token", token }, ${JSON.stringify(app)});
+      frames[from].contentWindow.postMessage({ type: "quarry:token", token }, ${JSON.stringify(app)});
     }
   });
 </script>`);
@@ -252,6 +252,14 @@ test("an expired embed shows one banner and keeps its layout; the host page's po
     expect((await ok).status()).toBe(200);
     await settled(renewedFrame);
     await expect(renewedFrame.locator('section[data-state="error"]')).toHaveCount(0);
+
+    // Loaded again after its link ran out, the frame asks its partner for a new one instead of ending at an error page.
+    await partner.evaluate(() => Object.assign(window, { renewLeft: true }));
+    await leftFrame.goto(left.url);
+    await expect(async () => expect(leftFrame.url()).toContain(fresh)).toPass({ timeout: 30_000 });
+    await settled(leftFrame);
+    await expect(leftFrame.getByTestId("embed-expired")).toHaveCount(0);
+    await expect(widget(leftFrame, "revenue_kpi").locator("output")).not.toHaveText("");
     expect(pageErrors).toEqual([]);
     await context.close();
   } finally {

@@ -3,12 +3,12 @@ import { toJsonValue } from "@/lib/json";
 import { DomainError } from "@/lib/errors";
 import type { ClickContext } from "@/lib/manifest-check/interactions";
 import { clickContext, openNone } from "./interactions";
-import { verifyEmbedToken } from "./embeds";
+import { expiredEmbed, verifyEmbedToken, type ExpiredEmbed } from "./embeds";
 import type { EmbedSession } from "./embed-session";
 import { UNAVAILABLE_TO_ANONYMOUS, grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
-import { grantedTimeZone, lockedOver, queryGranted } from "./query";
+import { grantedLocale, lockedOver, queryGranted } from "./query";
 import type { WidgetResults } from "./contract";
-import { dataWidgetIds, filtersFromParams, pageRegions, renderOnlyView, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
+import { dataWidgetIds, filtersFromParams, orgView, pageRegions, renderOnlyView, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
 type Params = Record<string, string | string[] | undefined>;
 
@@ -31,8 +31,11 @@ export interface AnonymousPage {
  */
 export type AnonymousRefusal = { ok: false; unavailable: boolean; reason: string };
 
-/** An embed's page also says what the iframe needs to renew its token (lib/dashboards/embed-session.ts). */
-export type EmbedPage = ({ ok: true; session: EmbedSession } & AnonymousPage) | AnonymousRefusal;
+/**
+ * An embed's page also says what the iframe needs to renew its token (lib/dashboards/embed-session.ts); a link that
+ * has only expired says what it needs to ask its framing page for a new one.
+ */
+export type EmbedPage = ({ ok: true; session: EmbedSession } & AnonymousPage) | (AnonymousRefusal & { renewal?: ExpiredEmbed });
 export type PublicPage = ({ ok: true } & AnonymousPage) | AnonymousRefusal;
 
 const unavailable: AnonymousRefusal = { ok: false, unavailable: true, reason: UNAVAILABLE_TO_ANONYMOUS };
@@ -43,10 +46,10 @@ const unavailable: AnonymousRefusal = { ok: false, unavailable: true, reason: UN
  */
 async function pageOf(granted: GrantedDashboard, params: Params, lockedFilters: Record<string, unknown>): Promise<AnonymousPage | null> {
   if (!granted.parsed.ok) return null;
-  const full: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
+  const { timeZone, currency } = await grantedLocale(granted);
+  const full = orgView(granted.parsed.value, currency);
   const filters = filtersFromParams(full, params);
   const visible = dataWidgetIds(full, visibleWidgetIds(pageRegions(full, tabFromParams(params))));
-  const timeZone = await grantedTimeZone(granted);
   const [answer, clicks] = await Promise.all([
     queryGranted(granted, "anonymous", lockedOver(lockedFilters, filters), visible, { timeZone }),
     clickContext(granted.parsed.value, granted.slug, openNone),
@@ -78,8 +81,10 @@ export async function loadEmbed(token: string, params: Params): Promise<EmbedPag
     };
     return { ok: true, session, ...page };
   } catch (error) {
-    if (error instanceof DomainError) return { ok: false, unavailable: false, reason: typeof error.detail === "string" ? error.detail : "This embed link is not valid" };
-    throw error;
+    if (!(error instanceof DomainError)) throw error;
+    const reason = typeof error.detail === "string" ? error.detail : "This embed link is not valid";
+    const renewal = await expiredEmbed(token);
+    return renewal ? { ok: false, unavailable: false, reason, renewal } : { ok: false, unavailable: false, reason };
   }
 }
 

@@ -124,6 +124,37 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
   };
 }
 
+/** What an embed page whose link has only run out needs to ask its framing page for a new one. */
+export interface ExpiredEmbed {
+  embedId: string;
+  /** ISO instant the link expired at. */
+  expiresAt: string;
+  allowedOrigins: string[];
+}
+
+/**
+ * An embed link whose only fault is its age: correctly signed, for a grant that still exists, is not revoked and
+ * names partner origins. Its page asks the framing page for a new token (issue 44 §8) instead of ending at an error
+ * page; anything else is null (the usual refusal).
+ */
+export async function expiredEmbed(token: string): Promise<ExpiredEmbed | null> {
+  let payload;
+  try {
+    await jwtVerify(token, embedKey(), { audience: AUDIENCE, algorithms: ["HS256"] });
+    return null;
+  } catch (error) {
+    // jose checks the signature before the claims: a JWTExpired's payload is authentic.
+    if (!(error instanceof joseErrors.JWTExpired)) return null;
+    payload = error.payload;
+  }
+  const { org, dsh, jti, aud, exp } = payload as { org?: unknown; dsh?: unknown; jti?: unknown; aud?: unknown; exp?: unknown };
+  const audiences = Array.isArray(aud) ? aud : [aud];
+  if (typeof org !== "string" || typeof dsh !== "string" || typeof jti !== "string" || typeof exp !== "number" || !audiences.includes(AUDIENCE)) return null;
+  const grant = await withTenant({ orgId: org }, (tx) => tx.dashboardEmbed.findFirst({ where: { id: jti, dashboardId: dsh } }));
+  if (!grant || grant.revokedAt || grant.allowedOrigins.length === 0) return null;
+  return { embedId: grant.id, expiresAt: new Date(exp * 1000).toISOString(), allowedOrigins: grant.allowedOrigins };
+}
+
 /** An embed as the API lists it (and its audit rows record it): never its token. */
 function embedView(g: DashboardEmbed) {
   return {

@@ -1,8 +1,9 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as list from "@/app/api/v1/custom-dashboards/route";
 import * as one from "@/app/api/v1/custom-dashboards/[id]/route";
 import * as publish from "@/app/api/v1/custom-dashboards/[id]/publish/route";
 import * as embed from "@/app/api/v1/custom-dashboards/[id]/embed/route";
+import * as oneEmbed from "@/app/api/v1/custom-dashboards/[id]/embeds/[embed_id]/route";
 import * as query from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as embedQuery from "@/app/api/v1/embed/query/route";
 import * as publicQuery from "@/app/api/v1/public/query/route";
@@ -163,6 +164,40 @@ describe("public dashboards (platform.public)", () => {
     expect((await call(publicQuery.POST, "POST", "/api/v1/public/query", { body: { org: "acme", slug: "revocable", filters: {} } })).status).toBe(200);
     await call(publish.POST, "POST", { token: admin, params: { id: "revocable" } });
     expect((await call(publicQuery.POST, "POST", "/api/v1/public/query", { body: { org: "acme", slug: "revocable", filters: {} } })).status).toBe(404);
+  });
+});
+
+describe("an embed link that has only expired", () => {
+  const PARTNER = "https://partner.example";
+  /** Loads the embed page as it will be once the link's ten minutes have passed. */
+  async function loadLater(token: string) {
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 11 * 60_000 });
+    try {
+      return await loadEmbed(token, {});
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it("names its grant and partner origins, so the page asks its framing page for a new token; revoked, partnerless or forged links get the usual refusal", async () => {
+    await createAndPublish(admin, "renewable");
+    const made = await call(embed.POST, "POST", { token: admin, params: { id: "renewable" }, body: { expires_in: 600, allowed_origins: [PARTNER] } });
+    expect(made.status).toBe(201);
+    const page = await loadLater(made.json.token);
+    expect(page).toEqual({ ok: false, unavailable: false, reason: "This embed link has expired", renewal: { embedId: made.json.embed_id, allowedOrigins: [PARTNER], expiresAt: expect.any(String) } });
+
+    // No partner origin: nobody to ask, so no renewal.
+    const alone = await call(embed.POST, "POST", { token: admin, params: { id: "renewable" }, body: { expires_in: 600 } });
+    expect(await loadLater(alone.json.token)).toEqual({ ok: false, unavailable: false, reason: "This embed link has expired" });
+
+    // A forged signature on the same claims is not an expired link.
+    const [head, body] = made.json.token.split(".");
+    expect(await loadLater(`${head}.${body}.${"A".repeat(43)}`)).toEqual({ ok: false, unavailable: false, reason: "This embed link is not valid" });
+
+    // Revoked: the grant is gone for good.
+    const revoked = await call(oneEmbed.DELETE, "DELETE", { token: admin, params: { id: "renewable", embed_id: made.json.embed_id } });
+    expect(revoked.status).toBeLessThan(300);
+    expect(await loadLater(made.json.token)).toEqual({ ok: false, unavailable: false, reason: "This embed link has expired" });
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { EmbedRenewal } from "@/components/dashboards/embed-renewal";
 import { EmbedView } from "@/components/dashboards/embed-view";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadEmbed } from "@/lib/dashboards/embed-page";
@@ -14,7 +15,8 @@ interface PageProps {
 /**
  * What a partner's iframe shows: the published version the token is bound to, without app
  * chrome (proxy.ts), locked filters read-only; an expiring token can be renewed by the framing page
- * (components/dashboards/embed-view.tsx). A bad token is an explanation, never a 500; a
+ * (components/dashboards/embed-view.tsx), also one that had expired before the page loaded
+ * (components/dashboards/embed-renewal.tsx). A bad token is an explanation, never a 500; a
  * version whose stored manifest no longer validates is "temporarily unavailable" (HTTP 200).
  */
 export default async function EmbedPage({ params, searchParams }: PageProps) {
@@ -28,6 +30,9 @@ export default async function EmbedPage({ params, searchParams }: PageProps) {
         <p>Please try again later.</p>
       </div>
     );
+  }
+  if (!page.ok && page.renewal) {
+    return <EmbedRenewal token={decodeURIComponent(token)} reason={page.reason} {...page.renewal} />;
   }
   if (!page.ok) {
     return (
