@@ -8,6 +8,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { DomainError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import type { AlertCondition, AlertDefinition, ChangePeriod } from "@/lib/manifest/alert";
+import { backgroundPacer, type BackgroundPacer } from "@/lib/query/background";
 import { previousAlignedPeriod } from "@/lib/query/dates";
 import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
 import { scopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
@@ -39,6 +40,11 @@ export interface EvaluationRun {
   deliver?: AlertDelivery;
   /** Alerts read, or results recorded, per transaction (TRANSACTION_BATCH unless said; bench widget-alerts compares 1). */
   transactionBatch?: number;
+  /**
+   * How the worker yields to viewers (lib/query/background.ts): unless said, a worker's evaluation is paced with the
+   * defaults and "test now" (someone waits for it) is not; null runs unpaced (bench widget-alerts compares both).
+   */
+  pacer?: BackgroundPacer | null;
 }
 
 export interface ScopeEvaluation {
@@ -264,6 +270,12 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
  * A test (`trigger: "test"`) records its evaluations and moves no state, owes no message and delivers nothing.
  */
 export async function evaluateAlerts(orgId: string, alertIds: readonly string[], run: EvaluationRun): Promise<EvaluationReport> {
+  const pacer = run.pacer === undefined ? (run.trigger === "test" ? null : backgroundPacer()) : run.pacer;
+  return pacer ? pacer.run(() => evaluate(orgId, alertIds, run, () => pacer.pace())) : evaluate(orgId, alertIds, run, async () => {});
+}
+
+/** evaluateAlerts' work; `pace` before each transaction and dashboard query lets viewers' requests go first. */
+async function evaluate(orgId: string, alertIds: readonly string[], run: EvaluationRun, pace: () => Promise<void>): Promise<EvaluationReport> {
   const org = await findOrganization(orgId);
   if (!org || alertIds.length === 0) return { evaluations: [], queries: 0, messageIds: [] };
   const timeZone = org.timeZone ?? "UTC";
@@ -279,6 +291,7 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
   // the embedded engine's one connection from every dashboard request meanwhile, and one per alert spent the round
   // opening transactions (bench widget-alerts).
   for (const batch of chunks(rows, run.transactionBatch ?? TRANSACTION_BATCH)) {
+    await pace();
     const targets = await withTenant({ orgId }, async (tx) => {
       const read: ScopedTargets[][] = [];
       for (const row of batch) read.push(await alertTargets(tx, alertRecord(row), channels));
@@ -351,13 +364,15 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
   const answer = (key: string) => {
     const request = requests.get(key)!;
     request.answer ??= (queries++,
-    queryGranted(request.granted, "viewer", request.filters, [...request.widgets], { timeZone }).then(
-      (r) => r.widgets,
-      (error: unknown) => {
-        if (error instanceof DomainError) return error.message;
-        throw error;
-      },
-    ));
+    pace()
+      .then(() => queryGranted(request.granted, "viewer", request.filters, [...request.widgets], { timeZone }))
+      .then(
+        (r) => r.widgets,
+        (error: unknown) => {
+          if (error instanceof DomainError) return error.message;
+          throw error;
+        },
+      ));
     return request.answer;
   };
 
@@ -391,6 +406,7 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
   // killed mid-round leaves whole batches, and the retried occurrence records only what is missing.
   const evaluations: ScopeEvaluation[] = [];
   for (const batch of chunks(results, run.transactionBatch ?? TRANSACTION_BATCH)) {
+    await pace();
     const recorded = await withTenant({ orgId }, async (tx) => {
       const done: (Recorded | null)[] = [];
       for (const { input } of batch) done.push(await recordEvaluation(tx, input));
@@ -402,6 +418,7 @@ export async function evaluateAlerts(orgId: string, alertIds: readonly string[],
   }
 
   if (run.trigger === "test") return { evaluations, queries, messageIds: [] };
+  await pace();
   const messageIds = await withTenant({ orgId }, (tx) => unclaimedAlertMessages(tx, alertIds));
   if (messageIds.length > 0 && run.deliver) await run.deliver(orgId, messageIds);
   return { evaluations, queries, messageIds };

@@ -6,6 +6,7 @@ import { processSingleton } from "@/lib/process-singleton";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
 import { FairQueue, QueueDeadline } from "./fair-queue";
+import { byPriority } from "./background";
 import { type OwnReaderTables, ownReaderTables } from "@/lib/db/own-tables";
 import { SqlNotAllowed, SqlUnknownName, checkStatement } from "./sql-allow-list";
 
@@ -27,7 +28,8 @@ export const EXPLAIN_TIMEOUT_MS = 2_000;
 /** User SQL slots of this process, shared fairly between organizations (fair-queue.ts); a new queue when the configuration changes (tests, benches). */
 const userSqlQueues = processSingleton("userSqlQueues", () => new Map<string, FairQueue>());
 
-function userSqlQueue(): FairQueue {
+/** This process's user-SQL slots under the current configuration: what runs and waits, and `until` for tests that wait on them. */
+export function userSqlQueue(): FairQueue {
   const limits = config().userSql;
   const key = JSON.stringify(limits);
   let queue = userSqlQueues.get().get(key);
@@ -52,9 +54,10 @@ const BUSY_RETRY_AFTER_SECONDS = 5;
  * The limit, not a fixed duration, tells a runaway: on a loaded machine eight dashboards side by
  * side each take longer, and a fixed 1 s held them to one slot (c=8 p50 5.7× a single request).
  */
-async function inSlot<T>(scope: TenantScope, limitMs: number, work: () => Promise<T>): Promise<T> {
+export async function inSlot<T>(scope: TenantScope, limitMs: number, work: () => Promise<T>): Promise<T> {
   try {
-    return await userSqlQueue().run(scope.orgId, work, limitMs);
+    // Background work (alert evaluations) enters after interactive work (background.ts).
+    return await byPriority((slotWork) => userSqlQueue().run(scope.orgId, slotWork, limitMs), work);
   } catch (error) {
     if (error instanceof QueueDeadline) {
       throw new Unavailable(`Dashboard queries of your organization are busy (waited ${Math.round(error.waitedMs / 1000)} s for a free slot); retry shortly`, BUSY_RETRY_AFTER_SECONDS);
