@@ -5,6 +5,8 @@
 // failure in five is a flake to fix: CI runs once, and a flake there blocks a landing.
 // Run it on a loaded machine (e.g. beside `npm run build`) to find what a busy CI runner finds.
 // Playwright rounds need a production build first (`npm run build`).
+// Repeated fault tests run their full count of rounds here (QUARRY_FAULT_ROUNDS=full, test/faults/rounds.ts), where
+// `npm test` runs a few: e.g. the data folder's kill -9 and restart 10 times instead of 3.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -15,6 +17,7 @@ const rounds = Number(args.find((a) => /^\d+$/.test(a)) ?? 5);
 const stepsArg = args[args.indexOf("--steps") + 1];
 const steps = (args.includes("--steps") ? stepsArg : "vitest,vitest-postgres").split(",");
 const node = process.execPath;
+process.env.QUARRY_FAULT_ROUNDS ??= "full";
 const COMMANDS = {
   vitest: [["node_modules/vitest/vitest.mjs", "run", "--reporter=dot", "--reporter=json", "--outputFile=test-results/soak-vitest.json"], {}, "test-results/soak-vitest.json"],
   "vitest-postgres": [["node_modules/vitest/vitest.mjs", "run", "--reporter=dot", "--reporter=json", "--outputFile=test-results/soak-vitest-postgres.json"], { QUARRY_TEST_ENGINE: "postgres" }, "test-results/soak-vitest-postgres.json"],
