@@ -93,6 +93,12 @@ test("a click on a bar sets the page's filter, shows a chip, re-queries the widg
   await expect(page.getByTestId("click-chip")).toHaveCount(1);
   await expect(page.getByTestId("click-chip")).toContainText(name);
 
+  // A reload keeps the chip and its undo (the tab's sessionStorage; the URL keeps the filter).
+  await page.reload();
+  await settled(page);
+  await expect(page.getByTestId("click-chip")).toHaveCount(1);
+  await expect(page.getByTestId("click-chip")).toContainText(name);
+
   // Undo goes back to before the first click: the filter's default (no value in the URL).
   const back = page.waitForResponse(isQuery);
   await chip.getByRole("button", { name: /^Undo Locations:/ }).click();

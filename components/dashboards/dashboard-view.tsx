@@ -6,7 +6,7 @@ import type { WidgetManifest } from "@/lib/manifest/schema";
 import type { ClickContext } from "@/lib/manifest-check/interactions";
 import type { ChartData } from "@/lib/dashboards/chart-option";
 import { type ChartClick, type ClickChip, chipsAfterClick, clickedRows, planClick, searchAfter, searchUndoing, stillApplied } from "@/lib/dashboards/chart-clicks";
-import { ClickChips, ClickNote } from "./click-chips";
+import { ClickChips, ClickNote, useClickChips } from "./click-chips";
 import { ChartClickContext } from "./chart-click-context";
 import { Widget } from "./widgets/widget";
 import { AlertDialog } from "@/components/alerts/alert-dialog";
@@ -165,7 +165,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
   };
 
   // Chart clicks (issue 27 §2): filters set by a click show as chips until undone or changed by hand.
-  const [chips, setChips] = useState<ClickChip[]>([]);
+  const [chips, setChips] = useClickChips(pathname);
   const [clickNote, setClickNote] = useState<string | null>(null);
   const search = searchParams.toString();
   const shownChips = chips.filter((chip) => stillApplied(search, chip.changes));

@@ -5,7 +5,7 @@ import { ownClickContext } from "@/lib/manifest-check/interactions";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { buildEchartsOption } from "./chart-option";
-import { chartPoints, chipsAfterClick, clickedRows, nearestPoint, planClick, pointFields, searchAfter, searchUndoing, stillApplied, type ClickChip, type ClickSituation } from "./chart-clicks";
+import { chartPoints, chipsAfterClick, clickedRows, nearestPoint, planClick, pointFields, restoredChips, searchAfter, searchUndoing, stillApplied, type ClickChip, type ClickSituation } from "./chart-clicks";
 
 const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "manifests", "sample-dashboard.yaml"), "utf8"));
 if (!parsed.ok) throw new Error("the sample must parse");
@@ -51,6 +51,21 @@ describe("a click on a chart", () => {
     expect(stillApplied(undone.slice(1), plan.changes)).toBe(false);
     // Back to the default when the filter was left out before the click.
     expect(new URLSearchParams(searchUndoing(after, [{ ...plan.changes[0], previous: undefined }])).has("f.location_filter")).toBe(false);
+  });
+
+  it("chips survive a reload through sessionStorage's JSON, and anything else stored there restores none", () => {
+    const chips: ClickChip[] = [
+      { id: 1, source: "Trend", changes: [{ filterId: "date", label: "Order date", value: "2026-10-03", previous: undefined, text: "2026-10-03" }] },
+      { id: 2, source: "Revenue by location", changes: [{ filterId: "location_filter", label: "Locations", value: ["loc_b"], previous: ["loc_a"], text: "loc_b" }] },
+    ];
+    const restored = restoredChips(JSON.stringify(chips));
+    expect(restored).toEqual(chips);
+    // The undo of a restored chip puts the URL back exactly as the original would.
+    const after = searchAfter("", chips[1].changes);
+    expect(searchUndoing(after, restored[1].changes)).toBe(searchUndoing(after, chips[1].changes));
+    for (const stored of [null, "", "not json", "{}", '[{"id":"1"}]', JSON.stringify([{ ...chips[0], changes: "x" }]), JSON.stringify(Array(101).fill(chips[0]))]) {
+      expect(restoredChips(stored)).toEqual([]);
+    }
   });
 
   it("a second click on the same filter takes its chip over, and undoing goes back to before the first", () => {

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { type ClickContext, clickFilterValue } from "@/lib/manifest-check/interactions";
 import type { WidgetManifest } from "@/lib/manifest/schema";
 import { isSitePath } from "@/lib/manifest/site-path";
@@ -259,4 +260,29 @@ export function searchUndoing(search: string, changes: readonly FilterChange[]):
 export function stillApplied(urlSearch: string, changes: readonly FilterChange[]): boolean {
   const params = new URLSearchParams(urlSearch);
   return changes.every((c) => params.get(FILTER_PARAM_PREFIX + c.filterId) === new URLSearchParams(withFilterParam("", c.filterId, c.value)).get(FILTER_PARAM_PREFIX + c.filterId));
+}
+
+const storedChips = z
+  .array(
+    z.object({
+      id: z.number(),
+      source: z.string(),
+      // A filter's value and what it held before are JSON (URL parameters); undefined (its default) is left out by JSON.
+      changes: z.array(z.object({ filterId: z.string(), label: z.string(), text: z.string(), value: z.json().optional(), previous: z.json().optional() })).max(100),
+    }),
+  )
+  .max(100);
+
+/**
+ * The chips kept for a page (sessionStorage, so a reload keeps each click's undo, issue 44 §8), or none when what
+ * is stored is missing or not chips: it is the browser's, so it is read as untrusted.
+ */
+export function restoredChips(stored: string | null): ClickChip[] {
+  if (!stored) return [];
+  try {
+    const parsed = storedChips.safeParse(JSON.parse(stored));
+    return parsed.success ? parsed.data.map((chip) => ({ ...chip, changes: chip.changes.map((change) => ({ ...change, value: change.value, previous: change.previous })) })) : [];
+  } catch {
+    return [];
+  }
 }
