@@ -1,7 +1,7 @@
 import "server-only";
-import { findOrganization, type OrgIdentity } from "@/lib/auth/directory";
+import { findOrganization, type OrgIdentity, type OrgProfile } from "@/lib/auth/directory";
 import { grantForPrincipal, type GrantedDashboard } from "@/lib/dashboards/policy";
-import { viewColumnFormats } from "@/lib/dashboards/wiring";
+import { orgView, viewColumnFormats } from "@/lib/dashboards/wiring";
 import { withTenant } from "@/lib/db/tenant";
 import type { WidgetAlert, WidgetAlertMessage } from "@/lib/db/generated/client";
 import { DomainError, Forbidden, Invalid, NotFound } from "@/lib/errors";
@@ -71,13 +71,13 @@ async function grantInScope(org: OrgIdentity, alert: WidgetAlert, scopeKeyText: 
 }
 
 /** The text of one message, or why it cannot be told (its widget is gone, its scope lost the dashboard). */
-async function messageText(org: OrgIdentity, loaded: Loaded, now: Date): Promise<{ subject: string; body: string } | { problem: string }> {
+async function messageText(org: OrgProfile, loaded: Loaded, now: Date): Promise<{ subject: string; body: string } | { problem: string }> {
   const { message, alert, evaluation, dashboard } = loaded;
   const granted = await grantInScope(org, alert, message.scopeKey);
   if (typeof granted === "string") return { problem: granted };
   if (!granted.parsed.ok) return { problem: "the published version no longer passes Quarry's checks" };
-  const valid = granted.parsed.value;
-  const widget = valid.widgetsById.get(alert.widgetId);
+  const view = orgView(granted.parsed.value, org.currency);
+  const widget = view.widgets.find((w) => w.metadata.id === alert.widgetId);
   if (!widget) return { problem: `the widget '${alert.widgetId}' is no longer on the published dashboard` };
   const { definition } = alertRecord(alert);
   const mapped = widget.spec.data?.mappings?.value;
@@ -89,7 +89,7 @@ async function messageText(org: OrgIdentity, loaded: Loaded, now: Date): Promise
     dashboard,
     widget,
     column: definition.column ?? (typeof mapped === "string" ? mapped : "value"),
-    formats: viewColumnFormats({ manifest: valid.manifest, widgets: valid.widgets }, widget),
+    formats: viewColumnFormats(view, widget),
     filters: definition.filters,
     dimension: definition.per && message.dimensionValue !== "" ? { column: definition.per, value: message.dimensionValue } : null,
     ...evaluation,

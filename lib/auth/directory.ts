@@ -15,10 +15,15 @@ export interface OrgIdentity {
   timeZone: string;
 }
 
-export async function findOrganization(slugOrId: string): Promise<OrgIdentity | null> {
+/** An organization as its pages, reports and messages read figures: its identity, time zone and currency (ISO 4217). */
+export interface OrgProfile extends OrgIdentity {
+  currency: string;
+}
+
+export async function findOrganization(slugOrId: string): Promise<OrgProfile | null> {
   const { system } = await getDb();
-  const rows = await system.query<OrgIdentity>(
-    `SELECT id, slug, name, time_zone AS "timeZone" FROM organizations WHERE slug = $1 OR id = $1 LIMIT 1`,
+  const rows = await system.query<OrgProfile>(
+    `SELECT id, slug, name, time_zone AS "timeZone", currency FROM organizations WHERE slug = $1 OR id = $1 LIMIT 1`,
     [slugOrId],
   );
   return rows[0] ?? null;

@@ -5,8 +5,9 @@ import { starterManifest } from "@/components/dashboards/starter-manifest";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { resolveFormat } from "@/lib/manifest/value-format";
 import { widgetColumnFormats } from "./column-formats";
-import { formatKpiValue, formatValue } from "./format";
-import { renderOnlyView, viewColumnFormats, type ViewManifest } from "./wiring";
+import { formatKpiValue, formatValue, spreadsheetFormat } from "./format";
+import { kpiFigure, tableCells } from "./widget-figures";
+import { orgView, renderOnlyView, viewColumnFormats, type ViewManifest } from "./wiring";
 
 const sample = (() => {
   const parsed = parseDashboardYaml(fs.readFileSync(path.join(import.meta.dirname, "../../docs/manifests/sample-dashboard.yaml"), "utf8"));
@@ -59,5 +60,35 @@ describe("declared column formats", () => {
     const tile = view.widgets.find((w) => w.metadata.id === "revenue")!;
     const declared = viewColumnFormats(view, tile).revenue;
     expect(formatKpiValue(311_191.67, tile.spec.display.kpi, declared)).toBe("$311,192");
+  });
+
+  it("read money in the organization's currency where the format names none: tiles, tables, exports and embeds of a EUR organization show €", () => {
+    const eur = orgView(sample, "EUR");
+    const of = (view: ViewManifest, id: string) => view.widgets.find((w) => w.metadata.id === id)!;
+    const tile = kpiFigure(of(eur, "revenue_kpi"), ["value"], [{ value: 311_191.67 }], viewColumnFormats(eur, of(eur, "revenue_kpi")));
+    expect(tile.text).toBe("€311,191.67");
+    const table = tableCells(["location", "revenue"], [{ location: "Downtown", revenue: 1234.5 }], viewColumnFormats(eur, of(eur, "location_table")));
+    expect(table.cell("revenue", 1234.5)).toBe("€1,234.50");
+    expect(spreadsheetFormat(viewColumnFormats(eur, of(eur, "order_grid")).amount)).toContain('"€"');
+    // Embeds and public links get the formats already in the organization's currency.
+    const embedded = renderOnlyView(eur);
+    expect(embedded.currency).toBe("EUR");
+    expect(formatValue(1234.5, resolveFormat(viewColumnFormats(embedded, of(embedded, "location_table")).revenue))).toBe("€1,234.50");
+    // Percent and number formats are untouched; the same view for a USD organization still reads $.
+    expect(viewColumnFormats(eur, of(eur, "location_table")).margin_pct).toBe("percent");
+    const usd = orgView(sample, "USD");
+    expect(kpiFigure(of(usd, "revenue_kpi"), ["value"], [{ value: 5 }], viewColumnFormats(usd, of(usd, "revenue_kpi"))).text).toBe("$5.00");
+  });
+
+  it("keep a declared code and a KPI tile's own prefix over the organization's currency", () => {
+    const tile = { ...widget("revenue_kpi"), spec: { ...widget("revenue_kpi").spec, data: { kind: "dataset" as const, dataset: "rev" } } };
+    const kpiDataset = { id: "rev", dimensions: [], metrics: [{ id: "value", type: "sql" as const, sql: "sum(amount)", format: { type: "currency" as const, currency: "GBP" } }] };
+    expect(widgetColumnFormats([kpiDataset], tile, "EUR")).toEqual({ value: { type: "currency", currency: "GBP" } });
+    // A tile without a declared column format: its display's currency is the organization's, unless a prefix stands for the symbol.
+    const bare = { ...tile, spec: { ...tile.spec, data: { kind: "static" as const, rows: [{ value: 1 }] }, display: { ...tile.spec.display, kpi: { format: "currency" as const, positive_is_good: true } } } };
+    const prefixed = { ...bare, spec: { ...bare.spec, display: { ...bare.spec.display, kpi: { format: "currency" as const, prefix: "$" } } } };
+    const view = orgView({ manifest: sample.manifest, widgets: [bare as typeof tile, prefixed as typeof tile] }, "EUR");
+    expect(formatKpiValue(42, view.widgets[0].spec.display.kpi)).toBe("€42.00");
+    expect(formatKpiValue(42, view.widgets[1].spec.display.kpi)).toBe("$42.00");
   });
 });

@@ -11,6 +11,18 @@ export const LOCALE = "en-US";
 
 type KpiDisplay = NonNullable<Display["kpi"]>;
 
+/** The currency of a format that names none, for an organization without one (every organization has one since setup). */
+export const DEFAULT_CURRENCY = "USD";
+
+/**
+ * How an organization's pages, reports and messages read: dates and times in its time zone, money without a declared
+ * code in its currency (ISO 4217). Read once per request (lib/dashboards/query.ts grantedLocale).
+ */
+export interface OrgLocale {
+  timeZone: string;
+  currency: string;
+}
+
 /** A cell as a finite number, or null: numbers pass, numeric strings (numeric/bigint columns) are read, anything else is not a number. */
 export function toNumber(value: unknown): number | null {
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
@@ -97,7 +109,7 @@ export function spreadsheetFormat(declared: ValueFormat | undefined): string | u
   const { type, decimals, currency } = resolveFormat(declared);
   const fixed = (digits: number) => (digits > 0 ? `0.${"0".repeat(digits)}` : "0");
   if (type === "currency") {
-    const symbol = numberFormat({ style: "currency", currency: currency ?? "USD" }).formatToParts(0).find((part) => part.type === "currency")?.value ?? "";
+    const symbol = numberFormat({ style: "currency", currency: currency ?? DEFAULT_CURRENCY }).formatToParts(0).find((part) => part.type === "currency")?.value ?? "";
     return `"${symbol.replace(/"/g, "")}"#,##${fixed(decimals ?? 2)};-"${symbol.replace(/"/g, "")}"#,##${fixed(decimals ?? 2)}`;
   }
   if (type === "percent") return decimals === undefined ? 'General"%"' : `${fixed(decimals)}"%"`;
@@ -115,14 +127,15 @@ export function formatCell(value: unknown): string {
 /**
  * A number in its column's format (lib/manifest/value-format.ts): the one rule tiles, tables, grids
  * and tooltips share. `percent` values are percentage points (35.2 → "35.2%"), as the KPI catalog
- * and formula metrics compute them; `currency` is USD unless the format names a code. Without
+ * and formula metrics compute them; `currency` is in the format's code, filled with the organization's
+ * currency where the view is made (wiring.ts orgView), USD only where no organization is known. Without
  * `decimals`, currency shows 2, percent up to 1 and number up to 2.
  */
 export function formatValue(value: number, format: ResolvedFormat): string {
   const { type, decimals } = format;
   const digits = (fallbackMax: number): Intl.NumberFormatOptions =>
     decimals === undefined ? { maximumFractionDigits: fallbackMax } : { minimumFractionDigits: decimals, maximumFractionDigits: decimals };
-  if (type === "currency") return numberFormat({ style: "currency", currency: format.currency ?? "USD", ...(decimals === undefined ? { minimumFractionDigits: 2, maximumFractionDigits: 2 } : digits(decimals)) }).format(value);
+  if (type === "currency") return numberFormat({ style: "currency", currency: format.currency ?? DEFAULT_CURRENCY, ...(decimals === undefined ? { minimumFractionDigits: 2, maximumFractionDigits: 2 } : digits(decimals)) }).format(value);
   if (type === "percent") return `${numberFormat(digits(1)).format(value)}%`;
   return numberFormat(digits(2)).format(value);
 }
@@ -138,13 +151,13 @@ export function kpiValueFormat(display: KpiDisplay | undefined, declared: ValueF
 }
 
 /**
- * The KPI figure in `kpiValueFormat`, with the tile's `prefix` and `suffix`. A currency without an
- * ISO code and with a prefix (e.g. "$") takes the prefix as its symbol.
+ * The KPI figure in `kpiValueFormat`, with the tile's `prefix` and `suffix`. A currency figure with a prefix
+ * (e.g. "$") takes the prefix as its symbol, whatever code the format or the organization names (never "$€12").
  */
 export function formatKpiValue(value: number, display: KpiDisplay | undefined, declared?: ValueFormat): string {
   const format = kpiValueFormat(display, declared);
   const prefix = display?.prefix ?? "";
-  let text = format.type === "currency" && format.currency === undefined && prefix ? formatFixed(value, format.decimals ?? 2) : formatValue(value, format);
+  let text = format.type === "currency" && prefix ? formatFixed(value, format.decimals ?? 2) : formatValue(value, format);
   // A sign belongs before the prefix: -$1,200, not $-1,200.
   if (prefix && text.startsWith("-")) text = `-${prefix}${text.slice(1)}`;
   else text = `${prefix}${text}`;

@@ -10,6 +10,9 @@ import { call, tokenFor } from "@/test/helpers";
 import { loadEmbed, loadPublic } from "./embed-page";
 import { getDashboardRollups } from "./dashboard-rollups";
 import { loadDashboard } from "./page-data";
+import { getDb } from "@/lib/db/client";
+import { kpiFigure } from "./widget-figures";
+import { orgView, viewColumnFormats } from "./wiring";
 
 /*
  * The access policy is asked once per page: each loader grants, then runs its first query on that
@@ -113,6 +116,33 @@ describe("a page asks the policy once", () => {
     expect(shown?.ok && Object.keys(shown.results)).toContain("revenue_kpi");
     // The public link's grant reads the organization by its slug; the page uses that one.
     expect(calls).toEqual({ grants: ["once"], organizations: 1 });
+  });
+
+  it("reads money in the organization's currency on the viewer, the embed and the public page, with the organization read once", async () => {
+    const { system } = await getDb();
+    await system.query("UPDATE organizations SET currency = 'EUR' WHERE id = 'org_acme'");
+    try {
+      const principal = await principalFromBearer(analyst);
+      calls.organizations = 0;
+      const viewer = await loadDashboard(principal, "once", {});
+      const embedded = await loadEmbed(embedToken, {});
+      const shown = await loadPublic("acme", "once", {});
+      expect(calls.organizations).toBe(3);
+      for (const page of [viewer, embedded, shown]) {
+        if (!page?.ok) throw new Error("the page did not load");
+        expect(page.view.currency).toBe("EUR");
+        const tile = page.view.widgets.find((w) => w.metadata.id === "revenue_kpi")!;
+        const result = page.results.revenue_kpi;
+        // The tile's own prefix ("$") stands for the symbol; without it the tile reads in euros.
+        const bare = { ...tile, spec: { ...tile.spec, display: { ...tile.spec.display, kpi: { format: "currency" as const } } } };
+        const text = kpiFigure(orgView({ manifest: page.view.manifest, widgets: [bare] }, page.view.currency!).widgets[0], result.columns, result.rows, viewColumnFormats(page.view, tile)).text;
+        expect(text).toMatch(/^€[\d,]+\.\d\d$/);
+      }
+    } finally {
+      await system.query("UPDATE organizations SET currency = 'USD' WHERE id = 'org_acme'");
+    }
+    const usd = await loadPublic("acme", "once", {});
+    expect(usd?.ok && usd.view.currency).toBe("USD");
   });
 
   it("keeps another organization out: globex neither loads acme's page nor its public link under its own slug", async () => {

@@ -8,10 +8,11 @@ import type { DashboardRecord, DashboardRollups, WidgetResults } from "./contrac
 import { rollupsOfGranted } from "./dashboard-rollups";
 import { clickContext } from "./interactions";
 import { grantForPrincipal, isEditor, type GrantedDashboard } from "./policy";
-import { audienceOf, grantedTimeZone, queryGranted } from "./query";
+import { audienceOf, grantedLocale, queryGranted } from "./query";
 import { findDashboardOr404, publishedVersionOf, toRecord } from "./dashboard-record";
 import { withTenant } from "@/lib/db/tenant";
-import { dataWidgetIds, filtersFromParams, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
+import type { OrgLocale } from "./format";
+import { dataWidgetIds, filtersFromParams, orgView, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
 
 export type SearchParams = Record<string, string | string[] | undefined>;
 
@@ -60,23 +61,24 @@ export type DashboardPage = ({ ok: true } & LoadedDashboard) | UnpassableDashboa
 export async function loadDashboard(principal: Principal, slug: string, params: SearchParams, options: { includeYaml?: boolean; includeRollups?: boolean } = {}): Promise<DashboardPage | null> {
   let granted: GrantedDashboard;
   let record: DashboardRecord | null;
-  let timeZone: string;
+  let locale: OrgLocale;
   try {
     // A viewer's ?version=draft shows the published version, as if the parameter were absent.
     granted = await grantForPrincipal(principal, slug, params.version === "draft" && isEditor(principal) ? "draft" : "published");
-    [record, timeZone] = await Promise.all([
+    [record, locale] = await Promise.all([
       withOwnTables(principal.orgId, () =>
         withTenant(principal, async (tx) => {
           const row = await findDashboardOr404(tx, granted.dashboardId);
           return toRecord(principal, row, await publishedVersionOf(tx, row), { includeYaml: options.includeYaml ?? false });
         }),
       ),
-      grantedTimeZone(granted),
+      grantedLocale(granted),
     ]);
   } catch (error) {
     if (error instanceof NotFound) return null;
     throw error;
   }
+  const { timeZone } = locale;
   // The policy granted it by the roles its YAML lists; nothing is queried for a manifest that does not parse.
   if (!granted.parsed.ok) {
     return {
@@ -89,7 +91,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
     };
   }
   if (!record) return null;
-  const view: ViewManifest = { manifest: granted.parsed.value.manifest, widgets: granted.parsed.value.widgets };
+  const view = orgView(granted.parsed.value, locale.currency);
   const filters = filtersFromParams(view, params);
   const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
   // A busy engine (no slot or connection in time, Retry-After) fails no page: it renders without

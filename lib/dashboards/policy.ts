@@ -7,6 +7,7 @@ import { forbidden, notFound } from "@/lib/errors";
 import { ManifestSource } from "@/lib/manifest/source";
 import { isSeq } from "yaml";
 import { EDITORS } from "./contract";
+import type { OrgLocale } from "./format";
 import { parseManifestCached, servedManifest, type ManifestResult, type ValidManifest } from "./manifest";
 
 /**
@@ -111,8 +112,8 @@ export interface GrantedDashboard {
   /** The parse of `yaml` as served (no parked widgets); not ok only for stored manifests that no longer validate (never shown, never queried). */
   parsed: ManifestResult;
   scope: TenantScope;
-  /** The organization's time zone when granting had to read the organization anyway (a public link, by its slug); otherwise read once by whoever needs it (grantedTimeZone). */
-  timeZone?: string;
+  /** The organization's time zone and currency when granting had to read the organization anyway (a public link, by its slug); otherwise read once by whoever needs them (grantedLocale). */
+  locale?: OrgLocale;
 }
 
 const dashboardColumns = { id: true, slug: true, name: true, draftYaml: true, draftRevision: true, publishedVersion: true } as const;
@@ -207,6 +208,6 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
     yaml: shown.v.specYaml,
     parsed,
     scope: scopeOf(org.id, shown.v.publisherLocationIds),
-    timeZone: org.timeZone,
+    locale: { timeZone: org.timeZone, currency: org.currency },
   };
 }

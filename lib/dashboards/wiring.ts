@@ -20,11 +20,28 @@ export interface ViewManifest {
    * (renderOnlyView); other views read them from `manifest.spec.datasets` (viewColumnFormats).
    */
   formats?: Readonly<Record<string, ColumnFormats>>;
+  /** The organization's currency (orgView): money whose format names no code reads in it; USD without it (the editor's preview). */
+  currency?: string;
+}
+
+/**
+ * A manifest's view for an organization: a `currency` format that names no code (a column's, or a KPI tile's
+ * `display.kpi` without a prefix to stand for the symbol) reads in the organization's currency, on every surface
+ * that draws the view (viewer, embeds, grids and their exports, reports, alert messages).
+ */
+export function orgView(parsed: { manifest: DashboardManifest; widgets: WidgetManifest[] }, currency: string): ViewManifest {
+  return { manifest: parsed.manifest, widgets: parsed.widgets.map((widget) => kpiInCurrency(widget, currency)), currency };
+}
+
+function kpiInCurrency(widget: WidgetManifest, currency: string): WidgetManifest {
+  const kpi = widget.spec.display.kpi;
+  if (kpi?.format !== "currency" || kpi.currency !== undefined || kpi.prefix) return widget;
+  return { ...widget, spec: { ...widget.spec, display: { ...widget.spec.display, kpi: { ...kpi, currency } } } };
 }
 
 /** The declared formats of a widget's columns in this view: one source for tiles, tables, grids and charts. */
 export function viewColumnFormats(view: ViewManifest, widget: WidgetManifest): ColumnFormats {
-  return view.formats?.[widget.metadata.id] ?? widgetColumnFormats(view.manifest.spec.datasets, widget);
+  return view.formats?.[widget.metadata.id] ?? widgetColumnFormats(view.manifest.spec.datasets, widget, view.currency);
 }
 
 /**
@@ -44,6 +61,7 @@ export function renderOnlyView(view: ViewManifest): ViewManifest {
   );
   return {
     formats,
+    ...(view.currency !== undefined ? { currency: view.currency } : {}),
     manifest: { ...view.manifest, spec: { ...spec, datasets: [] } },
     widgets: view.widgets.filter((widget) => placed.has(widget.metadata.id)).map((widget) => {
       const data = widget.spec.data;

@@ -4,11 +4,11 @@ import { withTenant } from "@/lib/db/tenant";
 import { findOrganization } from "@/lib/auth/directory";
 import { Invalid } from "@/lib/errors";
 import type { WidgetResult } from "@/lib/dashboards/contract";
-import { formatInstant, formatNumber, humanize } from "@/lib/dashboards/format";
+import { DEFAULT_CURRENCY, formatInstant, formatNumber, humanize } from "@/lib/dashboards/format";
 import type { GrantedDashboard } from "@/lib/dashboards/policy";
 import { lockedOver } from "@/lib/dashboards/query";
 import { kpiFigure, tableCells } from "@/lib/dashboards/widget-figures";
-import { dataWidgetIds, pageRegions, viewColumnFormats, visibleWidgetIds, type ViewManifest } from "@/lib/dashboards/wiring";
+import { dataWidgetIds, orgView, pageRegions, viewColumnFormats, visibleWidgetIds, type ViewManifest } from "@/lib/dashboards/wiring";
 import { describeAppliedDate, effectiveValue, filterOptions, selectedValues } from "@/lib/dashboards/filter-values";
 import { GRID_COLUMNS } from "@/lib/manifest/grid";
 import type { WidgetManifest } from "@/lib/manifest/schema";
@@ -86,13 +86,16 @@ export async function reportModel(source: ReportSource, request: ModelRequest, l
 
   const [answer, org] = await Promise.all([source.query(filters, dataWidgetIds(view, shownIds), granted.version), findOrganization(granted.scope.orgId)]);
   const timeZone = org?.timeZone ?? "UTC";
+  // Money without a declared code is drawn in the organization's currency (the layout above does not depend on it).
+  const drawn = orgView(granted.parsed.value, org?.currency ?? DEFAULT_CURRENCY);
+  const drawnById = new Map(drawn.widgets.map((w) => [w.metadata.id, w]));
   const results = answer.widgets as Record<string, WidgetResult>;
   const cut: string[] = [];
 
   const filterLines = describeFilters([...new Set(regions.flatMap((r) => r.filters))].map((id) => byId.get(id)!), filters, results, timeZone, now);
   const images = await loadImages(granted.scope.orgId, shownIds.map((id) => byId.get(id)!).filter((w) => w.spec.component === "image"));
   const placed = (w: WidgetManifest) => (single ? { ...w.spec.layout, x: 0, y: 0, w: GRID_COLUMNS } : w.spec.layout);
-  const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...placed(w), block: widgetBlock(view, w, results[w.metadata.id], images, limits, cut) });
+  const blockOf = (w: WidgetManifest): PlacedBlock => ({ id: w.metadata.id, title: w.spec.component === "text" ? undefined : w.metadata.name, ...placed(w), block: widgetBlock(drawn, drawnById.get(w.metadata.id) ?? w, results[w.metadata.id], images, limits, cut) });
   const band = (ids: string[], config: { background?: string } | undefined) => (ids.length > 0 ? { blocks: ids.map((id) => byId.get(id)!).map(blockOf), background: config?.background } : undefined);
   const model: ReportModel = {
     title: granted.name,

@@ -1,7 +1,8 @@
 import "server-only";
 import { z } from "zod";
 import type { TenantTx } from "@/lib/db/tenant";
-import { formatValue } from "@/lib/dashboards/format";
+import { inCurrency } from "@/lib/dashboards/column-formats";
+import { DEFAULT_CURRENCY, formatValue } from "@/lib/dashboards/format";
 import { resolveFormat, type ValueFormat } from "@/lib/manifest/value-format";
 import { compileDataset } from "@/lib/query/compile";
 import { KPI_CATALOG } from "@/lib/query/kpi-catalog";
@@ -32,8 +33,15 @@ export interface BaseRule<P extends z.ZodObject = z.ZodObject> {
 
 const pct = (description: string) => z.number().min(0).max(1000).describe(description);
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
-/** Revenue in the revenue KPI's declared format, as every dashboard prints it ("$2,500.00"). */
-const money = (n: number) => formatValue(n, resolveFormat(revenueFormat()));
+/**
+ * Revenue in the revenue KPI's declared format, as every dashboard of the organization prints it ("$2,500.00"; "€2,500.00"
+ * in a EUR organization: a format without a code reads in the organization's currency, lib/dashboards/column-formats.ts).
+ */
+async function moneyOf(tx: TenantTx): Promise<(n: number) => string> {
+  const org = await tx.organization.findFirst({ select: { currency: true } });
+  const format = resolveFormat(inCurrency(revenueFormat(), org?.currency ?? DEFAULT_CURRENCY));
+  return (n) => formatValue(n, format);
+}
 const dayBefore = (day: string, days: number) => isoDay(new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000));
 
 function revenueKpi() {
@@ -85,6 +93,7 @@ const gapToTarget: BaseRule<z.ZodObject<{ gap_pct: z.ZodDefault<z.ZodNumber> }>>
       .map((r) => ({ ...r, gap_pct: Math.round(((r.expected - r.actual) / r.expected) * 1000) / 10 }))
       .filter((r) => r.gap_pct >= params.gap_pct);
     if (behind.length === 0) return null;
+    const money = await moneyOf(tx);
     return {
       subject: `${behind.length} location(s) at least ${params.gap_pct}% behind target`,
       body: behind.map((r) => `${r.name}: ${money(r.actual)} of ${money(r.expected)} expected by ${isoDay(now)} (${r.gap_pct}% behind)`).join("\n"),
@@ -109,6 +118,7 @@ const dropVsLastWeek: BaseRule<z.ZodObject<{ drop_pct: z.ZodDefault<z.ZodNumber>
     if (previous <= 0) return null;
     const drop = Math.round(((previous - current) / previous) * 1000) / 10;
     if (drop < params.drop_pct) return null;
+    const money = await moneyOf(tx);
     return {
       subject: `Revenue down ${drop}% against the week before`,
       body: `Last 7 days: ${money(current)}; the 7 days before: ${money(previous)}.`,
@@ -134,6 +144,7 @@ const revenueBelowFloor: BaseRule<z.ZodObject<{ min_revenue: z.ZodDefault<z.ZodN
     const rows = locations.map((l) => ({ ...l, revenue: revenue.get(l.location_id) ?? 0 }));
     const below = rows.filter((r) => r.revenue < params.min_revenue);
     if (below.length === 0) return null;
+    const money = await moneyOf(tx);
     return {
       subject: `${below.length} location(s) took less than ${money(params.min_revenue)} on ${day}`,
       body: below.map((r) => `${r.name}: ${money(r.revenue)}`).join("\n"),
