@@ -3,6 +3,7 @@ import Link from "next/link";
 import { headers } from "next/headers";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { isEditor } from "@/lib/dashboards/policy";
+import { isInstanceAdmin } from "@/lib/instance/admins";
 import { SignOutButton } from "@/components/sign-out-button";
 import { SignOutEverywhereButton } from "@/components/sign-out-everywhere-button";
 import { InboxBell } from "@/components/notifications/inbox-bell";
@@ -26,6 +27,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
     );
   }
   const principal = await currentPagePrincipal();
+  // Instance admins (migration 0053) make organizations; one primary-key probe per page.
+  const instanceAdmin = principal ? await isInstanceAdmin(principal) : false;
   const links: NavLink[] = principal
     ? [
         { href: "/dashboards/custom", label: "Dashboards" },
@@ -43,6 +46,7 @@ export default async function RootLayout({ children }: { children: React.ReactNo
         ...(principal.role === "admin" ? [{ href: "/admin/api-keys", label: "API keys" }] : []),
         // People and places are managed by admins of every location (lib/members/members.ts).
         ...(principal.role === "admin" && principal.locationIds === null ? [{ href: "/admin/members", label: "Members" }, { href: "/admin/locations", label: "Locations" }, { href: "/admin/sso", label: "SSO" }, { href: "/admin/audit", label: "Audit log" }] : []),
+        ...(instanceAdmin ? [{ href: "/instance/organizations", label: "Organizations" }] : []),
         { href: "/docs", label: "API" },
       ]
     : [];

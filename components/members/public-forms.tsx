@@ -8,7 +8,7 @@ import { acceptInvitation, completePasswordReset, requestPasswordReset, runSetup
 const message = (error: unknown) => (error instanceof ApiClientError ? error.message : "The server could not be reached");
 
 /** One labelled input of these forms. */
-function Field(props: { id: string; label: string; value: string; onChange: (v: string) => void; type?: string; autoComplete?: string; hint?: string }) {
+export function Field(props: { id: string; label: string; value: string; onChange: (v: string) => void; type?: string; autoComplete?: string; hint?: string }) {
   return (
     <div className="field">
       <label htmlFor={props.id}>{props.label}</label>
@@ -19,7 +19,7 @@ function Field(props: { id: string; label: string; value: string; onChange: (v: 
 }
 
 /** Submits once, shows the server's `detail` on failure, and the done view after. */
-function useSubmit(run: () => Promise<void>) {
+export function useSubmit(run: () => Promise<void>) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState(false);

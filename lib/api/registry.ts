@@ -15,6 +15,7 @@ import * as dataPipes from "@/lib/data/pipes-contract";
 import * as documents from "@/lib/documents/contract";
 import * as documentsIndexing from "@/lib/documents/indexing-contract";
 import * as documentsSearch from "@/lib/documents/search-contract";
+import * as instance from "@/lib/instance/contract";
 import * as locations from "@/lib/locations/contract";
 import * as members from "@/lib/members/contract";
 import * as notifications from "@/lib/notifications/contract";
@@ -94,6 +95,8 @@ export const ENDPOINTS: Endpoint[] = [
   documents.uploadDocument, // POST /api/v1/documents/{id}/upload
   reportsExport.exportEmbed, // GET /api/v1/embed/export
   dashboards.queryEmbed, // POST /api/v1/embed/query
+  instance.listInstanceOrganizations, // GET /api/v1/instance/organizations
+  instance.createInstanceOrganization, // POST /api/v1/instance/organizations
   members.acceptInvitation, // POST /api/v1/invitations/accept
   locations.listLocations, // GET /api/v1/locations
   locations.createLocation, // POST /api/v1/locations
