@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from "vitest";
 import { configSingleton } from "@/lib/config";
 import { QueryError } from "./errors";
-import { BatchTransactionSpent, type StatementRunner, explainReadOnly, runReadOnlyBatch } from "./execute";
+import { BatchTransactionSpent, type StatementRunner, explainReadOnly, runReadOnlyBatch, userSqlQueue } from "./execute";
 
 const scope = { orgId: "org_acme", locationIds: ["loc_acme_nyc"] };
 const started = "SELECT row_to_json(q.*) AS row FROM (SELECT transaction_timestamp()::text AS tx, count(DISTINCT location_id)::int AS locations FROM orders) q";
@@ -78,8 +78,10 @@ describe("a batch of read-only statements in one tenant transaction", () => {
 
 describe("checking a statement with EXPLAIN (a plan of manifests)", () => {
   it("waits in the organization's user-SQL slot like every reader statement", async () => {
-    // acme's only slot (capped at one here: the queue lends an organization every idle slot otherwise) is held by a
-    // batch until the gate opens; its EXPLAIN must wait for it.
+    // acme's only slot (capped at one here: the queue lends an organization every idle slot otherwise) is held until
+    // the gate opens; its EXPLAIN must wait for it. The slot is held without a connection, so what the EXPLAIN waits
+    // for is the slot (on PGlite a held reader transaction would also hold the one connection the EXPLAIN's own
+    // catalog read needs).
     process.env.QUARRY_USER_SQL_PER_ORG = "1";
     configSingleton.set(undefined);
     onTestFinished(() => {
@@ -88,19 +90,16 @@ describe("checking a statement with EXPLAIN (a plan of manifests)", () => {
     });
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    let holding!: () => void;
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const batchDone = runReadOnlyBatch(scope, [0], { timeZone: "UTC", transactionTimeoutMs: 30_000 }, async () => {
-      holding();
-      await gate;
-    });
-    await held;
+    const slots = userSqlQueue();
+    const holder = slots.run(scope.orgId, () => gate);
+    await slots.until((state) => state.lines[scope.orgId]?.running === 1);
     let explained = false;
     const explain = explainReadOnly(scope, "SELECT 1 FROM orders", [], { timeZone: "UTC" }).then(() => (explained = true));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Queued behind the holder, or (were it to skip the slot) done: whichever comes first.
+    await Promise.race([slots.until((state) => state.lines[scope.orgId]?.waiting === 1), explain]);
     expect(explained).toBe(false);
     openGate();
-    await batchDone;
+    await holder;
     await explain;
     expect(explained).toBe(true);
   });

@@ -76,6 +76,32 @@ describe("FairQueue", () => {
     expect(queue.snapshot()).toEqual({ running: 0, lines: {} });
   });
 
+  it("tells a caller of until when the state it waits for comes (a caller queued, a slot freed), and not before", async () => {
+    const queue = new FairQueue({ total: 1, perKey: 1, deadlineMs: 60_000 });
+    const log: string[] = [];
+    const [first, second] = [gate(log, "a0"), gate(log, "b0")];
+    let queued = false;
+    const waitingForB = queue.until((s) => s.lines.b?.waiting === 1).then(() => (queued = true));
+    const runs = [queue.run("a", first.work)];
+    await tick();
+    expect(queued).toBe(false);
+    runs.push(queue.run("b", second.work));
+    await waitingForB;
+    expect(queue.snapshot()).toEqual({ running: 1, lines: { a: { running: 1, waiting: 0 }, b: { running: 0, waiting: 1 } } });
+    // Already true: resolves at once.
+    await queue.until((s) => s.running === 1);
+    const bRuns = queue.until((s) => s.lines.b?.running === 1);
+    first.open();
+    await bRuns;
+    // The slot is b's as soon as a's frees; its work starts once its run resumes.
+    expect(queue.snapshot().lines).toEqual({ b: { running: 1, waiting: 0 } });
+    await tick();
+    expect(log).toEqual(["a0", "b0"]);
+    second.open();
+    await Promise.all(runs);
+    await queue.until((s) => s.running === 0 && Object.keys(s.lines).length === 0);
+  });
+
   it("serves the organization with the fewest running first, whatever the order they queued in", async () => {
     const queue = new FairQueue({ total: 2, perKey: 2, deadlineMs: 60_000 });
     const log: string[] = [];

@@ -47,6 +47,12 @@ export class QueueDeadline extends Error {
   }
 }
 
+/** What is running and waiting, overall and per key. */
+export interface QueueState {
+  running: number;
+  lines: Record<string, { running: number; waiting: number }>;
+}
+
 interface Waiter {
   start: () => void;
   timer: NodeJS.Timeout;
@@ -68,6 +74,9 @@ export class FairQueue {
   /** How each organization's last piece of work ran (longMs only): long until `until` (held to one slot), or short (trusted with every slot) until then. */
   private readonly standing = new Map<string, { long: boolean; until: number }>();
 
+  /** Callers of `until` still waiting, each checked after every change. */
+  private readonly watchers = new Set<() => void>();
+
   constructor(readonly limits: { total: number; perKey: number; deadlineMs: number; longMs?: number }) {}
 
   /**
@@ -85,8 +94,25 @@ export class FairQueue {
   }
 
   /** What is running and waiting, per key (tests, diagnostics). */
-  snapshot(): { running: number; lines: Record<string, { running: number; waiting: number }> } {
+  snapshot(): QueueState {
     return { running: this.running, lines: Object.fromEntries([...this.lines].map(([key, line]) => [key, { running: line.running, waiting: line.waiting.length }])) };
+  }
+
+  /** Resolves once `test` holds of the snapshot, checked now and after each change: a test waits for the queue's own event (a slot taken, a caller queued), not a guessed sleep. */
+  until(test: (state: QueueState) => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!test(this.snapshot())) return;
+        this.watchers.delete(check);
+        resolve();
+      };
+      this.watchers.add(check);
+      check();
+    });
+  }
+
+  private changed(): void {
+    for (const check of [...this.watchers]) check();
   }
 
   private line(key: string): Line {
@@ -115,10 +141,12 @@ export class FairQueue {
         timer: setTimeout(() => {
           line.waiting.splice(line.waiting.indexOf(waiter), 1);
           this.forget(key);
+          this.changed();
           reject(new QueueDeadline(Date.now() - queuedAt));
         }, this.limits.deadlineMs),
       };
       line.waiting.push(waiter);
+      this.changed();
     });
   }
 
@@ -129,6 +157,7 @@ export class FairQueue {
     if (this.limits.longMs !== undefined && longMs !== undefined) this.note(key, ranMs, longMs);
     this.dispatch();
     this.forget(key);
+    this.changed();
   }
 
   /** How many slots `key` may hold now (see the top of this file). */
@@ -177,6 +206,7 @@ export class FairQueue {
     line.running++;
     this.running++;
     line.lastServed = ++this.grants;
+    this.changed();
   }
 
   private forget(key: string): void {
