@@ -7,8 +7,7 @@ import type { z } from "zod";
 import { callApi } from "@/components/api-client";
 import type { AlertEvaluationView } from "@/lib/alerts/contract";
 import { deleteAlert, getAlert, muteAlert, snoozeAlert, testAlert, type AlertDetailView } from "@/lib/alerts/api-contract";
-import { conditionWords } from "@/lib/alerts/words";
-import { formatNumber, humanize } from "@/lib/dashboards/format";
+import { cronInWords, formatInstant, formatNumber, humanize } from "@/lib/dashboards/format";
 import { AlertHistoryChart } from "./alert-history-chart";
 import styles from "./alerts.module.css";
 
@@ -20,7 +19,6 @@ const SNOOZES = [
   { label: "1 week", ms: 7 * 86_400_000 },
 ];
 
-const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString("en-US", { dateStyle: "medium", timeStyle: "short" }) : "—");
 const figure = (value: number | null) => (value === null ? "—" : formatNumber(value));
 const OUTCOME_WORDS: Record<AlertEvaluationView["outcome"], string> = { met: "Met", not_met: "Not met", no_data: "No data", below_min_volume: "Below the minimum volume", error: "Error" };
 const scopeWords = (key: string) => {
@@ -33,7 +31,9 @@ const scopeWords = (key: string) => {
  * (met and not met told apart), the latest evaluations as a table, and its switches: test now (evaluates, sends
  * nothing), snooze, mute, delete.
  */
-export function AlertDetail({ initial, canChange }: { initial: Detail; canChange: boolean }) {
+export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail; canChange: boolean; timeZone: string }) {
+  /** A moment in the organization's zone, the zone named (the one formatter). */
+  const when = (iso: string | null) => formatInstant(iso, timeZone);
   const router = useRouter();
   const [alert, setAlert] = useState(initial);
   const [busy, setBusy] = useState<string | null>(null);
@@ -79,8 +79,8 @@ export function AlertDetail({ initial, canChange }: { initial: Detail; canChange
           What it watches
         </h2>
         <p style={{ margin: 0 }}>
-          {watched} on <Link href={`/dashboards/custom/${encodeURIComponent(alert.dashboard_slug)}`}>{alert.dashboard_name}</Link>: tells when the value is {conditionWords(alert.condition)}
-          {alert.per ? `, for each ${humanize(alert.per)}` : ""}. Checked {alert.cadence.kind === "cron" ? `on the cron ${alert.cadence.cron} (the organization's time zone)` : "whenever the data changes"}.
+          {watched} on <Link href={`/dashboards/custom/${encodeURIComponent(alert.dashboard_slug)}`}>{alert.dashboard_name}</Link>: tells when the value is {alert.condition_text}
+          {alert.per ? `, for each ${humanize(alert.per)}` : ""}. Checked {alert.cadence.kind === "cron" ? cronInWords(alert.cadence.cron, timeZone).replace(/^./, (c) => c.toLowerCase()) : "whenever the data changes"}.
           {alert.manifest_id !== null && ` Declared in the dashboard's manifest as '${alert.manifest_id}'.`}
         </p>
         <p className={styles.hint} style={{ margin: 0 }}>
@@ -120,7 +120,7 @@ export function AlertDetail({ initial, canChange }: { initial: Detail; canChange
             {message.text}
           </p>
         )}
-        {tested && <EvaluationTable caption="Test now: what each scope would find" evaluations={tested} />}
+        {tested && <EvaluationTable caption="Test now: what each scope would find" evaluations={tested} timeZone={timeZone} />}
       </section>
 
       <section className={styles.panel} aria-labelledby="alert-state">
@@ -170,7 +170,7 @@ export function AlertDetail({ initial, canChange }: { initial: Detail; canChange
         ) : (
           <>
             <AlertHistoryChart evaluations={alert.evaluations} condition={alert.condition} label={`Values of ${alert.name} over its last ${alert.evaluations.length} evaluations; met, not met and not judged drawn apart`} />
-            <EvaluationTable caption="Latest evaluations" evaluations={alert.evaluations.slice(0, 20)} />
+            <EvaluationTable caption="Latest evaluations" evaluations={alert.evaluations.slice(0, 20)} timeZone={timeZone} />
           </>
         )}
       </section>
@@ -178,7 +178,7 @@ export function AlertDetail({ initial, canChange }: { initial: Detail; canChange
   );
 }
 
-function EvaluationTable({ caption, evaluations }: { caption: string; evaluations: readonly AlertEvaluationView[] }) {
+function EvaluationTable({ caption, evaluations, timeZone }: { caption: string; evaluations: readonly AlertEvaluationView[]; timeZone: string }) {
   return (
     <table className={styles.table} data-testid="alert-evaluations">
       <caption style={{ textAlign: "left", fontWeight: 600, padding: "0.3rem 0" }}>{caption}</caption>
@@ -197,7 +197,7 @@ function EvaluationTable({ caption, evaluations }: { caption: string; evaluation
         {evaluations.map((e) => (
           <tr key={e.id} data-outcome={e.outcome}>
             <td>
-              {when(e.evaluated_at)}
+              {formatInstant(e.evaluated_at, timeZone)}
               {e.trigger === "test" ? " (test)" : ""}
             </td>
             <td>

@@ -1,7 +1,6 @@
 import Link from "next/link";
 import type { AlertView } from "@/lib/alerts/contract";
-import { conditionWords } from "@/lib/alerts/words";
-import { humanize } from "@/lib/dashboards/format";
+import { cronInWords, humanize } from "@/lib/dashboards/format";
 import styles from "./alerts.module.css";
 
 /** The worst state among an alert's scopes: firing if any fires. */
@@ -12,7 +11,7 @@ function overall(alert: AlertView): "firing" | "resolved" | "ok" | "not evaluate
 }
 
 /** The alerts the caller may see, as a table: name (to the alert's page), what it watches, its condition, cadence and state. */
-export function AlertsList({ alerts }: { alerts: readonly AlertView[] }) {
+export function AlertsList({ alerts, timeZone }: { alerts: readonly AlertView[]; timeZone: string }) {
   if (alerts.length === 0) {
     return (
       <p className="muted" data-testid="alerts-empty">
@@ -44,8 +43,8 @@ export function AlertsList({ alerts }: { alerts: readonly AlertView[] }) {
                 <Link href={`/dashboards/custom/${encodeURIComponent(a.dashboard_slug)}`}>{a.dashboard_name}</Link>
                 <span className={styles.hint}> · {a.column ? humanize(a.column) : a.widget_id}</span>
               </td>
-              <td>{conditionWords(a.condition)}</td>
-              <td>{a.cadence.kind === "cron" ? <code>{a.cadence.cron}</code> : "when the data changes"}</td>
+              <td>{a.condition_text}</td>
+              <td>{a.cadence.kind === "cron" ? <span title={a.cadence.cron}>{cronInWords(a.cadence.cron, timeZone)}</span> : "when the data changes"}</td>
               <td>
                 <span className={styles.state} data-state={state}>
                   {state}

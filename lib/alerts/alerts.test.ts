@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDashboard, publishDashboard, updateDashboard } from "@/lib/dashboards/dashboards";
+import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { Forbidden, Invalid } from "@/lib/errors";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
@@ -125,5 +126,26 @@ describe("pushing and publishing a manifest with alerts", () => {
     expect((await evaluateAlerts("org_globex", [own.id], { trigger: "test", occurrence: null, now: new Date() })).evaluations).toEqual([]);
     const acme = await withTenant(admin, (tx) => tx.widgetAlertEvaluation.count({ where: { alertId: own.id } }));
     expect(acme).toBe(1);
+  });
+});
+
+describe("an alert's condition in words", () => {
+  it("reads its thresholds in the watched column's format, money in the organization's currency (issue 44 §5)", async () => {
+    const money = ALERT_TEST_MANIFEST.replace("{ id: revenue, type: sql, expression: sum(orders.amount) }", "{ id: revenue, type: sql, expression: sum(orders.amount), format: currency }");
+    const { id } = await createDashboard(admin, { name: "Money alerts", slug: "money-alerts", spec_yaml: money });
+    await publishDashboard(admin, id);
+    const below = CreateAlertBody.parse({ dashboard_id: id, name: "Low revenue", widget_id: "by_location", column: "revenue", per: "location_id", condition: { kind: "below", threshold: 2500 }, cadence: { kind: "on_data_change" } });
+    const made = await createAlert(admin, below, new Date());
+    expect(made.condition_text).toBe("below $2,500.00");
+    const { system } = await getDb();
+    await system.query("UPDATE organizations SET currency = 'EUR' WHERE id = 'org_acme'");
+    try {
+      expect((await getAlert(admin, made.id)).condition_text).toBe("below €2,500.00");
+    } finally {
+      await system.query("UPDATE organizations SET currency = 'USD' WHERE id = 'org_acme'");
+    }
+    // A column without a declared format reads as a grouped number.
+    const orders = await createAlert(admin, { ...below, name: "Few orders", column: "orders" }, new Date());
+    expect(orders.condition_text).toBe("below 2,500");
   });
 });

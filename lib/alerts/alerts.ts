@@ -19,6 +19,10 @@ import type { AlertEvaluationView, AlertStateName, AlertView, CreateAlertBody, U
 import { evaluateAlerts, type AlertDelivery } from "./evaluate";
 import { declarationColumns, outsideRecipients, type Declaration } from "@/lib/dashboards/manifest-alerts";
 import { alertRecord } from "./record";
+import { conditionWords, figureFormat, watchedColumn } from "./words";
+import { DEFAULT_CURRENCY } from "@/lib/dashboards/format";
+import { orgView, viewColumnFormats, type ViewManifest } from "@/lib/dashboards/wiring";
+import { parseDashboardYaml } from "@/lib/manifest-check/parse";
 import { AlertDefinition } from "@/lib/manifest/alert";
 
 /**
@@ -113,12 +117,40 @@ export function evaluationView(e: WidgetAlertEvaluation): AlertEvaluationView {
   };
 }
 
+/**
+ * Each dashboard's published manifest as its organization reads it (orgView: money in the organization's currency),
+ * for conditions in words; a manifest that does not parse on its own (one naming the organization's tables or shared
+ * datasets) has none, and its alerts' figures read as grouped numbers.
+ */
+async function publishedViews(tx: TenantTx, dashboards: { id: string; publishedVersion: number | null }[]): Promise<Map<string, ViewManifest>> {
+  const published = dashboards.filter((d) => d.publishedVersion !== null);
+  if (published.length === 0) return new Map();
+  const [org, versions] = await Promise.all([
+    tx.organization.findFirst({ select: { currency: true } }),
+    tx.dashboardVersion.findMany({ where: { OR: published.map((d) => ({ dashboardId: d.id, version: d.publishedVersion! })) }, select: { dashboardId: true, specYaml: true } }),
+  ]);
+  const views = new Map<string, ViewManifest>();
+  for (const version of versions) {
+    const parsed = parseDashboardYaml(version.specYaml);
+    if (parsed.ok) views.set(version.dashboardId, orgView(parsed.dashboard, org?.currency ?? DEFAULT_CURRENCY));
+  }
+  return views;
+}
+
+/** The condition in words, its figures as the published widget shows the watched column. */
+function conditionText(view: ViewManifest | undefined, widgetId: string, definition: AlertDefinition): string {
+  const widget = view?.widgets.find((w) => w.metadata.id === widgetId);
+  if (!view || !widget) return conditionWords(definition.condition);
+  return conditionWords(definition.condition, figureFormat(widget, watchedColumn(widget, definition.column), viewColumnFormats(view, widget)));
+}
+
 async function views(tx: TenantTx, principal: Principal, rows: WidgetAlert[]): Promise<AlertView[]> {
   const [dashboards, states] = await Promise.all([
-    tx.dashboard.findMany({ where: { id: { in: rows.map((r) => r.dashboardId) } }, select: { id: true, name: true, slug: true } }),
+    tx.dashboard.findMany({ where: { id: { in: rows.map((r) => r.dashboardId) } }, select: { id: true, name: true, slug: true, publishedVersion: true } }),
     tx.widgetAlertState.findMany({ where: { alertId: { in: rows.map((r) => r.id) } }, orderBy: [{ scopeKey: "asc" }, { dimensionValue: "asc" }] }),
   ]);
   const dashboardOf = new Map(dashboards.map((d) => [d.id, d]));
+  const viewOf = await publishedViews(tx, dashboards);
   return rows.map((row) => {
     const { definition, cadence } = alertRecord(row);
     return {
@@ -126,6 +158,7 @@ async function views(tx: TenantTx, principal: Principal, rows: WidgetAlert[]): P
       dashboard_id: row.dashboardId,
       dashboard_slug: dashboardOf.get(row.dashboardId)?.slug ?? "",
       dashboard_name: dashboardOf.get(row.dashboardId)?.name ?? "",
+      condition_text: conditionText(viewOf.get(row.dashboardId), row.widgetId, definition),
       name: row.name,
       widget_id: row.widgetId,
       ...definition,

@@ -18,6 +18,7 @@ import type { AlertDelivery } from "./evaluate";
 import { PICTURE_LINK_SECONDS, pictureLink } from "./links";
 import { alertText, type AlertFinding } from "./message";
 import { alertRecord } from "./record";
+import { watchedColumn } from "./words";
 import { claimAlertMessage } from "./state";
 
 /**
@@ -80,7 +81,6 @@ async function messageText(org: OrgProfile, loaded: Loaded, now: Date): Promise<
   const widget = view.widgets.find((w) => w.metadata.id === alert.widgetId);
   if (!widget) return { problem: `the widget '${alert.widgetId}' is no longer on the published dashboard` };
   const { definition } = alertRecord(alert);
-  const mapped = widget.spec.data?.mappings?.value;
   const finding: AlertFinding = {
     alertId: alert.id,
     alertName: alert.name,
@@ -88,7 +88,7 @@ async function messageText(org: OrgProfile, loaded: Loaded, now: Date): Promise<
     condition: definition.condition,
     dashboard,
     widget,
-    column: definition.column ?? (typeof mapped === "string" ? mapped : "value"),
+    column: watchedColumn(widget, definition.column),
     formats: viewColumnFormats(view, widget),
     filters: definition.filters,
     dimension: definition.per && message.dimensionValue !== "" ? { column: definition.per, value: message.dimensionValue } : null,

@@ -20,6 +20,12 @@ export function figureFormat(widget: WidgetManifest, column: string, formats: Co
   return (value) => formatNumber(value);
 }
 
+/** The column an alert watches: the one it names, else the widget's mapped value, else `value` (what evaluation reads). */
+export function watchedColumn(widget: WidgetManifest, column: string | undefined): string {
+  const mapped = widget.spec.data?.mappings?.value;
+  return column ?? (typeof mapped === "string" ? mapped : "value");
+}
+
 export const PERIOD_NAME = { day: "the previous day", week: "the previous week", month: "the previous month" } as const;
 
 /** The condition in words, its thresholds formatted: "above $10,000.00", "a decrease of at least 10% against the previous week". */

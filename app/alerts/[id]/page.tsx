@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound, redirect } from "next/navigation";
 import { getAlert } from "@/lib/alerts/operations";
+import { findOrganization } from "@/lib/auth/directory";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { isEditor } from "@/lib/dashboards/policy";
 import { NotFound } from "@/lib/errors";
@@ -20,6 +21,7 @@ export default async function AlertPage({ params }: { params: Promise<{ id: stri
     throw error;
   });
   if (!alert) notFound();
+  const timeZone = (await findOrganization(principal.orgId))?.timeZone ?? "UTC";
   return (
     <div className="page">
       <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
@@ -27,7 +29,7 @@ export default async function AlertPage({ params }: { params: Promise<{ id: stri
       </nav>
       <h1>{alert.name}</h1>
       {/* The server decides again on every action; this only hides buttons a recipient could not use. */}
-      <AlertDetail initial={alert} canChange={alert.owner_id === principal.userId || isEditor(principal)} />
+      <AlertDetail initial={alert} canChange={alert.owner_id === principal.userId || isEditor(principal)} timeZone={timeZone} />
     </div>
   );
 }
