@@ -126,6 +126,7 @@ export const ENDPOINTS: Endpoint[] = [
   notifications.listDeadLetters, // GET /api/v1/notifications/admin/dead-letters
   notifications.requeueDeadLetter, // POST /api/v1/notifications/admin/dead-letters/{id}/requeue
   notifications.listDemoOutbox, // GET /api/v1/notifications/admin/demo-outbox
+  notifications.downloadDemoOutboxAttachment, // GET /api/v1/notifications/admin/demo-outbox/{id}/attachments/{file_id}
   notifications.listGroupSubscriptions, // GET /api/v1/notifications/admin/group-subscriptions
   notifications.createGroupSubscription, // POST /api/v1/notifications/admin/group-subscriptions
   notifications.deleteGroupSubscription, // DELETE /api/v1/notifications/admin/group-subscriptions/{id}

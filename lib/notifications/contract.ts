@@ -431,7 +431,22 @@ export const DeliveryView = z
   })
   .meta({ id: "Delivery" });
 
-export const DemoOutboxMail = DeliveryView.extend({ body: z.string() }).meta({ id: "DemoOutboxMail" });
+const OutboxAttachment = z.object({
+  file_id: z.string(),
+  filename: z.string(),
+  content_type: z.string(),
+  pages: z.number().int().describe("Pages of a PDF; 1 for a PNG"),
+});
+
+export const DemoOutboxMail = DeliveryView.extend({
+  body: z.string(),
+  attachments: z
+    .array(OutboxAttachment)
+    .describe(
+      "A scheduled report's rendered files, as the e-mail would carry them (download each through demo-outbox/{id}/attachments/{file_id}); " +
+        "empty for other messages, for a report not rendered yet, and for an admin limited to some locations (a report may show others)",
+    ),
+}).meta({ id: "DemoOutboxMail" });
 
 export const listDemoOutbox = defineEndpoint({
   method: "get",
@@ -444,6 +459,18 @@ export const listDemoOutbox = defineEndpoint({
   access: "admin",
   query: pageQuery,
   response: pageOf(DemoOutboxMail),
+});
+
+export const downloadDemoOutboxAttachment = defineEndpoint({
+  method: "get",
+  path: "/api/v1/notifications/admin/demo-outbox/{id}/attachments/{file_id}",
+  summary: "One file a report e-mail in the demo outbox carries",
+  description: "The rendered PDF or PNG the e-mail would have attached, for admins of every location.",
+  tags,
+  access: "admin",
+  params: z.object({ id: z.string().min(1).max(100), file_id: z.string().min(1).max(100) }),
+  produces: "application/octet-stream",
+  errors: [404],
 });
 
 export const listDeadLetters = defineEndpoint({

@@ -61,6 +61,10 @@ export const putQuietHours = defineOperation(contract.putQuietHours, ({ principa
 
 export const listDemoOutbox = defineOperation(contract.listDemoOutbox, ({ principal, query }) => demoOutbox.listDemoOutbox(principal, query));
 
+export const downloadDemoOutboxAttachment = defineOperation(contract.downloadDemoOutboxAttachment, ({ principal, params }) =>
+  demoOutbox.openDemoOutboxAttachment(principal, params.id, params.file_id),
+);
+
 export const listDeadLetters = defineOperation(contract.listDeadLetters, ({ principal, query }) => deadLetters.listDeadLetters(principal, query));
 
 export const requeueDeadLetter = defineOperation(contract.requeueDeadLetter, async ({ principal, params }) => deadLetters.requeueDeadLetter(principal, params.id, await defaultRuntime()));

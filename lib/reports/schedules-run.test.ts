@@ -1,16 +1,19 @@
 import { execFileSync } from "node:child_process";
+import { NextRequest } from "next/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as dashboardsRoute from "@/app/api/v1/custom-dashboards/route";
 import * as publishRoute from "@/app/api/v1/custom-dashboards/[id]/publish/route";
 import * as queryRoute from "@/app/api/v1/custom-dashboards/[id]/query/route";
 import * as deadLettersRoute from "@/app/api/v1/notifications/admin/dead-letters/route";
 import * as fileRoute from "@/app/api/v1/report-files/[token]/route";
+import * as outboxFileRoute from "@/app/api/v1/notifications/admin/demo-outbox/[id]/attachments/[file_id]/route";
 import * as unsubscribeRoute from "@/app/api/v1/report-unsubscribe/[token]/route";
 import type { Principal } from "@/lib/access/roles";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { putChannelConfig } from "@/lib/notifications/admin/channels";
 import { deliveryHealth } from "@/lib/notifications/admin/delivery-health";
+import { listDemoOutbox } from "@/lib/notifications/admin/demo-outbox";
 import { putQuietHours } from "@/lib/notifications/admin/quiet-hours";
 import { manualClock } from "@/lib/notifications/clock";
 import { closeQueue, getQueue } from "@/lib/job-queue";
@@ -430,5 +433,44 @@ describe("scheduled reports: the pipeline", () => {
     expect(d.status).toBe("pending");
     expect(d.reason).toMatch(/^deferred by quiet hours 00:00–23:59/);
     expect(d.nextAttemptAt!.getTime()).toBeGreaterThan(clock.now().getTime());
+  }, 120_000);
+});
+
+describe("scheduled reports: the demo outbox", () => {
+  it("shows a report e-mail's rendered files, opened by admins of every location only, and nothing of them to another organization", async () => {
+    // The organization's e-mail becomes the demo's outbox, as the demo seed makes it (lib/notifications/admin/demo-outbox.ts).
+    await withTenant(admin, (tx) => tx.notificationChannelConfig.update({ where: { orgId_kind: { orgId: admin.orgId, kind: "email" } }, data: { settings: { demo_outbox: true, from: "reports@acme.test" }, secretsEnc: null } }));
+    const schedule = await createReportSchedule(
+      admin,
+      { dashboard_id: dashboardId, name: "Outbox report", cron: "0 8 * * 1", time_zone: "UTC", formats: ["pdf", "png"], filters: FILTERS, paper: "a4", orientation: "portrait", tab: null, width: null, channels: ["email"], user_ids: ["usr_acme_admin"], addresses: [], group_ids: [], shared_location_ids: null, shared_approved: false, paused: false },
+      clock.now(),
+    );
+    clock.set(new Date(clock.now().getTime() + 3600_000));
+    await sendReportNow(admin, schedule.id, rt);
+    await drainQueues(rt);
+    const [delivery] = await deliveriesOf(schedule.id);
+    expect(delivery.reason).toMatch(/^kept in the demo outbox/);
+
+    const outbox = await listDemoOutbox(admin, { limit: 50, offset: 0 });
+    const mail = outbox.items.find((m) => m.id === delivery.id)!;
+    expect(mail.attachments.map((a) => a.content_type).sort()).toEqual(["application/pdf", "image/png"]);
+    const pdf = mail.attachments.find((a) => a.content_type === "application/pdf")!;
+    const token = await tokenFor("acme", "admin");
+    const params = { id: delivery.id, file_id: pdf.file_id };
+    const opened = await outboxFileRoute.GET(new NextRequest(`http://localhost:3000/api/v1/notifications/admin/demo-outbox/${params.id}/attachments/${params.file_id}`, { headers: { authorization: `Bearer ${token}` } }), { params: Promise.resolve(params) });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get("content-disposition")).toBe(`attachment; filename="${pdf.filename.replace(/[^\w.-]/g, "_")}"`);
+    expect(pdfText(Buffer.from(await opened.arrayBuffer()))).toContain("Scheduled sales");
+
+    // An admin limited to some locations: a render of every location is not theirs to open.
+    const eastAdmin: Principal = { ...admin, userId: "usr_acme_east_admin", locationIds: EAST };
+    expect((await listDemoOutbox(eastAdmin, { limit: 50, offset: 0 })).items.find((m) => m.id === delivery.id)?.attachments).toEqual([]);
+    const eastToken = await tokenFor("acme", "admin", { locationIds: EAST });
+    expect((await call(outboxFileRoute.GET, "GET", { token: eastToken, params: { id: delivery.id, file_id: pdf.file_id } })).status).toBe(404);
+    // Another organization: neither the message nor the file exists.
+    const globexToken = await tokenFor("globex", "admin");
+    expect((await call(outboxFileRoute.GET, "GET", { token: globexToken, params: { id: delivery.id, file_id: pdf.file_id } })).status).toBe(404);
+    // A file of another delivery through this one: 404.
+    expect((await call(outboxFileRoute.GET, "GET", { token, params: { id: delivery.id, file_id: "rfl_not_this_one" } })).status).toBe(404);
   }, 120_000);
 });

@@ -79,6 +79,8 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "PUT /api/v1/organization/settings": "organization settings (image origins)",
   "GET /api/v1/notifications/admin/dead-letters": "failed deliveries of organization-wide rules (admin feature, as trigger)",
   "GET /api/v1/notifications/admin/demo-outbox": "the demo's e-mail of organization-wide rules (admin feature, as dead letters)",
+  "GET /api/v1/notifications/admin/demo-outbox/{id}/attachments/{file_id}":
+    "a report file the outbox kept: admins of every location only, 404 for a scoped admin and for another delivery's file (lib/reports/schedules-run.test.ts)",
   "POST /api/v1/notifications/admin/dead-letters/{id}/requeue": "re-sends a delivery",
   "GET /api/v1/notification-channels/delivery-health": "delivery counts per channel",
   "GET /api/v1/notifications/inbox":
