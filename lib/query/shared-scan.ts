@@ -175,6 +175,8 @@ export class SharedScans {
    */
   async rows(widgetId: string, selection: DatasetSelection, run: Run, passThrough: (error: unknown) => boolean): Promise<Record<string, unknown>[] | undefined> {
     const group = this.byWidget.get(widgetId);
+    // The request's run passes the very selection its plan gave the scans; a caller that planned the widget again
+    // (or under other rollups) and reads other rows than the group's runs its own statement instead.
     if (!group || group.failed || scanKey(selection) !== group.key) return undefined;
     group.result ??= run(group.statement.text, group.statement.values);
     try {
