@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { headers } from "next/headers";
+import { findOrganization } from "@/lib/auth/directory";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { isEditor } from "@/lib/dashboards/policy";
 import { isInstanceAdmin } from "@/lib/instance/admins";
@@ -8,6 +9,7 @@ import { SignOutButton } from "@/components/sign-out-button";
 import { SignOutEverywhereButton } from "@/components/sign-out-everywhere-button";
 import { InboxBell } from "@/components/notifications/inbox-bell";
 import { MainNav, type NavLink } from "@/components/main-nav";
+import { OrgTimeZoneProvider } from "@/components/org-time-zone";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -29,6 +31,8 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   const principal = await currentPagePrincipal();
   // Instance admins (migration 0053) make organizations; one primary-key probe per page.
   const instanceAdmin = principal ? await isInstanceAdmin(principal) : false;
+  // Times on every page read in the organization's zone, named (components/org-time-zone.tsx).
+  const timeZone = principal ? ((await findOrganization(principal.orgId))?.timeZone ?? "UTC") : null;
   const links: NavLink[] = principal
     ? [
         { href: "/dashboards/custom", label: "Dashboards" },
@@ -53,24 +57,26 @@ export default async function RootLayout({ children }: { children: React.ReactNo
   return (
     <html lang="en">
       <body>
-        <header className="topbar">
-          <Link href="/" className="brand">Quarry</Link>
-          {principal && <MainNav links={links} />}
-          <div className="who">
-            {principal ? (
-              <>
-                <InboxBell refreshSeconds={60} />
-                <span className="org" data-testid="org-name">{principal.orgName}</span>
-                <span className="role">{principal.role.replace("_", " ")}</span>
-                <SignOutButton />
-                <SignOutEverywhereButton />
-              </>
-            ) : (
-              <Link href="/signin">Sign in</Link>
-            )}
-          </div>
-        </header>
-        <main>{children}</main>
+        <OrgTimeZoneProvider timeZone={timeZone}>
+          <header className="topbar">
+            <Link href="/" className="brand">Quarry</Link>
+            {principal && <MainNav links={links} />}
+            <div className="who">
+              {principal ? (
+                <>
+                  <InboxBell refreshSeconds={60} />
+                  <span className="org" data-testid="org-name">{principal.orgName}</span>
+                  <span className="role">{principal.role.replace("_", " ")}</span>
+                  <SignOutButton />
+                  <SignOutEverywhereButton />
+                </>
+              ) : (
+                <Link href="/signin">Sign in</Link>
+              )}
+            </div>
+          </header>
+          <main>{children}</main>
+        </OrgTimeZoneProvider>
       </body>
     </html>
   );

@@ -6,15 +6,16 @@ import type { ResponseOf } from "@/components/api-client";
 import { useDashboards } from "@/components/api-hooks";
 import { PageNote } from "@/components/page-note";
 import styles from "./dashboards.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 /** Thumbnail cells (columns of 12, rows of 7 px) per data component: a sketch of what the dashboard holds. */
 const THUMB_SPANS: Record<string, [number, number]> = { kpi: [3, 2], echarts: [6, 4], table: [6, 4], tabulator: [12, 3] };
 
-const updatedFormat = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
-
 /** The dashboards the caller may see, as cards; starts from the server render and revalidates (on focus, after edits elsewhere). */
 export function DashboardList({ initial, editor }: { initial: ResponseOf<typeof listDashboards>; editor: boolean }) {
   const page = useDashboards(initial).data ?? initial;
+  const timeZone = useOrgTimeZone();
   const { items } = page;
   return (
     <>
@@ -49,7 +50,7 @@ export function DashboardList({ initial, editor }: { initial: ResponseOf<typeof 
                     </span>
                   </div>
                   <div className={styles.listMeta}>
-                    <span>Updated {updatedFormat.format(new Date(d.updated_at))} UTC</span>
+                    <span>Updated {formatInstant(d.updated_at, timeZone)}</span>
                   </div>
                 </Link>
               </li>

@@ -6,6 +6,8 @@ import { embedDashboard, type EmbedResponse } from "@/lib/dashboards/contract";
 import { callApi } from "@/components/api-client";
 import { decodeFilterValue } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 interface EmbedDialogProps {
   dashboardId: string;
@@ -28,6 +30,7 @@ const EXPIRY_CHOICES = [
 /** Creates an embed grant (locked filters, partner origins, expiry) and shows the iframe snippet to copy. */
 export function EmbedDialog({ dashboardId, published, allowEmbed, filterWidgets }: EmbedDialogProps) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const timeZone = useOrgTimeZone();
   const [locked, setLocked] = useState<Record<string, string>>({});
   const [origins, setOrigins] = useState("");
   const [expiresIn, setExpiresIn] = useState(24 * 3600);
@@ -120,7 +123,7 @@ export function EmbedDialog({ dashboardId, published, allowEmbed, filterWidgets 
           {answer && (
             <div className={styles.field}>
               <label className={styles.field}>
-                <span>Iframe snippet (valid until {new Date(answer.expires_at).toLocaleString()})</span>
+                <span>Iframe snippet (valid until {formatInstant(answer.expires_at, timeZone)})</span>
                 <textarea className={styles.snippet} readOnly value={answer.iframe} data-testid="embed-snippet" onFocus={(e) => e.currentTarget.select()} />
               </label>
               <span className={styles.hint}>

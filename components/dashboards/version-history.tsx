@@ -5,6 +5,8 @@ import { diffVersions, listVersions, restoreVersion, type DiffEntry, type Versio
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
 import styles from "./version-history.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 interface VersionHistoryProps {
   dashboardId: string;
@@ -73,6 +75,7 @@ export function VersionHistory({ dashboardId, publishedVersion }: VersionHistory
 
 function VersionRow({ version: v, selected, busy, onDiff, onRestore }: { version: VersionSummary; selected: boolean; busy: boolean; onDiff: () => void; onRestore: (publish: boolean) => void }) {
   const who = v.published_by.name ?? v.published_by.id;
+  const timeZone = useOrgTimeZone();
   return (
     <li className={styles.version} aria-current={selected} data-testid={`version-${v.version}`}>
       <div className={styles.versionHead}>
@@ -80,7 +83,7 @@ function VersionRow({ version: v, selected, busy, onDiff, onRestore }: { version
         {v.is_published && <span className="chip good">live</span>}
         {v.restored_from !== null && <span className="chip">restores {v.restored_from}</span>}
         <span className="muted">
-          {new Date(v.published_at).toLocaleString()} · {who}
+          {formatInstant(v.published_at, timeZone)} · {who}
           {v.published_by.kind === "api_key" ? " (API key)" : ""}
         </span>
       </div>

@@ -6,6 +6,8 @@ import { ApiClientError } from "@/components/api-client";
 import { formatBytes } from "@/components/documents/format";
 import { refusalOf, type DataApi, type DataTable, type TableReaderView } from "./data-api";
 import styles from "./data.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 const READER_KIND: Record<TableReaderView["kind"], string> = { dashboard: "Dashboard", embed: "Embed of", alert_rule: "Alert rule" };
 
@@ -18,6 +20,7 @@ export interface TableListProps {
 
 /** The organization's tables: columns and types, rows, size, last load, who reads each; admins drop them. */
 export function TableList({ api, tables, canManage, onChanged }: TableListProps) {
+  const timeZone = useOrgTimeZone();
   const [refused, setRefused] = useState<{ table: string; readers: TableReaderView[]; message: string } | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -103,7 +106,7 @@ export function TableList({ api, tables, canManage, onChanged }: TableListProps)
                   </td>
                   <td className={styles.number}>{table.row_count.toLocaleString()}</td>
                   <td className={`${styles.number} ${styles.wideOnly}`}>{formatBytes(table.bytes)}</td>
-                  <td className={styles.wideOnly}>{table.last_load_at ? new Date(table.last_load_at).toLocaleString() : "—"}</td>
+                  <td className={styles.wideOnly}>{formatInstant(table.last_load_at, timeZone)}</td>
                   <td>
                     {table.readers.length === 0 ? (
                       <span className="muted">Nothing yet</span>

@@ -10,6 +10,8 @@ import { fetchRecord, removeIndex, startIndexing, type EmbeddingView } from "./i
 import { IndexState } from "./index-state";
 import { createRecord, deleteRecord, precheckFile, requestDownloadUrl, sendFile } from "./upload-file";
 import styles from "./documents.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 type List = z.infer<typeof DocumentList>;
 type Constraints = z.infer<typeof UploadConstraints>;
@@ -41,6 +43,7 @@ export interface DocumentsClientProps {
 }
 
 export function DocumentsClient({ initial, constraints, canManage, pageSize, searchPanel, embedding: initialEmbedding }: DocumentsClientProps) {
+  const timeZone = useOrgTimeZone();
   const [query, setQuery] = useState("");
   const [status, setStatus] = useState<"" | DocumentStatus>("");
   // The list follows indexing and other admins' uploads by polling (faster while anything indexes, see useDocuments).
@@ -264,7 +267,7 @@ export function DocumentsClient({ initial, constraints, canManage, pageSize, sea
                       <span className={`chip ${STATUS_TONE[doc.status]}`} data-testid="status-chip">{doc.status}</span>
                       <IndexState doc={doc} activeModel={embedding.model} error={indexErrors[doc.id] ?? null} />
                     </td>
-                    <td className={styles.wideOnly}>{doc.uploaded_at ? new Date(doc.uploaded_at).toLocaleString() : "—"}</td>
+                    <td className={styles.wideOnly}>{formatInstant(doc.uploaded_at, timeZone)}</td>
                     <td>
                       <div className={styles.actions}>
                         <button type="button" className="button" disabled={!doc.checksum_sha256} onClick={() => void download(doc)}>Download</button>

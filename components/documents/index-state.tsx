@@ -1,5 +1,7 @@
 import type { DocumentRecord } from "@/lib/documents/contract";
 import styles from "./documents.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 /**
  * What the search index of a document is doing: live progress while
@@ -7,6 +9,7 @@ import styles from "./documents.module.css";
  * indexed with another model than the active one), and why it failed.
  */
 export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; activeModel: string; error: string | null }) {
+  const timeZone = useOrgTimeZone();
   const modelStale = doc.index_model_stale && doc.status !== "indexing";
   const job = doc.index_job;
   const queued = job?.state === "queued" && doc.status !== "indexing";
@@ -17,7 +20,7 @@ export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; a
       {queued && (
         <span className="muted" data-testid="index-queued" title={job.reason ?? undefined}>
           {job.attempts > 0 && job.next_attempt_at
-            ? `Attempt ${job.attempts} failed; retrying at ${new Date(job.next_attempt_at).toLocaleTimeString()}`
+            ? `Attempt ${job.attempts} failed; retrying at ${formatInstant(job.next_attempt_at, timeZone)}`
             : job.reason?.startsWith("waiting")
               ? "Queued: waiting for other documents to finish"
               : "Queued for indexing"}
@@ -41,7 +44,7 @@ export function IndexState({ doc, activeModel, error }: { doc: DocumentRecord; a
         </div>
       )}
       {doc.status === "indexed" && (
-        <span className="muted" data-testid="chunk-count" title={doc.indexed_at ? `Indexed ${new Date(doc.indexed_at).toLocaleString()} with ${doc.index_model}` : undefined}>
+        <span className="muted" data-testid="chunk-count" title={doc.indexed_at ? `Indexed ${formatInstant(doc.indexed_at, timeZone)} with ${doc.index_model}` : undefined}>
           {doc.chunk_count} chunk{doc.chunk_count === 1 ? "" : "s"}
         </span>
       )}

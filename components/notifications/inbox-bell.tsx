@@ -6,6 +6,8 @@ import { markInboxRead, type InboxItemView } from "@/lib/notifications/contract"
 import { callApi } from "@/components/api-client";
 import { useInbox } from "@/components/api-hooks";
 import styles from "./notifications.module.css";
+import { formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 
 type InboxItem = z.output<typeof InboxItemView>;
 
@@ -34,6 +36,7 @@ function BellIcon() {
  */
 export function InboxBell({ refreshSeconds = 60 }: Props) {
   const inbox = useInbox(refreshSeconds, INBOX_PAGE_SIZE);
+  const timeZone = useOrgTimeZone();
   const items = inbox.data?.items ?? [];
   const unread = inbox.data?.unread ?? 0;
   const failed = inbox.error !== undefined;
@@ -91,7 +94,7 @@ export function InboxBell({ refreshSeconds = 60 }: Props) {
                   <span>{item.title}</span>
                 </div>
                 <div className={styles.itemMeta}>
-                  <span className={`chip ${SEVERITY_TONE[item.severity] ?? ""}`}>{item.severity}</span> {new Date(item.created_at).toLocaleString()}
+                  <span className={`chip ${SEVERITY_TONE[item.severity] ?? ""}`}>{item.severity}</span> {formatInstant(item.created_at, timeZone)}
                   {item.read_at ? "" : " · click to mark read"}
                 </div>
                 <div className={styles.body}>{item.body}</div>

@@ -4,7 +4,8 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useSearchParams } from "next/navigation";
 import { callApi } from "@/components/api-client";
 import { useApiRead } from "@/components/api-hooks";
-import { cronInWords, formatInstant, readerTimeZone } from "@/lib/dashboards/format";
+import { cronInWords, formatInstant } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
 import { FILTER_PARAM_PREFIX, decodeFilterValue } from "@/lib/dashboards/wiring";
 import { createReportSchedule, listReportEmailGroups, listReportSchedules } from "@/lib/reports/schedules-contract";
 import { ReportSchedulesTable } from "./report-schedules-table";
@@ -40,6 +41,8 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
   const [name, setName] = useState("");
   const [preset, setPreset] = useState(PRESETS[0].cron);
   const [cron, setCron] = useState(PRESETS[0].cron);
+  // A new schedule runs in the organization's zone unless the editor picks another (what the API defaults to as well).
+  const orgTimeZone = useOrgTimeZone();
   const [timeZone, setTimeZone] = useState("");
   const [formats, setFormats] = useState<Set<"pdf" | "png">>(new Set(["pdf"]));
   const [channels, setChannels] = useState<Set<"email" | "slack" | "webhook">>(new Set(["email"]));
@@ -61,7 +64,7 @@ export function ScheduleReportDialog({ dashboardId, published, filterWidgets }: 
   };
 
   function show() {
-    setTimeZone((z) => z || readerTimeZone());
+    setTimeZone((z) => z || orgTimeZone);
     // The filters on screen, as the page's URL holds them (text as typed, anything else JSON: what the boxes below take).
     setFilters(Object.fromEntries(filterWidgets.flatMap((f) => (search.has(FILTER_PARAM_PREFIX + f.id) ? [[f.id, search.get(FILTER_PARAM_PREFIX + f.id)!]] : []))));
     setOpen(true);
