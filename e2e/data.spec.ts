@@ -88,10 +88,7 @@ test("a value that does not fit its column is refused naming its row, column and
   expect(errors.filter((e) => !e.includes("status of 422"))).toEqual([]);
 });
 
-// fixme: the names complete now (autocompletion's override). On the embedded engine the saved widget over a table loaded a
-// moment before answers only after about 32 s (the analytics copy catching up), past this spec's bound; and the
-// refused drop's 409 shows as a console line this spec counts as an error. Both are issue 42's open points.
-test.fixme("a widget over the table is built in the editor, its names checked and completed, and shows the table's numbers", async ({ page }) => {
+test("a widget over the table is built in the editor, its names checked and completed, and shows the table's numbers", async ({ page }) => {
   const errors = watchErrors(page);
   const slug = `spend-${run}`;
   const start = `version: "1.0"
@@ -161,7 +158,9 @@ spec:
   await row.getByRole("button", { name: `Drop ${TABLE}` }).click();
   await expect(row.getByTestId("drop-refused")).toContainText(`Spend ${run}`);
   await expect(row).toBeVisible();
-  expect(errors).toEqual([]);
+  // The refused drop's own 409 is logged by the browser itself ("Failed to load resource", for any answer of 400 or
+  // more); the page handles it (the readers listed). Nothing else may fail.
+  expect(errors.filter((e) => !e.includes("status of 409"))).toEqual([]);
 });
 
 test("on a phone the review fits the screen: the preview scrolls inside its box, the form stacks", async ({ browser }) => {

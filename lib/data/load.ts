@@ -77,7 +77,8 @@ export interface LoadReport {
 export const BAD_ROWS_REPORTED = 1_000;
 /** A staging COPY is sent when it holds this much (bounds the memory a load holds at once). */
 const COPY_CHUNK_BYTES = 4 * 1024 * 1024;
-const STAGING = "quarry_load_staging";
+/** Qualified by pg_temp: its definitions are then known to be temporary ones, which the embedded analytics copy ignores (lib/db/analytics-copy.ts). */
+const STAGING = "pg_temp.quarry_load_staging";
 /** Staged rows (by ordinal) one statement of the move inserts: a few seconds' work on the embedded engine at most. */
 const MOVE_BATCH_ROWS = 50_000;
 

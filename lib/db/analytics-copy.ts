@@ -2,6 +2,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { log } from "@/lib/log";
 import { EmbeddedEngine } from "./embedded-engine";
 import { PrismaClient } from "./generated/client";
+import { ORG_SCHEMA_PREFIX, READER_TABLES } from "./warehouse";
 
 /** The limit for analytics statements that set none; user SQL always sets its own (withTenant). */
 const ANALYTICS_DEFAULT_LIMIT_MS = 120_000;
@@ -12,8 +13,28 @@ const ANALYTICS_DEFAULT_LIMIT_MS = 120_000;
  */
 const SPARE_WARM_AFTER_MS = 1_500;
 
+/**
+ * A running idle copy catches up this long after a write the reader sees (a burst of statements, one load's
+ * batches, is one catch-up), so the next reader finds it fresh instead of waiting for it.
+ */
+const CATCH_UP_AFTER_MS = 200;
+/** Write generations remembered with what they changed; a copy further behind is taken whole. */
+const CHANGES_KEPT = 1_000;
+
+/**
+ * A reader table as its change notice names it (`schema.table`, format's %I quoting, migration
+ * 0054): a table of the declaration's READER_TABLES in `public`, or an organization's own table.
+ * Anything else is not proven to be a table the copy keeps, so it makes the copy whole again.
+ */
+const NOTICED_TABLE = new RegExp(`^(?:public\\.("?)(${Object.keys(READER_TABLES).join("|")})\\1|${ORG_SCHEMA_PREFIX}[0-9a-f]{16}\\.("?)[a-z_][a-z0-9_]{0,62}\\3)$`);
+
 /** Schema, function and privilege changes (migrations, tests' helper functions). */
 const DEFINITION_CHANGE = /(?:^|;)\s*(?:CREATE|ALTER|DROP|GRANT|REVOKE)\s/i;
+/**
+ * One statement that defines only a temporary object (a load's staging table, its index and grant):
+ * the session's own, never in a copy. Told by its text: CREATE TEMP, or its one object qualified by pg_temp.
+ */
+const TEMPORARY_DEFINITION = /^\s*(?:CREATE\s+(?:TEMP|TEMPORARY)\s+TABLE\s|(?:CREATE\s+(?:UNIQUE\s+)?INDEX|GRANT)(?:\s[^;]*?)?\sON\s+(?:TABLE\s+)?pg_temp\.[a-z_][a-z0-9_]*\s)[^;]*;?\s*$/i;
 
 /**
  * Empties, in an analytics copy, every table the reader role may not read: users, sessions, keys,
@@ -89,6 +110,11 @@ export interface AnalyticsCopyOptions {
 export class AnalyticsCopy {
   /** Counts the primary's writes that reader copies must see. */
   private generation = 0;
+  /** What each recent generation changed: one reader table's rows, or `"all"` (a definition, an unnamed table). */
+  private readonly changes = new Map<number, string>();
+  /** The primary engine, known from the first lease: idle copies catch up from it. */
+  private primary?: EmbeddedEngine;
+  private catchUpTimer?: NodeJS.Timeout;
   private readonly replicas: Replica[];
   private closed = false;
 
@@ -109,23 +135,75 @@ export class AnalyticsCopy {
     return this.replicas[0].engine;
   }
 
+  /** How many running analytics engines hold a copy older than the primary's last write the reader sees (tests). */
+  get behind(): number {
+    return this.replicas.filter((replica) => replica.engine && replica.copied !== this.generation).length;
+  }
+
   /** How many analytics engine processes run now (tests, benches). */
   get running(): number {
     return this.replicas.filter((replica) => replica.engine).length;
   }
 
   noteStatement(text: string): void {
-    if (DEFINITION_CHANGE.test(text)) this.generation++;
+    if (DEFINITION_CHANGE.test(text) && !TEMPORARY_DEFINITION.test(text)) this.noteChange("all");
   }
 
-  /** A statement on the primary wrote a table the reader reads (its trigger's notice, READER_TABLES_CHANGED in warehouse.ts). */
-  noteReaderTablesChanged(): void {
-    this.generation++;
+  /**
+   * A statement on the primary wrote a table the reader reads (its trigger's notice, READER_TABLES_CHANGED in
+   * warehouse.ts); `table` is the notice's detail, `schema.table`.
+   */
+  noteReaderTablesChanged(table: string | undefined): void {
+    this.noteChange(table !== undefined && NOTICED_TABLE.test(table) ? table : "all");
+  }
+
+  private noteChange(change: string): void {
+    this.changes.set(++this.generation, change);
+    this.changes.delete(this.generation - CHANGES_KEPT);
+    this.scheduleCatchUp();
+  }
+
+  private scheduleCatchUp(): void {
+    if (this.catchUpTimer || !this.primary || this.closed) return;
+    this.catchUpTimer = setTimeout(() => {
+      this.catchUpTimer = undefined;
+      this.catchUp();
+    }, CATCH_UP_AFTER_MS);
+    this.catchUpTimer.unref();
+  }
+
+  /** Running engines nobody holds take the writes they miss now (a lease would wait for them otherwise). */
+  private catchUp(): void {
+    const primary = this.primary;
+    if (this.closed || !primary) return;
+    for (const replica of this.replicas) {
+      if (!replica.engine || replica.preparing || replica.stopping || replica.leases > 0 || replica.copied === this.generation) continue;
+      replica.preparing = this.refresh(replica, primary)
+        .catch((error: unknown) => log.warn("analytics copy did not catch up", { engine: replica.index, error: (error as Error).message }))
+        .finally(() => {
+          replica.preparing = undefined;
+          // Written to again meanwhile: the timer that write set found this engine busy.
+          if (replica.copied !== this.generation) this.scheduleCatchUp();
+        });
+    }
+  }
+
+  /** The tables whose rows changed since `copied`, or undefined when the copy must be taken whole. */
+  private changedSince(copied: number): string[] | undefined {
+    if (copied < 0 || this.generation - copied >= CHANGES_KEPT) return undefined;
+    const tables = new Set<string>();
+    for (let generation = copied + 1; generation <= this.generation; generation++) {
+      const change = this.changes.get(generation);
+      if (change === undefined || change === "all") return undefined;
+      tables.add(change);
+    }
+    return [...tables];
   }
 
   /** An engine's client on a copy no older than the last write the reader role could see, held until `release`. */
   async lease(primary: EmbeddedEngine): Promise<ReaderLease> {
     if (this.closed) throw new Error("the embedded database is closed");
+    this.primary = primary;
     const replica = this.pick();
     replica.leases++;
     clearTimeout(replica.idleTimer);
@@ -156,6 +234,7 @@ export class AnalyticsCopy {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.catchUpTimer);
     await Promise.all(
       this.replicas.map(async (replica) => {
         clearTimeout(replica.idleTimer);
@@ -194,19 +273,26 @@ export class AnalyticsCopy {
   private scheduleStop(replica: Replica): void {
     if (this.closed) return;
     clearTimeout(replica.idleTimer);
-    replica.idleTimer = setTimeout(() => {
-      if (replica.leases > 0 || replica.preparing || !replica.engine) return;
-      const { engine, client } = replica;
-      replica.engine = undefined;
-      replica.client = undefined;
-      replica.copied = -1;
-      replica.stopping = (async () => {
-        await client?.$disconnect();
-        await engine.close();
-        log.info("analytics engine stopped when idle", { engine: replica.index });
-      })().finally(() => (replica.stopping = undefined));
-    }, this.options.idleMs);
+    replica.idleTimer = setTimeout(() => this.stopIfIdle(replica), this.options.idleMs);
     replica.idleTimer.unref();
+  }
+
+  private stopIfIdle(replica: Replica): void {
+    if (this.closed || replica.leases > 0 || !replica.engine) return;
+    // Catching up (no lease holds it): stopped once that ends, unless a reader took it meanwhile.
+    if (replica.preparing) {
+      void replica.preparing.catch(() => undefined).then(() => this.stopIfIdle(replica));
+      return;
+    }
+    const { engine, client } = replica;
+    replica.engine = undefined;
+    replica.client = undefined;
+    replica.copied = -1;
+    replica.stopping = (async () => {
+      await client?.$disconnect();
+      await engine.close();
+      log.info("analytics engine stopped when idle", { engine: replica.index });
+    })().finally(() => (replica.stopping = undefined));
   }
 
   private async refresh(replica: Replica, primary: EmbeddedEngine): Promise<void> {
@@ -228,10 +314,49 @@ export class AnalyticsCopy {
       replica.engine = engine;
       replica.client = new PrismaClient({ adapter: new PrismaPg(engine.pool) });
     } else {
+      const tables = this.changedSince(replica.copied);
+      try {
+        if (tables) {
+          await copyTables(primary, replica.engine, tables);
+          replica.copied = generation;
+          log.info("analytics copy refreshed", { engine: replica.index, tables: tables.length, ms: Date.now() - started });
+          return;
+        }
+      } catch (error) {
+        // Rolled back on the copy: it holds what it held, and is taken whole instead.
+        log.warn("analytics copy of changed tables failed", { engine: replica.index, error: (error as Error).message });
+      }
       await replica.engine.reload((target) => primary.snapshot(target));
     }
     await replica.engine.pool.query(STRIP_TO_READER_TABLES);
     replica.copied = generation;
     log.info("analytics copy refreshed", { engine: replica.index, ms: Date.now() - started });
+  }
+}
+
+/**
+ * Takes again only the tables whose rows changed (no definition did): their rows read from the
+ * primary at one point of its history, then swapped in on the copy in one transaction, so a reader
+ * of the copy sees every table as before or every one as now, never half a load. Replication role:
+ * the copy's foreign keys and triggers stay quiet while a referenced table is emptied and filled
+ * (the primary already held its rows to them). 1,000 rows: about 0.1 s instead of 7 s for a whole
+ * copy and an engine restart (docs/data.md, "Freshness on the embedded engine").
+ */
+async function copyTables(primary: EmbeddedEngine, copy: EmbeddedEngine, tables: readonly string[]): Promise<void> {
+  const rows = await primary.exportTables(tables);
+  const client = await copy.pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SET LOCAL session_replication_role = replica");
+    for (const [table, data] of rows) {
+      await client.query(`DELETE FROM ${table}`);
+      await copy.copyInSession(`COPY ${table} FROM STDIN WITH (FORMAT binary)`, data);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
   }
 }

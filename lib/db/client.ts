@@ -115,7 +115,7 @@ async function openDatabase(): Promise<Database> {
     dataDir: cfg.database.dir,
     defaultLimitMs: EMBEDDED_DEFAULT_LIMIT_MS,
     onStatement: (text) => analytics?.noteStatement(text),
-    onReaderTablesChanged: () => analytics?.noteReaderTablesChanged(),
+    onReaderTablesChanged: (table) => analytics?.noteReaderTablesChanged(table),
     // With analytics engines beside it the primary serves small reads and writes (sessions, jobs,
     // documents), not warehouse scans: a quarter of PGlite's 128 MB of buffers, which a page held
     // once would keep in the always-running process for good (bench/embedded-memory.ts).

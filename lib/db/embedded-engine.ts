@@ -38,8 +38,8 @@ export interface EmbeddedEngineOptions {
   niceness?: number;
   /** Sees the text of every statement sent (after it is sent): how the analytics copy learns of changed definitions. */
   onStatement?: (text: string) => void;
-  /** A statement wrote a table the reader reads (its trigger's notice, READER_TABLES_CHANGED). */
-  onReaderTablesChanged?: () => void;
+  /** A statement wrote a table the reader reads (its trigger's notice, READER_TABLES_CHANGED; `table` its detail, `schema.table`, when given). */
+  onReaderTablesChanged?: (table: string | undefined) => void;
   /** PostgreSQL's shared_buffers in MB (PGlite's default is 128): pages it caches stay in the process's heap for good. */
   sharedBuffersMb?: number;
 }
@@ -111,8 +111,8 @@ export class EmbeddedEngine {
   }
 
   /** @internal Called by the pool's clients when a statement's trigger says it wrote a table the reader reads. */
-  noteReaderTablesChanged(): void {
-    this.options.onReaderTablesChanged?.();
+  noteReaderTablesChanged(table: string | undefined): void {
+    this.options.onReaderTablesChanged?.(table);
   }
 
   /** Starts the engine process; resolves once it accepts connections. */
@@ -178,16 +178,32 @@ export class EmbeddedEngine {
     }
   }
 
-  private request(message: Record<string, unknown>): Promise<void> {
+  /**
+   * Each table's rows in binary COPY format, all read at one point of the primary's history: the pool's
+   * one connection is held here, so no transaction is open or starts while they are read (as `snapshot`).
+   * `tables` are qualified names the caller has checked; read as the engine's superuser, past row-level security.
+   */
+  async exportTables(tables: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const client = await this.pool.connect();
+    try {
+      const copies = new Map<string, Uint8Array>();
+      for (const table of tables) copies.set(table, await this.request<Uint8Array>({ type: "copyOut", sql: `COPY (SELECT * FROM ${table}) TO '/dev/blob' WITH (FORMAT binary)` }));
+      return copies;
+    } finally {
+      client.release();
+    }
+  }
+
+  private request<T = void>(message: Record<string, unknown>): Promise<T> {
     const child = this.child;
     if (!child) return Promise.reject(new Error("the embedded database is restarting"));
     const id = ++this.requests;
-    return new Promise<void>((resolve, reject) => {
-      const onMessage = (reply: { type: string; id?: number; error?: string }) => {
+    return new Promise<T>((resolve, reject) => {
+      const onMessage = (reply: { type: string; id?: number; error?: string; data?: T }) => {
         if (reply.id !== id) return;
         child.off("message", onMessage);
         child.off("exit", onExit);
-        if (reply.type === "done") resolve();
+        if (reply.type === "done") resolve(reply.data as T);
         else reject(Object.assign(new Error(reply.error ?? "the engine request failed"), { code: "XX000", severity: "ERROR" }));
       };
       const onExit = () => {
@@ -317,7 +333,7 @@ function watchedClientClass(engine: EmbeddedEngine): typeof pg.Client {
     // A connection lost with its engine (a restart) rejects its query; the event itself is expected.
     client.on("error", () => undefined);
     client.on("notice", (notice) => {
-      if (notice.message === READER_TABLES_CHANGED) engine.noteReaderTablesChanged();
+      if (notice.message === READER_TABLES_CHANGED) engine.noteReaderTablesChanged(notice.detail);
     });
     const connect = client.connect.bind(client) as () => Promise<unknown>;
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;

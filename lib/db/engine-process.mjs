@@ -10,8 +10,8 @@
 // Plain ESM, loaded by path with child_process.fork: Turbopack never bundles it (see
 // lib/documents/extract/pdf-worker.mjs for the same arrangement).
 //
-// Messages: in  {type: "lock", holder} + socket handle | {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "snapshot", id, target} | {type: "close"}
-//           out {type: "ready", bootMs} | {type: "failed", message} | {type: "done" | "failed", id, error?}
+// Messages: in  {type: "lock", holder} + socket handle | {type: "open", dataDir, socketPath} | {type: "copy", id, sql, data} | {type: "copyOut", id, sql} | {type: "snapshot", id, target} | {type: "close"}
+//           out {type: "ready", bootMs} | {type: "failed", message} | {type: "done" | "failed", id, error?, data?}
 import fs from "node:fs";
 import net from "node:net";
 import { Worker } from "node:worker_threads";
@@ -178,7 +178,7 @@ async function close() {
 
 function reply(id, work) {
   work.then(
-    () => process.send?.({ type: "done", id }),
+    (data) => process.send?.({ type: "done", id, data }),
     (error) => process.send?.({ type: "failed", id, error: error instanceof Error ? error.message : String(error) }),
   );
 }
@@ -200,7 +200,10 @@ process.on("message", (message) => {
     });
   } else if (message?.type === "copy") {
     // COPY … FROM '/dev/blob' (see EmbeddedEngine.copyFrom for why not over the socket).
-    reply(message.id, db.query(message.sql, [], { blob: new Blob([message.data]) }));
+    reply(message.id, db.query(message.sql, [], { blob: new Blob([message.data]) }).then(() => undefined));
+  } else if (message?.type === "copyOut") {
+    // COPY … TO '/dev/blob': the rows come back as the result's blob (EmbeddedEngine.exportTables).
+    reply(message.id, db.query(message.sql).then(async (result) => new Uint8Array(await result.blob.arrayBuffer())));
   } else if (message?.type === "snapshot") {
     // Between two statements (the lock PGlite's own queries take): CHECKPOINT writes every dirty
     // buffer, and nothing writes while the folder is copied.
