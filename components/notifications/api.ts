@@ -1,4 +1,5 @@
-import { formatInstant, readerTimeZone } from "@/lib/dashboards/format";
+import { useOrgTimeZone } from "@/components/org-time-zone";
+import { formatInstant } from "@/lib/dashboards/format";
 
 /**
  * Runs a typed-client call (components/api-client.ts) for a form: its result, or the error's text
@@ -12,5 +13,8 @@ export async function attempt<T>(call: () => Promise<T>): Promise<{ ok: true; da
   }
 }
 
-/** A timestamp as the admin page shows it: in the reader's zone, the zone named (the one formatter, formatInstant). */
-export const when = (iso: string | null) => formatInstant(iso, readerTimeZone());
+/** How the admin page shows a timestamp: in the organization's zone, the zone named (the one formatter, formatInstant). */
+export function useWhen(): (iso: string | null) => string {
+  const timeZone = useOrgTimeZone();
+  return (iso) => formatInstant(iso, timeZone);
+}

@@ -4,7 +4,7 @@ import { useState } from "react";
 import { testChannel, type listChannelConfigs } from "@/lib/notifications/contract";
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { channelLabel } from "@/lib/notifications/channel-kinds";
-import { when } from "../api";
+import { useWhen } from "../api";
 import { ChannelEditor } from "../channel-editor";
 import styles from "../notifications.module.css";
 import { type Flash, Result, Table, useActions } from "./parts";
@@ -51,6 +51,7 @@ interface ChannelRowProps {
 }
 
 function ChannelRow({ channel: c, editing, flash, onEdit, onTest, onSaved }: ChannelRowProps) {
+  const when = useWhen();
   const settings = Object.entries(c.config).map(([k, v]) => `${k}: ${String(v)}`).join(" · ");
   return (
     <>

@@ -4,11 +4,12 @@ import { requeueDeadLetter, type listDeadLetters } from "@/lib/notifications/con
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
 import { channelLabel } from "@/lib/notifications/channel-kinds";
-import { when } from "../api";
+import { useWhen } from "../api";
 import styles from "../notifications.module.css";
 import { Result, Table, useActions } from "./parts";
 
 export function DeadLettersSection({ deadLetterPage, refresh }: { deadLetterPage: ResponseOf<typeof listDeadLetters>; refresh: () => void }) {
+  const when = useWhen();
   const { items: deadLetters, total } = deadLetterPage;
   const { flash, act } = useActions(refresh);
   return (

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { createGroupSubscription, deleteGroupSubscription, type listGroupSubscriptions, type RuleView } from "@/lib/notifications/contract";
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
-import { attempt, when } from "../api";
+import { attempt, useWhen } from "../api";
 import styles from "../notifications.module.css";
 import { type Flash, Result, Table, useActions } from "./parts";
 
@@ -13,6 +13,7 @@ type Rule = z.output<typeof RuleView>;
 
 /** E-mail groups: who besides the organization's admins gets a rule's e-mail. `rules`: those that deliver by e-mail. */
 export function GroupsSection({ groupPage, rules, refresh }: { groupPage: ResponseOf<typeof listGroupSubscriptions>; rules: Rule[]; refresh: () => void }) {
+  const when = useWhen();
   const groups = groupPage.items;
   const { flash, act } = useActions(refresh);
   return (

@@ -3,12 +3,13 @@
 import type { deliveryHealth } from "@/lib/notifications/contract";
 import type { ResponseOf } from "@/components/api-client";
 import { channelLabel } from "@/lib/notifications/channel-kinds";
-import { when } from "../api";
+import { useWhen } from "../api";
 import { HealthChart } from "../health-chart";
 import styles from "../notifications.module.css";
 import { StatusChip, Table } from "./parts";
 
 export function HealthSection({ health, hours }: { health: ResponseOf<typeof deliveryHealth>; hours: number }) {
+  const when = useWhen();
   return (
     <section className={styles.section} aria-labelledby="health-h">
       <h2 id="health-h">Delivery health <span className="muted">· last {hours} hours</span></h2>

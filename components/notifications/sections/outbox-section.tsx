@@ -4,12 +4,13 @@ import type { listDemoOutbox } from "@/lib/notifications/contract";
 import type { ResponseOf } from "@/components/api-client";
 import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { picturesIn } from "@/lib/notifications/transports/picture-line";
-import { when } from "../api";
+import { useWhen } from "../api";
 import styles from "../notifications.module.css";
 import { Table } from "./parts";
 
 /** The demo's e-mail and Slack outbox (the first page, newest first). */
 export function OutboxSection({ outbox }: { outbox: ResponseOf<typeof listDemoOutbox> }) {
+  const when = useWhen();
   return (
     <section className={styles.section} aria-labelledby="outbox-h">
       <h2 id="outbox-h">Demo outbox ({outbox.total})</h2>

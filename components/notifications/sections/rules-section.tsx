@@ -7,7 +7,7 @@ import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
 import { channelLabel, type ChannelKind } from "@/lib/notifications/channel-kinds";
 import { cronInWords, formatInstant } from "@/lib/dashboards/format";
-import { when } from "../api";
+import { useWhen } from "../api";
 import { RuleForm, type BaseRule } from "../rule-form";
 import styles from "../notifications.module.css";
 import { Result, Table, useActions } from "./parts";
@@ -91,6 +91,7 @@ const RUN_TEXT = { queued: "queued", fired: "fired", quiet: "nothing to report",
 
 /** What a rule did last: its run's outcome, when, the deliveries per channel, or the evaluation's error (issue 32). */
 function LastRun({ rule }: { rule: Rule }) {
+  const when = useWhen();
   const run = rule.last_run;
   if (!run) return <span className="muted">not run yet</span>;
   const byChannel = new Map<string, string[]>();

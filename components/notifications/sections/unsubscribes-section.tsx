@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { createUnsubscribe, deleteUnsubscribe, type GroupSubscriptionView, type listUnsubscribes, type RuleView } from "@/lib/notifications/contract";
 import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
-import { attempt, when } from "../api";
+import { attempt, useWhen } from "../api";
 import styles from "../notifications.module.css";
 import { type Flash, Result, Table, useActions } from "./parts";
 
@@ -21,6 +21,7 @@ interface UnsubscribesSectionProps {
 }
 
 export function UnsubscribesSection({ unsubscribePage, rules, groups, refresh }: UnsubscribesSectionProps) {
+  const when = useWhen();
   const unsubscribes = unsubscribePage.items;
   const { flash, act } = useActions(refresh);
   return (
