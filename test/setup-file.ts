@@ -1,6 +1,5 @@
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
 import { appSecretSingleton } from "@/lib/secrets";
@@ -8,6 +7,7 @@ import { issuerKeySingleton } from "@/lib/auth/local-issuer";
 import { configSingleton } from "@/lib/config";
 import { closeDb } from "@/lib/db/client";
 import { TEMPLATE_DB, TEST_DB_PREFIX, createDatabase, databaseUrl, dropDatabase } from "./pg-test-db";
+import { TEST_FOLDER_PREFIX, testFolderRoot } from "./test-folders";
 
 // Each test file gets its own copy of the seeded template database and a fresh configuration.
 const onPostgres = process.env.QUARRY_TEST_ENGINE === "postgres";
@@ -15,7 +15,7 @@ const template = process.env.QUARRY_TEST_TEMPLATE;
 if (!onPostgres && !template) throw new Error("QUARRY_TEST_TEMPLATE is not set; run tests through vitest (test/global-setup.ts)");
 
 await closeDb();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quarry-test-"));
+const dir = fs.mkdtempSync(path.join(testFolderRoot(), TEST_FOLDER_PREFIX));
 const database = `${TEST_DB_PREFIX}${crypto.randomBytes(6).toString("hex")}`;
 if (onPostgres) {
   await createDatabase(database, TEMPLATE_DB);
