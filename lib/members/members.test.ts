@@ -278,10 +278,25 @@ describe("members", () => {
     const both = await Promise.all([patch(second.id, { role: "analyst" }), patch("usr_acme_admin", { role: "analyst" }, secondToken)]);
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
     expect(await admins()).toHaveLength(1);
-    const survivor = (await admins())[0];
-    // Restore the seeded admin for the tests after this one.
-    if (survivor !== "usr_acme_admin") await system.query("UPDATE users SET role = 'admin' WHERE id = 'usr_acme_admin'");
-    if (survivor === "usr_acme_admin") await system.query("UPDATE users SET role = 'analyst' WHERE id = $1", [second.id]);
+    // Restore the seeded admin as the only one for the tests after this one, whichever of the two survived.
+    await system.query("UPDATE users SET role = CASE WHEN id = 'usr_acme_admin' THEN 'admin' ELSE 'analyst' END WHERE id IN ('usr_acme_admin', $1)", [second.id]);
+  });
+
+  it("the last admin of every location cannot be narrowed to some locations; an admin of some locations does not count", async () => {
+    const { system } = await getDb();
+    // An admin of New York only cannot administer people, so they do not keep the organization's people admin.
+    const scoped = await inviteAndAccept("admin", ["loc_acme_nyc"]);
+    const narrowed = await patch("usr_acme_admin", { location_ids: ["loc_acme_nyc"] });
+    expect(narrowed.status, narrowed.text).toBe(409);
+    expect(narrowed.json.detail).toMatch(/last active admin of every location cannot be narrowed/);
+    expect((await patch("usr_acme_admin", { role: "admin", location_ids: [] })).status).toBe(200);
+    const [seeded] = await system.query<{ location_ids: string[] }>("SELECT location_ids FROM users WHERE id = 'usr_acme_admin'");
+    expect(seeded.location_ids).toEqual([]);
+    // Once the scoped admin has every location, either of the two may be narrowed, and the other one then may not.
+    expect((await patch(scoped.id, { location_ids: [] })).status).toBe(200);
+    expect((await patch(scoped.id, { location_ids: ["loc_acme_nyc"] })).status).toBe(200);
+    expect((await patch("usr_acme_admin", { location_ids: ["loc_acme_nyc"] })).status).toBe(409);
+    await system.query("UPDATE users SET role = 'analyst' WHERE id = $1", [scoped.id]);
   });
 
   it("deletes a member, not yourself, and not one who owns alert rules or report schedules", async () => {

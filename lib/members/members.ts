@@ -53,15 +53,22 @@ export async function grantableLocations(tx: TenantTx, ids: readonly string[], f
  * change (PostgreSQL re-checks a locked row's condition after the wait) and is refused.
  */
 async function keepAnAdmin(tx: TenantTx, losing: string, what: string): Promise<void> {
-  if (await isLastActiveAdmin(tx, losing)) throw conflict(`The organization's last active admin cannot be ${what}`);
+  if (await isLastOrganizationAdmin(tx, losing)) throw conflict(`The organization's last active admin of every location cannot be ${what}`);
+}
+
+/** Whether a member's row (or a role and locations about to be given) makes an admin of every location (isOrganizationAdmin). */
+export function adminOfEveryLocation(member: { role: string; locationIds: readonly string[] }): boolean {
+  return member.role === "admin" && member.locationIds.length === 0;
 }
 
 /**
- * Whether `id` is the organization's only active admin, with the active admins' rows locked until the transaction
- * ends: the one rule for every change that could take an admin away (an admin's change here, SSO's role mapping).
+ * Whether `id` is the organization's only active admin of every location, with those admins' rows locked until the
+ * transaction ends: the one rule for every change that could take away the last person who administers people
+ * and places (an admin's change here, SSO's role mapping). An admin of some locations does not count: they
+ * cannot administer people (requireOrganizationAdmin).
  */
-export async function isLastActiveAdmin(tx: TenantTx, id: string): Promise<boolean> {
-  const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE role = 'admin' AND status = 'active' ORDER BY id FOR UPDATE`;
+export async function isLastOrganizationAdmin(tx: TenantTx, id: string): Promise<boolean> {
+  const admins = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE role = 'admin' AND status = 'active' AND cardinality(location_ids) = 0 ORDER BY id FOR UPDATE`;
   return admins.length <= 1 && admins.some((a) => a.id === id);
 }
 
@@ -82,8 +89,10 @@ export async function updateMember(principal: Principal, id: string, body: Updat
   return withTenant(principal, async (tx) => {
     const current = await tx.user.findUnique({ where: { id } });
     if (!current) throw notFound("Member");
-    const losesAdmin = current.role === "admin" && current.status === "active" && ((body.role !== undefined && body.role !== "admin") || body.status === "deactivated");
-    if (losesAdmin) await keepAnAdmin(tx, id, body.status === "deactivated" ? "deactivated" : "demoted");
+    const staysAdmin = body.status !== "deactivated" && adminOfEveryLocation({ role: body.role ?? current.role, locationIds: body.location_ids ?? current.locationIds });
+    if (current.status === "active" && adminOfEveryLocation(current) && !staysAdmin) {
+      await keepAnAdmin(tx, id, body.status === "deactivated" ? "deactivated" : (body.role ?? "admin") !== "admin" ? "demoted" : "narrowed to some locations");
+    }
     const locationIds = body.location_ids === undefined ? undefined : await grantableLocations(tx, body.location_ids, ["body", "location_ids"]);
     const statusChanges = body.status !== undefined && body.status !== current.status;
     const row = await tx.user.update({

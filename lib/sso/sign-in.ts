@@ -10,7 +10,7 @@ import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
 import { newId } from "@/lib/ids";
 import { log } from "@/lib/log";
-import { isLastActiveAdmin } from "@/lib/members/members";
+import { adminOfEveryLocation, isLastOrganizationAdmin } from "@/lib/members/members";
 import type { RoleMapping } from "./contract";
 import { loadSsoConfig, slugOfProviderId, type SsoConfig } from "./settings";
 
@@ -80,10 +80,11 @@ async function signInOnce(providerId: string, idToken: Record<string, unknown>):
       });
     }
     const current = await tx.user.findUniqueOrThrow({ where: { id: holder.id } });
-    // The organization keeps an admin: a claim that would demote its last one is not applied until another admin
-    // exists (refusing the sign-in instead would lock the organization out of its own people admin).
-    if (current.role === "admin" && access.role !== "admin" && (await isLastActiveAdmin(tx, holder.id))) {
-      log.warn("sso sign-in kept the last admin's role", { org: org.slug, user: holder.id, mapped: access.role });
+    // The organization keeps an admin of every location: a claim that would demote its last one, or narrow them to
+    // some locations, is not applied until another exists (refusing the sign-in instead would lock the organization
+    // out of its own people admin).
+    if (adminOfEveryLocation(current) && !adminOfEveryLocation(access) && (await isLastOrganizationAdmin(tx, holder.id))) {
+      log.warn("sso sign-in kept the last admin's role and locations", { org: org.slug, user: holder.id, mapped: access.role, locations: access.locationIds });
       return tx.user.update({ where: { id: holder.id }, data: { lastSignInAt: new Date() } });
     }
     const changed = current.role !== access.role || [...current.locationIds].sort().join(",") !== access.locationIds.join(",");

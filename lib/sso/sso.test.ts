@@ -32,6 +32,7 @@ const settings = (over: Record<string, unknown> = {}) => ({
   role_mappings: [
     { value: "quarry-admins", role: "admin" },
     { value: "nyc-managers", role: "general_manager", location_ids: ["loc_acme_nyc"] },
+    { value: "nyc-admins", role: "admin", location_ids: ["loc_acme_nyc"] },
   ],
   default_role: "analyst",
   ...over,
@@ -187,7 +188,7 @@ describe("SSO sign-in through next-auth against a real OpenID provider", () => {
     expect(await (await getDb()).system.query("SELECT id FROM users WHERE email = 'dave@acme-sso.test'")).toHaveLength(1);
   });
 
-  it("a claim cannot demote the organization's last active admin; once another admin exists it does", async () => {
+  it("a claim cannot demote the organization's last active admin of every location, nor narrow their locations; once another exists it does", async () => {
     expect((await signInAs("alice")).user).toMatchObject({ role: "admin" });
     const { system } = await getDb();
     const alice = await userByEmail("alice@acme-sso.test");
@@ -198,6 +199,11 @@ describe("SSO sign-in through next-auth against a real OpenID provider", () => {
       const kept = await signInAs("alice");
       expect(kept.user).toMatchObject({ role: "admin" });
       expect(await userByEmail("alice@acme-sso.test")).toMatchObject({ role: "admin", location_ids: alice.location_ids });
+      // Nor narrow them to some locations: an admin of New York only could no longer administer people.
+      idp.accounts.set("alice", { ...idp.accounts.get("alice")!, groups: ["nyc-admins"] });
+      expect((await signInAs("alice")).user).toMatchObject({ role: "admin" });
+      expect(await userByEmail("alice@acme-sso.test")).toMatchObject({ role: "admin", location_ids: [] });
+      idp.accounts.set("alice", { ...idp.accounts.get("alice")!, groups: ["nyc-managers"] });
     } finally {
       await system.query("UPDATE users SET status = 'active' WHERE id = 'usr_acme_admin'");
     }
