@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { Storage, type StorageOptions } from "@google-cloud/storage";
 import type { GcsStorageSettings } from "@/lib/config/storage";
-import { ObjectNotFoundError, assertSafeKey, contentDisposition, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
+import { ObjectNotFoundError, assertSafeKey, assertSafePrefix, contentDisposition, guardedBody, type ListedObject, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
 
 export function gcsClientOptions(settings: GcsStorageSettings["gcs"]): StorageOptions {
   return {
@@ -50,6 +50,17 @@ export class GcsObjectStorage implements ObjectStorage {
 
   async delete(key: string): Promise<void> {
     await this.file(key).delete({ ignoreNotFound: true });
+  }
+
+  /** files.list a page at a time (an unfinished resumable session is no object). */
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    assertSafePrefix(prefix);
+    let pageToken: string | undefined;
+    do {
+      const [files, next] = await this.storage.bucket(this.bucket).getFiles({ prefix, autoPaginate: false, maxResults: 1_000, pageToken });
+      for (const file of files) yield { key: file.name, size: Number(file.metadata.size ?? 0), lastModified: new Date(file.metadata.updated ?? 0) };
+      pageToken = (next as { pageToken?: string } | null)?.pageToken;
+    } while (pageToken);
   }
 
   async signedDownloadUrl(key: string, options: SignedDownloadOptions): Promise<string> {

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { LOCAL_SIGNED_FILE_PATH, signLocalDownload } from "./local-signed-url";
-import { ObjectNotFoundError, assertSafeKey, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
+import { ObjectNotFoundError, assertSafeKey, assertSafePrefix, guardedBody, type ListedObject, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
 
 /**
  * Objects as files under one folder. A write goes to a temporary file in the
@@ -62,6 +62,32 @@ export class LocalObjectStorage implements ObjectStorage {
     await fsp.rm(file, { force: true });
     // Drop the now-empty per-document folder; a non-empty one (another version) stays.
     await fsp.rmdir(path.dirname(file)).catch(() => undefined);
+  }
+
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    assertSafePrefix(prefix);
+    const folder = this.pathOf(prefix.slice(0, -1));
+    // Temporary files of writes in flight live under .tmp at the root, never under a key's folder.
+    yield* this.walk(folder, prefix);
+  }
+
+  private async *walk(folder: string, prefix: string): AsyncIterable<ListedObject> {
+    let entries: fs.Dirent[];
+    try {
+      entries = await fsp.readdir(folder, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const full = path.join(folder, entry.name);
+      if (entry.isDirectory()) yield* this.walk(full, `${prefix}${entry.name}/`);
+      else if (entry.isFile()) {
+        // Deleted since the folder was read: not listed.
+        const stat = await fsp.stat(full).catch(() => undefined);
+        if (stat) yield { key: `${prefix}${entry.name}`, size: stat.size, lastModified: stat.mtime };
+      }
+    }
   }
 
   async signedDownloadUrl(key: string, options: SignedDownloadOptions): Promise<string> {

@@ -1,10 +1,10 @@
 import "server-only";
 import type { Readable } from "node:stream";
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3StorageSettings } from "@/lib/config/storage";
-import { ObjectNotFoundError, assertSafeKey, contentDisposition, guardedBody, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
+import { ObjectNotFoundError, assertSafeKey, assertSafePrefix, contentDisposition, guardedBody, type ListedObject, type ObjectStorage, type PutStreamOptions, type SignedDownloadOptions } from "./object-storage";
 
 /** 8 MiB parts, two in flight: at most ~16 MiB of one upload is in memory at a time. */
 const PART_SIZE = 8 * 1024 * 1024;
@@ -79,6 +79,19 @@ export class S3ObjectStorage implements ObjectStorage {
   async delete(key: string): Promise<void> {
     assertSafeKey(key);
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  /** ListObjectsV2, 1,000 keys a page (a multipart upload in flight is no object until completed). */
+  async *list(prefix: string): AsyncIterable<ListedObject> {
+    assertSafePrefix(prefix);
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const object of page.Contents ?? []) {
+        if (object.Key) yield { key: object.Key, size: Number(object.Size ?? 0), lastModified: object.LastModified ?? new Date(0) };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
   }
 
   async signedDownloadUrl(key: string, options: SignedDownloadOptions): Promise<string> {

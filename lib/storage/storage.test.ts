@@ -73,6 +73,47 @@ function providerContract(name: string, storage: () => ObjectStorage, exists: (k
       expect(await exists("documents/org_acme/doc_4/v1")).toBe(false);
     });
 
+    it("lists the complete objects under a folder, with their size and time, and nothing outside it", async () => {
+      const before = Date.now() - 60_000;
+      await storage().putStream("listing/org_a/one", chunked(bytesOf(10)), PUT);
+      await storage().putStream("listing/org_a/deep/two", chunked(bytesOf(20)), PUT);
+      await storage().putStream("listing/org_b/three", chunked(bytesOf(30)), PUT);
+      await storage().putStream("listing-other/org_a/four", chunked(bytesOf(40)), PUT);
+      // A write in flight is no object yet.
+      const controller = new AbortController();
+      const writing = storage().putStream("listing/org_a/unfinished", Readable.from((async function* () {
+        yield bytesOf(100);
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+      })()), { ...PUT, signal: controller.signal }).catch(() => undefined);
+      const listed = async (prefix: string) => {
+        const out: { key: string; size: number }[] = [];
+        for await (const object of storage().list(prefix)) {
+          expect(object.lastModified.getTime()).toBeGreaterThan(before);
+          out.push({ key: object.key, size: object.size });
+        }
+        return out.sort((a, b) => a.key.localeCompare(b.key));
+      };
+      expect(await listed("listing/")).toEqual([
+        { key: "listing/org_a/deep/two", size: 20 },
+        { key: "listing/org_a/one", size: 10 },
+        { key: "listing/org_b/three", size: 30 },
+      ]);
+      expect(await listed("listing/org_a/")).toEqual([{ key: "listing/org_a/deep/two", size: 20 }, { key: "listing/org_a/one", size: 10 }]);
+      expect(await listed("listing/none/")).toEqual([]);
+      controller.abort();
+      await writing;
+      for (const key of ["listing/org_a/one", "listing/org_a/deep/two", "listing/org_b/three", "listing-other/org_a/four"]) await storage().delete(key);
+      expect(await listed("listing/")).toEqual([]);
+    });
+
+    it("refuses listing prefixes that are no safe folder", async () => {
+      for (const prefix of ["listing", "../", "a//", "/abs/", ""]) {
+        await expect((async () => {
+          for await (const object of storage().list(prefix)) void object;
+        })()).rejects.toThrow(/Unsafe storage key|folder ending/);
+      }
+    });
+
     it("refuses keys that could escape", async () => {
       for (const key of ["../x", "documents/../../etc/passwd", "/abs", "a//b", "a\\b"]) {
         await expect(storage().putStream(key, chunked(bytesOf(10)), PUT)).rejects.toThrow(/Unsafe storage key|escapes/);
