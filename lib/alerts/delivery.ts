@@ -11,7 +11,7 @@ import type { AlertPicture, Runtime } from "@/lib/notifications/pipeline/runtime
 import { loadOptOuts } from "@/lib/notifications/settings/opt-outs";
 import { pictureLine } from "@/lib/notifications/transports/picture-line";
 import { SendError } from "@/lib/notifications/transports/send";
-import { describeScope } from "@/lib/reports/schedules-run";
+import { describeScope, locationNames } from "@/lib/reports/schedules-run";
 import { parseScopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
 import { AlertMessageKind, AlertMessageTarget } from "./contract";
 import type { AlertDelivery } from "./evaluate";
@@ -93,7 +93,7 @@ async function messageText(org: OrgProfile, loaded: Loaded, now: Date): Promise<
     filters: definition.filters,
     dimension: definition.per && message.dimensionValue !== "" ? { column: definition.per, value: message.dimensionValue } : null,
     ...evaluation,
-    scope: describeScope(parseScopeKey(message.scopeKey)!),
+    scope: describeScope(parseScopeKey(message.scopeKey)!, await withTenant({ orgId: org.id }, locationNames)),
   };
   const text = alertText(finding);
   const expiresAt = new Date(now.getTime() + PICTURE_LINK_SECONDS * 1000);

@@ -141,6 +141,8 @@ describe("scheduled reports: each recipient in their own scope", () => {
       ]),
     );
     expect(deliveries.find((d) => d.recipient === "analyst@acme.test")?.reason).toMatch(/may not view this dashboard/);
+    // The message names the recipient's locations as people know them, not by id.
+    expect(deliveries.find((d) => d.recipient === "gm-west@acme.test")?.body).toContain(`in the scope of general manager, locations ${WEST.map((id) => NAMES[id]).join(", ")}.`);
 
     const [east] = pdfAttachments(mailsTo(mailsBefore, "gm@acme.test")[0]);
     const [east2] = pdfAttachments(mailsTo(mailsBefore, "gm-east2@acme.test")[0]);

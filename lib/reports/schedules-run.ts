@@ -32,8 +32,14 @@ interface Target {
   skipReason?: string;
 }
 
-export const describeScope = (scope: ReportScope) =>
-  `${scope.role.replace("_", " ")}, ${scope.locationIds.length > 0 ? `locations ${scope.locationIds.join(", ")}` : "every location"}`;
+/** A scope as a message's reader says it: the role and the locations by name (`names`: id -> name; an unknown id as it is). */
+export const describeScope = (scope: ReportScope, names: ReadonlyMap<string, string>) =>
+  `${scope.role.replace("_", " ")}, ${scope.locationIds.length > 0 ? `locations ${scope.locationIds.map((id) => names.get(id) ?? id).join(", ")}` : "every location"}`;
+
+/** The organization's location names by id, for describeScope. */
+export async function locationNames(tx: TenantTx): Promise<Map<string, string>> {
+  return new Map((await tx.location.findMany({ select: { id: true, name: true } })).map((l) => [l.id, l.name]));
+}
 
 /**
  * Who receives a run and in which scope: each user recipient in their own role and locations (read now, so a
@@ -205,6 +211,7 @@ export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
     // Claiming the run makes a second run of the same job (a redelivered one) fan out nothing.
     const claimed = await tx.reportRun.updateMany({ where: { id: run.id, status: "queued" }, data: { status: "sent", renders, finishedAt: now } });
     if (claimed.count === 0) return null;
+    const names = await locationNames(tx);
     return {
       origin: { reportRunId: run.id, scheduleId: schedule.id },
       subject: `${schedule.name}: ${dashboard?.name ?? "dashboard"}`,
@@ -217,7 +224,7 @@ export async function runReport(rt: Runtime, job: ReportRunJob): Promise<void> {
           recipient: t.recipient,
           skipReason: t.skipReason ?? (denied.has(key) ? `the recipient's role (${t.scope.role}) may not view this dashboard` : undefined),
           reportScope: key,
-          body: `${dashboard?.name ?? "The dashboard"} as of ${formatInstant(run.scheduledFor, schedule.timeZone)}, in the scope of ${describeScope(t.scope)}.`,
+          body: `${dashboard?.name ?? "The dashboard"} as of ${formatInstant(run.scheduledFor, schedule.timeZone)}, in the scope of ${describeScope(t.scope, names)}.`,
         };
       }),
     };
