@@ -6,6 +6,8 @@ import { useApiRead } from "@/components/api-hooks";
 import { ApiKeyScope } from "@/lib/access/api-key-scopes";
 import { createApiKey, listApiKeys, revokeApiKey } from "@/lib/auth/api-keys-contract";
 import { PageNote } from "@/components/page-note";
+import { useOrgTimeZone } from "@/components/org-time-zone";
+import { formatInstant } from "@/lib/dashboards/format";
 
 type KeyList = ResponseOf<typeof listApiKeys>;
 
@@ -19,13 +21,14 @@ const SCOPE_HELP: Record<ApiKeyScope, string> = {
   "data:write": "load tables (uploads, ingest batches) and manage pulls",
 };
 
-/** The same text on the server and in the browser (no locale or time zone of either). */
-const when = (iso: string | null) => (iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "—");
 const message = (error: unknown) => (error instanceof ApiClientError ? error.message : "The server could not be reached");
 
 /** The organization's API keys: create one (shown once), list them, revoke. */
 export function ApiKeysAdmin({ initialKeys, locations, listPage }: { initialKeys: KeyList; locations: { id: string; name: string }[]; listPage: { limit: number; offset: number } }) {
   const keys = useApiRead(listApiKeys, { query: listPage }, { fallbackData: initialKeys });
+  // The same text on the server and in the browser: the organization's zone, named.
+  const timeZone = useOrgTimeZone();
+  const when = (iso: string | null) => formatInstant(iso, timeZone);
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<ApiKeyScope[]>(["dashboards:read"]);
   const [scoped, setScoped] = useState<string[]>([]);
@@ -138,7 +141,7 @@ export function ApiKeysAdmin({ initialKeys, locations, listPage }: { initialKeys
               <td>{k.location_ids ? k.location_ids.map((id) => locationName.get(id) ?? id).join(", ") : "every location"}</td>
               <td>{k.expires_at ? when(k.expires_at) : "never"}</td>
               <td>{when(k.last_used_at)}</td>
-              <td>{when(k.created_at)} <span className="muted">by {k.created_by}</span></td>
+              <td>{when(k.created_at)} <span className="muted">by {k.created_by_name ?? "a former member"}</span></td>
               <td>
                 {k.revoked_at ? (
                   <span className="chip bad">revoked {when(k.revoked_at)}</span>

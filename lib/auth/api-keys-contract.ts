@@ -38,6 +38,7 @@ export const ApiKeySchema = z
     location_ids: z.array(z.string()).nullable().describe("null: every location"),
     expires_at: z.iso.datetime().nullable(),
     created_by: z.string(),
+    created_by_name: z.string().nullable().describe("The creating member's name, as the page shows it; null once that member is gone"),
     created_at: z.iso.datetime(),
     last_used_at: z.iso.datetime().nullable().describe("To the minute"),
     revoked_at: z.iso.datetime().nullable(),

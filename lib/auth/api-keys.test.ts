@@ -39,7 +39,7 @@ describe("API keys: create, list, revoke", () => {
     const made = await createKey({ name: "CI deploy", scopes: ["dashboards:read", "dashboards:write"] });
     expect(made.status, made.text).toBe(201);
     expect(made.json.key).toMatch(/^qk_[0-9a-f]{24}_[A-Za-z0-9_-]{43}$/);
-    expect(made.json).toMatchObject({ name: "CI deploy", scopes: ["dashboards:read", "dashboards:write"], location_ids: null, expires_at: null, created_by: "usr_acme_admin", last_used_at: null, revoked_at: null });
+    expect(made.json).toMatchObject({ name: "CI deploy", scopes: ["dashboards:read", "dashboards:write"], location_ids: null, expires_at: null, created_by: "usr_acme_admin", created_by_name: "Acme Retail Admin", last_used_at: null, revoked_at: null });
     expect(made.json.key.startsWith(made.json.prefix)).toBe(true);
     const secret = made.json.key.slice(made.json.prefix.length);
 
@@ -53,7 +53,8 @@ describe("API keys: create, list, revoke", () => {
     const list = await call(keysRoute.GET, "GET", { token: admin });
     expect(list.status).toBe(200);
     const listed = list.json.items.find((k: { id: string }) => k.id === made.json.id);
-    expect(listed).toMatchObject({ name: "CI deploy", prefix: made.json.prefix });
+    // The page says who made it by name, not by member id.
+    expect(listed).toMatchObject({ name: "CI deploy", prefix: made.json.prefix, created_by_name: "Acme Retail Admin" });
     expect(listed.key).toBeUndefined();
     expect(list.text).not.toContain(secret);
     expect(list.json.total).toBeGreaterThanOrEqual(1);

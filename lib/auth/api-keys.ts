@@ -1,6 +1,6 @@
 import "server-only";
 import { recordAudit } from "@/lib/audit/record";
-import { withTenant } from "@/lib/db/tenant";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { ApiKey } from "@/lib/db/generated/client";
 import { Invalid, notFound } from "@/lib/errors";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
@@ -8,8 +8,8 @@ import type { CreateApiKeyBody } from "./api-keys-contract";
 import { displayPrefix, newApiKey } from "./api-key-secret";
 import type { Principal } from "@/lib/access/roles";
 
-/** A key row as the API shows it: never its hash. */
-function shown(row: ApiKey) {
+/** A key row as the API shows it: never its hash; its creator by name (`names`, creatorNames) where the member is known. */
+function shown(row: ApiKey, names: ReadonlyMap<string, string> = new Map()) {
   return {
     id: row.id,
     name: row.name,
@@ -18,6 +18,7 @@ function shown(row: ApiKey) {
     location_ids: row.locationIds && row.locationIds.length > 0 ? row.locationIds : null,
     expires_at: row.expiresAt,
     created_by: row.createdBy,
+    created_by_name: names.get(row.createdBy) ?? null,
     created_at: row.createdAt,
     last_used_at: row.lastUsedAt,
     revoked_at: row.revokedAt,
@@ -58,17 +59,24 @@ export async function createApiKey(principal: Principal, body: CreateApiKeyBody)
       },
     });
     await recordAudit(tx, { actor: principal, action: "api_key.create", target: { id, name: body.name }, after: shown(created) });
-    return created;
+    return { created, names: await creatorNames(tx, [created]) };
   });
-  return { ...shown(row), key };
+  return { ...shown(row.created, row.names), key };
+}
+
+/** Names of the members who created `rows`, read under RLS (another organization's never resolve). */
+async function creatorNames(tx: TenantTx, rows: readonly ApiKey[]): Promise<Map<string, string>> {
+  const users = await tx.user.findMany({ where: { id: { in: [...new Set(rows.map((r) => r.createdBy))] } }, select: { id: true, name: true } });
+  return new Map(users.map((u) => [u.id, u.name]));
 }
 
 /** The organization's keys, newest first, revoked ones included. */
 export async function listApiKeys(principal: Principal, page: PageQuery) {
-  const [rows, total] = await withTenant(principal, (tx) =>
-    Promise.all([tx.apiKey.findMany({ orderBy: [{ createdAt: "desc" }, { id: "desc" }], ...pageWindow(page) }), tx.apiKey.count()]),
-  );
-  return pageBody(rows.map(shown), total, page);
+  const [rows, total, names] = await withTenant(principal, async (tx) => {
+    const [rows, total] = await Promise.all([tx.apiKey.findMany({ orderBy: [{ createdAt: "desc" }, { id: "desc" }], ...pageWindow(page) }), tx.apiKey.count()]);
+    return [rows, total, await creatorNames(tx, rows)] as const;
+  });
+  return pageBody(rows.map((row) => shown(row, names)), total, page);
 }
 
 /** Revokes a key of the admin's organization (another organization's key is not found); revoking twice is harmless. */
