@@ -124,6 +124,34 @@ test.describe("axe-core finds no critical or serious violation", () => {
   });
 });
 
+test.describe("in the dark colour scheme, axe-core finds no critical or serious violation", () => {
+  // The stylesheet's prefers-color-scheme: dark palette (app/globals.css): contrast is measured again on it.
+  test.use({ colorScheme: "dark" });
+
+  test("on the main pages, the sample dashboard's first tab and the sign-in page", async ({ page, browser }) => {
+    const pages: [string, () => Promise<void>][] = [
+      ["/", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
+      ["/dashboards/custom", () => expect(page.locator(`[data-testid="dashboard-card"][data-slug="${SAMPLE}"]`)).toBeVisible()],
+      ["/documents", () => expect(page.getByRole("heading", { level: 1, name: "Documents" })).toBeVisible()],
+      ["/data", () => expect(page.getByRole("heading", { level: 1, name: "Data" })).toBeVisible()],
+      ["/admin/notifications", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
+      ["/admin/members", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
+      [`/dashboards/custom/${SAMPLE}`, () => dashboardSettled(page)],
+    ];
+    for (const [url, ready] of pages) {
+      await page.goto(url);
+      await ready();
+      expect(await page.evaluate(() => matchMedia("(prefers-color-scheme: dark)").matches)).toBe(true);
+      await expectAccessible(page, `${url} (dark)`);
+    }
+    const visitor = await browser.newPage({ colorScheme: "dark", storageState: { cookies: [], origins: [] } });
+    await visitor.goto("/signin");
+    await expect(visitor.getByRole("button", { name: "Sign in" })).toBeVisible();
+    await expectAccessible(visitor, "/signin (dark)");
+    await visitor.close();
+  });
+});
+
 test.describe("on a phone (390 px)", () => {
   test.use({ viewport: PHONE });
 
