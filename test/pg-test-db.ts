@@ -4,7 +4,9 @@ import pg from "pg";
 /**
  * The PostgreSQL side of the test setup (QUARRY_TEST_ENGINE=postgres): one migrated and seeded
  * template database per run, and a fresh copy of it for each test file (CREATE DATABASE …
- * TEMPLATE is a file copy, far cheaper than migrating and seeding again).
+ * TEMPLATE, far cheaper than migrating and seeding again). The copy is written through the WAL (STRATEGY WAL_LOG,
+ * PostgreSQL's default): FILE_COPY's two checkpoints made each copy and drop wait on the disk, 5.2–6.3 s to create
+ * and 2.0–2.9 s to drop against 2.0–2.9 s and 0.6–0.7 s at load 20 (the 26 MB template).
  */
 export const TEMPLATE_DB = "quarry_test_template";
 export const TEST_DB_PREFIX = "quarry_test_";
@@ -45,7 +47,7 @@ export function quoteIdent(name: string): string {
 export async function createDatabase(name: string, template: string): Promise<void> {
   await withMaintenance(async (client) => {
     await dropWith(client, name);
-    await client.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)} STRATEGY FILE_COPY`);
+    await client.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)} STRATEGY WAL_LOG`);
     await client.query(`COMMENT ON DATABASE ${quoteIdent(name)} IS ${client.escapeLiteral(creatorComment())}`);
   });
 }
