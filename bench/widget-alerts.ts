@@ -7,7 +7,8 @@
 // the result cache emptied first so each round is as cold as the first after a change. Printed: evaluations per second
 // and per round, the dashboard queries a round runs, and the p50/p95 of the sample's dashboard request (the real route
 // handler, a new 31-day range each time, so nothing is cached) idle and while rounds run beside it in the same
-// process, as the embedded worker runs beside the web server (aim: p95 within 1.5x of idle).
+// process, as the embedded worker runs beside the web server (aim: p95 within 1.5x of idle). The rounds run unpaced,
+// then paced as the worker paces them (lib/query/background.ts), each first alone and then beside the requests.
 import { NextRequest } from "next/server";
 import { POST as seedRoute } from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import { POST as queryRoute } from "@/app/api/v1/custom-dashboards/[id]/query/route";
@@ -118,19 +119,23 @@ async function run(engine: string, alertCount: number, requests: number): Promis
 
   const [idle50, idle95] = [pct(idle, 50), pct(idle, 95)];
   console.log(`  dashboard request (${requests} each, cold): idle p50 ${ms(idle50)} p95 ${ms(idle95)}`);
-  // The same rounds with one transaction per alert and per result (as before batching), then batched, in this run.
+  // The same rounds unpaced (as before pacing), then paced as the worker runs them (lib/query/background.ts), in this run.
   const alertIds = (await withTenant({ orgId: "org_acme" }, (tx) => tx.widgetAlert.findMany({ where: { cadenceKind: "on_data_change" }, select: { id: true } }))).map((r) => r.id);
-  for (const [label, transactionBatch] of [["one transaction per alert", 1], ["batched", undefined]] as const) {
+  const round = async (label: string, pacer: null | undefined, index: number) => {
+    forgetDashboardResults("org_acme", dashboard.id);
+    const started = performance.now();
+    const report = await evaluateAlerts("org_acme", alertIds, { trigger: "data_change", occurrence: `data:bench:${label}:${Date.now()}:${index}`, now: new Date(), pacer });
+    return { ms: performance.now() - started, evaluations: report.evaluations.length, queries: report.queries };
+  };
+  for (const [label, pacer] of [["unpaced", null], ["paced", undefined]] as const) {
+    // A round with no viewer beside it: what pacing costs when nobody waits.
+    const alone = await round(`${label}:alone`, pacer, 0);
+    console.log(`  ${label}, no requests beside it: a round of ${alone.evaluations.toLocaleString("en-US")} evaluations in ${(alone.ms / 1000).toFixed(1)} s, ${(alone.evaluations / (alone.ms / 1000)).toFixed(0)} evaluations/s`);
     const rounds: { ms: number; evaluations: number; queries: number }[] = [];
     let requestsDone = false;
     const evaluating = (async () => {
       // Rounds go on while the requests run (and at least one completes), each after a "data change".
-      for (let round = 0; round === 0 || !requestsDone; round++) {
-        forgetDashboardResults("org_acme", dashboard.id);
-        const started = performance.now();
-        const report = await evaluateAlerts("org_acme", alertIds, { trigger: "data_change", occurrence: `data:bench:${label}:${Date.now()}:${round}`, now: new Date(), transactionBatch });
-        rounds.push({ ms: performance.now() - started, evaluations: report.evaluations.length, queries: report.queries });
-      }
+      for (let index = 1; index === 1 || !requestsDone; index++) rounds.push(await round(label, pacer, index));
     })();
     const busy: number[] = [];
     for (let i = 0; i < requests; i++) busy.push(await request());
@@ -139,7 +144,7 @@ async function run(engine: string, alertCount: number, requests: number): Promis
 
     const evaluations = rounds.reduce((n, r) => n + r.evaluations, 0);
     const seconds = rounds.reduce((n, r) => n + r.ms, 0) / 1000;
-    console.log(`  ${label}: ${rounds.length} rounds, ${rounds[0].evaluations.toLocaleString("en-US")} evaluations and ${rounds[0].queries} dashboard queries a round (one per dashboard, filters and scope)`);
+    console.log(`  ${label}, beside requests: ${rounds.length} rounds, ${rounds[0].evaluations.toLocaleString("en-US")} evaluations and ${rounds[0].queries} dashboard queries a round (one per dashboard, filters and scope)`);
     console.log(`    evaluations per second: ${(evaluations / seconds).toFixed(0)} (a round of all ${alertCount.toLocaleString("en-US")} alerts: ${(rounds.reduce((n, r) => n + r.ms, 0) / rounds.length / 1000).toFixed(1)} s on average, first ${(rounds[0].ms / 1000).toFixed(1)} s)`);
     const [busy50, busy95] = [pct(busy, 50), pct(busy, 95)];
     console.log(`    dashboard request beside evaluations: p50 ${ms(busy50)} p95 ${ms(busy95)}: p95 x${(busy95 / idle95).toFixed(2)} of idle (aim <= 1.5)`);

@@ -8,7 +8,7 @@ import { withTenant } from "@/lib/db/tenant";
 import { DomainError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import type { AlertCondition, AlertDefinition, ChangePeriod } from "@/lib/manifest/alert";
-import { backgroundPacer, type BackgroundPacer } from "@/lib/query/background";
+import { backgroundPacer, type BackgroundPacer } from "@/lib/db/priority";
 import { previousAlignedPeriod } from "@/lib/query/dates";
 import { FilterValueError, toPredicate, widgetConditions } from "@/lib/query/filters";
 import { scopeKey, scopePrincipal } from "@/lib/reports/schedules-scope";
@@ -41,7 +41,7 @@ export interface EvaluationRun {
   /** Alerts read, or results recorded, per transaction (TRANSACTION_BATCH unless said; bench widget-alerts compares 1). */
   transactionBatch?: number;
   /**
-   * How the worker yields to viewers (lib/query/background.ts): unless said, a worker's evaluation is paced with the
+   * How the worker yields to viewers (lib/db/priority.ts): unless said, a worker's evaluation is paced with the
    * defaults and "test now" (someone waits for it) is not; null runs unpaced (bench widget-alerts compares both).
    */
   pacer?: BackgroundPacer | null;

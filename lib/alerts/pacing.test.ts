@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { createDashboard, publishDashboard } from "@/lib/dashboards/dashboards";
 import { withTenant } from "@/lib/db/tenant";
-import { backgroundPacer, userSqlActivity } from "@/lib/query/background";
+import { backgroundPacer, databaseActivity } from "@/lib/db/priority";
 import { inSlot } from "@/lib/query/execute";
 import { measurePace, paced } from "@/test/machine-pace";
 import { ALERT_TEST_MANIFEST, principalOf } from "@/test/support/widget-alerts";
@@ -9,7 +9,7 @@ import { createAlert } from "./alerts";
 import { CreateAlertBody } from "./contract";
 import { evaluateAlerts } from "./evaluate";
 
-// The alert worker yields to viewers (issue 45 §5, lib/query/background.ts): while a viewer's user SQL runs or waits,
+// The alert worker yields to viewers (issue 45 §5, lib/db/priority.ts): while a viewer's user SQL runs or waits,
 // a paced evaluation records nothing and runs no query of its own; it goes on once the viewer's work ends.
 
 const admin = principalOf("usr_acme_admin", "admin", null);
@@ -42,22 +42,22 @@ describe("pacing the alert worker beside viewers", () => {
   it("records nothing while a viewer's user SQL runs, and evaluates every alert once it ends", async () => {
     const pace = measurePace();
     const viewer = viewerHoldingASlot();
-    expect(userSqlActivity().interactive).toBe(1);
+    expect(databaseActivity().interactive).toBe(1);
     let settled = false;
     const evaluation = evaluateAlerts("org_acme", alertIds, { trigger: "data_change", occurrence: "data:paced", now: new Date(), pacer: backgroundPacer({ leastShare: 0 }) }).finally(() => (settled = true));
     // The worker's own event: it is asleep, waiting for the viewer.
-    await vi.waitFor(() => expect(userSqlActivity().yielding).toBe(1), { timeout: paced(30_000, pace), interval: 10 });
+    await vi.waitFor(() => expect(databaseActivity().yielding).toBe(1), { timeout: paced(30_000, pace), interval: 10 });
     // The database answers other work meanwhile (these reads take their turns on the engine), and the worker still waits.
     for (let i = 0; i < 5; i++) expect(await evaluationCount()).toBe(0);
     expect(settled).toBe(false);
-    expect(userSqlActivity().yielding).toBe(1);
+    expect(databaseActivity().yielding).toBe(1);
 
     viewer.end();
     await viewer.holding;
     const report = await evaluation;
     expect(report.evaluations.map((e) => e.measured.outcome).sort()).toEqual(["met", "met"]);
     expect(await evaluationCount()).toBe(2);
-    expect(userSqlActivity()).toMatchObject({ interactive: 0, yielding: 0 });
+    expect(databaseActivity()).toMatchObject({ interactive: 0, yielding: 0 });
   });
 
   it("does not pace 'test now': someone waits for it, so it goes to the slots as interactive work", async () => {
@@ -66,8 +66,8 @@ describe("pacing the alert worker beside viewers", () => {
     let settled = false;
     const tested = evaluateAlerts("org_acme", alertIds, { trigger: "test", occurrence: null, now: new Date() }).finally(() => (settled = true));
     // Either the result cache answered it at once, or its query waits for the viewer's slot like any viewer's; never asleep.
-    await vi.waitFor(() => expect(settled || userSqlActivity().waiting === 1).toBe(true), { timeout: paced(30_000, pace), interval: 10 });
-    expect(userSqlActivity().yielding).toBe(0);
+    await vi.waitFor(() => expect(settled || databaseActivity().waiting === 1).toBe(true), { timeout: paced(30_000, pace), interval: 10 });
+    expect(databaseActivity().yielding).toBe(0);
     viewer.end();
     await viewer.holding;
     expect((await tested).evaluations).toHaveLength(2);

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { measurePace, paced } from "@/test/machine-pace";
-import { backgroundPacer, byPriority, userSqlActivity } from "./background";
-import { FairQueue } from "./fair-queue";
+import { FairQueue } from "@/lib/query/fair-queue";
+import { asInteractive, backgroundPacer, byPriority, databaseActivity } from "./priority";
 
 /** A piece of work that ends when told to, recording when it started. */
 function gate(log: string[], name: string) {
@@ -13,7 +13,7 @@ function gate(log: string[], name: string) {
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Waits for the background side to be asleep: an event of this module's own state, polled under a bound derived from the machine. */
-const yielding = (n: number, pace: number) => vi.waitFor(() => expect(userSqlActivity().yielding).toBe(n), { timeout: paced(5_000, pace), interval: 5 });
+const yielding = (n: number, pace: number) => vi.waitFor(() => expect(databaseActivity().yielding).toBe(n), { timeout: paced(5_000, pace), interval: 5 });
 
 describe("byPriority", () => {
   it("lets an interactive statement that waits for a slot go before a background one that came later, and keeps an idle slot work-conserving", async () => {
@@ -24,7 +24,7 @@ describe("byPriority", () => {
     const [a, b, c] = [gate(log, "interactive a"), gate(log, "interactive b"), gate(log, "background c")];
     const runs = [byPriority(enter, a.work), byPriority(enter, b.work)];
     await tick();
-    expect(userSqlActivity()).toMatchObject({ interactive: 2, waiting: 1 });
+    expect(databaseActivity()).toMatchObject({ interactive: 2, waiting: 1 });
     const pacer = backgroundPacer({ leastShare: 0 });
     runs.push(pacer.run(() => byPriority(enter, c.work)));
     await yielding(1, pace);
@@ -38,7 +38,7 @@ describe("byPriority", () => {
     c.open();
     await Promise.all(runs);
     expect(log).toEqual(["interactive a", "interactive b", "background c"]);
-    expect(userSqlActivity()).toMatchObject({ interactive: 0, waiting: 0, yielding: 0 });
+    expect(databaseActivity()).toMatchObject({ interactive: 0, waiting: 0, yielding: 0 });
 
     // Nothing interactive waits: a background statement takes a free slot at once, beside running interactive work.
     const wide = new FairQueue({ total: 2, perKey: 2, deadlineMs: 600_000 });
@@ -52,6 +52,20 @@ describe("byPriority", () => {
   });
 });
 
+describe("asInteractive", () => {
+  it("counts work (each tenant transaction runs in it) as interactive, except what a pacer runs as background work", async () => {
+    const log: string[] = [];
+    const viewer = gate(log, "viewer");
+    const running = asInteractive(viewer.work);
+    expect(databaseActivity()).toMatchObject({ interactive: 1, waiting: 0 });
+    const seen = await backgroundPacer().run(() => asInteractive(async () => databaseActivity().interactive));
+    expect(seen).toBe(1);
+    viewer.open();
+    await running;
+    expect(databaseActivity().interactive).toBe(0);
+  });
+});
+
 describe("backgroundPacer", () => {
   it("waits while interactive work runs and for the quiet period after it, and not at all on a quiet engine", async () => {
     const pace = measurePace();
@@ -60,7 +74,7 @@ describe("backgroundPacer", () => {
     const pacer = backgroundPacer({ quietMs: 0, leastShare: 0 });
     // Quiet: no wait.
     await pacer.pace();
-    expect(userSqlActivity().yielding).toBe(0);
+    expect(databaseActivity().yielding).toBe(0);
 
     const viewer = gate(log, "viewer");
     const request = byPriority((w) => queue.run("org", w), viewer.work);
@@ -83,7 +97,7 @@ describe("backgroundPacer", () => {
     const request = byPriority((w) => queue.run("org", w), viewer.work);
     const pacer = backgroundPacer({ quietMs: 1, leastShare: 0.5 });
     for (let i = 0; i < 3; i++) await pacer.pace();
-    expect(userSqlActivity()).toMatchObject({ interactive: 1, yielding: 0 });
+    expect(databaseActivity()).toMatchObject({ interactive: 1, yielding: 0 });
     viewer.open();
     await request;
   });

@@ -3,14 +3,14 @@ import { processSingleton } from "@/lib/process-singleton";
 
 /**
  * Background work (alert evaluations, issue 45 §5) yields to interactive work: a viewer's dashboard, a `sql`
- * widget, anything that runs user SQL for someone who waits for it. Two rules, both on this process's user SQL
- * (every reader statement enters through execute.ts's slots, which report here):
+ * widget, anything someone waits for. Interactive work is every tenant transaction (tenant.ts) and every user SQL
+ * slot (lib/query/execute.ts) that does not run as background work; both report here. Two rules:
  *
  * - A background statement enters the slots only once no interactive statement waits for one (waiting at most one
  *   interactive statement's time limit, so it cannot starve): interactive work never queues behind background work
  *   that came after it. The slots stay work-conserving: a slot nobody waits for is background's.
  * - A background worker paces its pieces (a transaction of bookkeeping, a dashboard query): before each, it waits
- *   until interactive user SQL has been quiet for `quietMs`, the gap between one viewer's requests, so a viewer's
+ *   until interactive work has been quiet for `quietMs`, the gap between one viewer's requests, so a viewer's
  *   next request does not find the engine busy. Under constant interactive work it still keeps `leastShare` of the
  *   time: it waits at most (1 − share) / share × its last piece, so alerts are late under load, never lost.
  *
@@ -20,9 +20,9 @@ import { processSingleton } from "@/lib/process-singleton";
  */
 
 interface Activity {
-  /** Interactive pieces of user SQL waiting for a slot or running. */
+  /** Interactive pieces in flight: tenant transactions, and user SQL waiting for a slot or running. */
   active: number;
-  /** Of those, the ones still waiting for a slot. */
+  /** User SQL among them still waiting for a slot. */
   waiting: number;
   /** performance.now() when the last of them ended. */
   lastEndedAt: number;
@@ -31,20 +31,34 @@ interface Activity {
 }
 
 const activity = processSingleton("interactiveUserSql", (): Activity => ({ active: 0, waiting: 0, lastEndedAt: -Infinity, listeners: new Set() }));
-// One store per process: Next.js bundles this module more than once, and the flag must cross from the worker's copy to execute.ts's.
+// One store per process: Next.js bundles this module more than once, and the flag must cross from the worker's copy to tenant.ts's.
 const backgroundFlag = processSingleton("backgroundWork", () => new AsyncLocalStorage<true>());
 
-/** The longest an interactive statement may run (execute.ts's default limit): a background statement waits no longer for a slot nobody waits for. */
+/** The longest an interactive statement may run (lib/query/execute.ts's default limit): a background statement waits no longer for viewers' waiting to end. */
 const STATEMENT_YIELD_AT_MOST_MS = 10_000;
 
-/** What interactive user SQL is in flight, and how many background pieces wait for their moment (diagnostics, tests). */
-export function userSqlActivity(): { interactive: number; waiting: number; yielding: number } {
+/** What interactive work is in flight, and how many background pieces wait for their moment (diagnostics, tests). */
+export function databaseActivity(): { interactive: number; waiting: number; yielding: number } {
   const a = activity.get();
   return { interactive: a.active, waiting: a.waiting, yielding: a.listeners.size };
 }
 
 function changed(a: Activity): void {
   for (const wake of [...a.listeners]) wake();
+}
+
+/** Runs `work`, counted as interactive work unless it runs as background work (a pacer's `run`). */
+export async function asInteractive<T>(work: () => Promise<T>): Promise<T> {
+  if (backgroundFlag.get().getStore()) return work();
+  const a = activity.get();
+  a.active++;
+  try {
+    return await work();
+  } finally {
+    a.active--;
+    a.lastEndedAt = performance.now();
+    changed(a);
+  }
 }
 
 /**
@@ -58,22 +72,20 @@ export async function byPriority<T>(enter: (work: () => Promise<T>) => Promise<T
     await waitUntil(() => (a.waiting === 0 ? 0 : Infinity), STATEMENT_YIELD_AT_MOST_MS);
     return enter(work);
   }
-  a.active++;
-  a.waiting++;
-  let started = false;
-  try {
-    return await enter(() => {
-      started = true;
-      a.waiting--;
-      changed(a);
-      return work();
-    });
-  } finally {
-    if (!started) a.waiting--;
-    a.active--;
-    a.lastEndedAt = performance.now();
-    changed(a);
-  }
+  return asInteractive(async () => {
+    a.waiting++;
+    let started = false;
+    try {
+      return await enter(() => {
+        started = true;
+        a.waiting--;
+        changed(a);
+        return work();
+      });
+    } finally {
+      if (!started) a.waiting--;
+    }
+  });
 }
 
 /**
@@ -100,14 +112,14 @@ async function waitUntil(readyIn: () => number, atMostMs: number): Promise<void>
   }
 }
 
-/** How long until interactive user SQL will have been quiet for `quietMs` (Infinity while some is in flight). */
+/** How long until interactive work will have been quiet for `quietMs` (Infinity while some is in flight). */
 function quietIn(quietMs: number): number {
   const a = activity.get();
   return a.active > 0 ? Infinity : quietMs - (performance.now() - a.lastEndedAt);
 }
 
 export interface PaceOptions {
-  /** How long interactive user SQL must have been quiet before a piece starts: about the gap between one viewer's requests. */
+  /** How long interactive work must have been quiet before a piece starts: about the gap between one viewer's requests. */
   quietMs?: number;
   /** The least share of time kept under constant interactive work (0 < share ≤ 1); 0 yields as long as interactive work goes on. */
   leastShare?: number;

@@ -1,6 +1,7 @@
 import "server-only";
 import { Unavailable } from "@/lib/errors";
 import type { ReaderLease } from "./analytics-copy";
+import { asInteractive } from "./priority";
 import { getDb } from "./client";
 import { enterReaderRole } from "./forgetful-pool";
 import { orgTableSchema } from "./org-schema";
@@ -57,7 +58,8 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
   const lease = role === "reader" && confined ? await readerLease(() => confined(scope.orgId), options.userSql === true) : undefined;
   const prisma = lease?.prisma ?? db.prisma;
   try {
-    return await startTransaction(() => prisma.$transaction(
+    // Counted as interactive work unless the caller runs as background work, which paces itself by it (priority.ts).
+    return await asInteractive(() => startTransaction(() => prisma.$transaction(
       async (tx) => {
         if (options.prelude) await options.prelude(tx);
         const entered = await enterTenant(tx, scope, role, options);
@@ -71,7 +73,7 @@ export async function withTenant<T>(scope: TenantScope, work: (tx: TenantTx) => 
         return work(tx);
       },
       { timeout: options.timeoutMs ?? 30_000, maxWait: options.connectionWaitMs ?? 30_000 },
-    ));
+    )));
   } finally {
     lease?.release();
   }

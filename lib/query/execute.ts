@@ -6,7 +6,7 @@ import { processSingleton } from "@/lib/process-singleton";
 import { type TenantScope, withTenant } from "@/lib/db/tenant";
 import { QueryError } from "./errors";
 import { FairQueue, QueueDeadline } from "./fair-queue";
-import { byPriority } from "./background";
+import { byPriority } from "@/lib/db/priority";
 import { type OwnReaderTables, ownReaderTables } from "@/lib/db/own-tables";
 import { SqlNotAllowed, SqlUnknownName, checkStatement } from "./sql-allow-list";
 
@@ -56,7 +56,7 @@ const BUSY_RETRY_AFTER_SECONDS = 5;
  */
 export async function inSlot<T>(scope: TenantScope, limitMs: number, work: () => Promise<T>): Promise<T> {
   try {
-    // Background work (alert evaluations) enters after interactive work (background.ts).
+    // Background work (alert evaluations) enters after interactive work (lib/db/priority.ts).
     return await byPriority((slotWork) => userSqlQueue().run(scope.orgId, slotWork, limitMs), work);
   } catch (error) {
     if (error instanceof QueueDeadline) {
