@@ -26,7 +26,7 @@ export function newApiKey(): { id: string; key: string; hash: Buffer } {
 }
 
 /** The keyed hash stored for a key: HMAC-SHA-256 under a key derived from the application secret for this purpose alone. */
-export function hashApiKey(key: string): Buffer {
+function hashApiKey(key: string): Buffer {
   return crypto.createHmac("sha256", deriveKey("api-keys")).update(key, "utf8").digest();
 }
 

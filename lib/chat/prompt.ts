@@ -25,7 +25,7 @@ export interface PromptMessage {
 const HISTORY_BUDGET_CHARS = 12_000;
 
 /** "page 3", "pages 3–4", "rows 10–12", or "" when the passage has no position. */
-export function locationLabel(source: Pick<PromptSource, "page_start" | "page_end" | "row_start" | "row_end">): string {
+function locationLabel(source: Pick<PromptSource, "page_start" | "page_end" | "row_start" | "row_end">): string {
   const range = (word: string, start: number | null, end: number | null) => {
     if (start === null) return "";
     return end !== null && end !== start ? `${word}s ${start}–${end}` : `${word} ${start}`;
@@ -62,12 +62,12 @@ export function passageAnchor(source: PassageLocation): string {
 }
 
 /** The header line of a source, e.g. `[2] Safety manual (manual.pdf), pages 3–4`. */
-export function sourceHeading(source: PromptSource): string {
+function sourceHeading(source: PromptSource): string {
   const where = locationLabel(source);
   return `[${source.n}] ${source.document_title} (${source.filename})${where ? `, ${where}` : ""}`;
 }
 
-export function systemPrompt(orgName: string, sources: PromptSource[]): string {
+function systemPrompt(orgName: string, sources: PromptSource[]): string {
   const lines = [
     `You answer questions for people at ${orgName} using their organization's documents.`,
     "Use only the numbered sources below. After each statement, cite the sources it rests on by number in square brackets, like [1] or [2][3].",

@@ -261,7 +261,7 @@ export function bottomCategoryLabels(labels: readonly string[], context: ChartCo
  * are two lines apart; else cut there, with the whole label in a tooltip (the axis' `tooltip`,
  * see categoryAxis). Every one is shown while the rows are a line apart.
  */
-export function sideCategoryLabels(labels: readonly string[], context: ChartContext): Obj {
+function sideCategoryLabels(labels: readonly string[], context: ChartContext): Obj {
   const box = context.box;
   if (!box || labels.length === 0) return { hideOverlap: true };
   const room = Math.max(48, Math.floor(box.width * 0.35));
@@ -328,7 +328,7 @@ export function timeCategories(categories: readonly string[]): { grain: TimeGrai
  * Labels of a date axis: in words for their grain, straight, as many as fit their width evenly
  * spaced (every n-th, starting with the first). Without a box ECharts leaves out what overlaps.
  */
-export function timeAxisLabels(categories: readonly string[], label: (category: string) => string, context: ChartContext): Obj {
+function timeAxisLabels(categories: readonly string[], label: (category: string) => string, context: ChartContext): Obj {
   const formatter = (value: string) => label(value);
   const box = context.box;
   if (!box) return { formatter, hideOverlap: true };

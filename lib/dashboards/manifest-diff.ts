@@ -123,7 +123,7 @@ export function diffManifests(beforeYaml: string, afterYaml: string): ManifestDi
  * Field-level differences. Objects compare by key whatever their order; lists of objects that all
  * carry an `id` (dimensions, metrics, tabs' entries) compare by id, other lists by position.
  */
-export function diffValues(a: Plain, b: Plain, path: string): FieldChange[] {
+function diffValues(a: Plain, b: Plain, path: string): FieldChange[] {
   if (isRecord(a) && isRecord(b)) {
     const out: FieldChange[] = [];
     for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {

@@ -44,7 +44,7 @@ interface DashboardState {
 }
 
 /** A file's slug: its name without .yaml/.yml (any folder). */
-export function slugOfPath(filePath: string): string {
+function slugOfPath(filePath: string): string {
   return path.posix.basename(filePath.replaceAll("\\", "/")).replace(/\.ya?ml$/i, "");
 }
 

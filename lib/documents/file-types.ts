@@ -67,7 +67,7 @@ export function isDocumentType(extension: string): extension is DocumentType {
 }
 
 /** The media type without parameters, lower-case ("text/plain; charset=utf-8" → "text/plain"). */
-export function essence(contentType: string | null | undefined): string {
+function essence(contentType: string | null | undefined): string {
   return (contentType ?? "").split(";")[0].trim().toLowerCase();
 }
 

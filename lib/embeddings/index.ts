@@ -17,7 +17,7 @@ export type { Embedder, EmbeddingModelInfo, EmbeddingProviderName, EmbeddingStat
 const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 /** Why a provider cannot be used with these settings, or null when it can. */
-export function providerProblem(settings: EmbeddingSettings, provider: EmbeddingProviderName): string | null {
+function providerProblem(settings: EmbeddingSettings, provider: EmbeddingProviderName): string | null {
   switch (provider) {
     case "local":
       return null;

@@ -158,7 +158,7 @@ export function estimateTokens(text: string): number {
 }
 
 /** Runs `embedBatch` over the batches in order, reporting progress after each. */
-export async function embedInBatches(
+async function embedInBatches(
   texts: string[],
   ranges: [number, number][],
   embedBatch: (batch: string[]) => Promise<number[][]>,

@@ -29,7 +29,7 @@ const EXPRESS_MODE_ENDPOINT = "https://aiplatform.googleapis.com";
  * An API key without a project is Vertex AI express mode, whose resources carry neither project nor location:
  * https://aiplatform.googleapis.com/v1/publishers/google/models/{m}:predict.
  */
-export function vertexPredictUrl(connection: VertexConnection, model: string): string {
+function vertexPredictUrl(connection: VertexConnection, model: string): string {
   const modelPath = `publishers/google/models/${encodeURIComponent(model)}:predict`;
   if (connection.project === undefined) {
     return `${(connection.apiEndpoint ?? EXPRESS_MODE_ENDPOINT).replace(/\/+$/, "")}/v1/${modelPath}`;

@@ -46,7 +46,7 @@ export interface ClickContext {
   drills: Record<string, { filters: Record<string, FilterTarget>; tabs: string[] } | null>;
 }
 
-export function describeType(type: FieldType): string {
+function describeType(type: FieldType): string {
   if (type.kind === "date") return type.bucket && type.bucket !== "day" ? `a ${type.bucket} (date bucket)` : "a date";
   return type.kind === "text" ? "text" : `a ${type.kind}`;
 }
@@ -71,7 +71,7 @@ export function expressionType(expression: string): FieldType | null {
 }
 
 /** The type shared by sample values (static rows, filter options); null when they disagree or are absent. */
-export function valuesType(values: readonly unknown[]): FieldType | null {
+function valuesType(values: readonly unknown[]): FieldType | null {
   let found: FieldType | null = null;
   for (const value of values) {
     if (value === null || value === undefined) continue;
@@ -111,7 +111,7 @@ function datasetTypes(dataset: Dataset): Map<string, FieldType | null> {
 }
 
 /** The columns a widget's data gives, with their types; null when they are known only once it runs (sql). */
-export function widgetFieldTypes(widget: WidgetManifest, datasets: ReadonlyMap<string, Dataset>): Map<string, FieldType | null> | null {
+function widgetFieldTypes(widget: WidgetManifest, datasets: ReadonlyMap<string, Dataset>): Map<string, FieldType | null> | null {
   const data = widget.spec.data;
   if (!data) return new Map();
   let all: Map<string, FieldType | null>;
@@ -148,7 +148,7 @@ const DATE_CONTROLS: ReadonlySet<string> = new Set(["date", "date_range", "calen
 const ORDERED: ReadonlySet<FilterOperator> = new Set(["gt", "lt", "gte", "lte", "between"]);
 
 /** What `filter` accepts, from its control, options and every operator that reads it in `widgets`. */
-export function filterTarget(filter: WidgetManifest, widgets: readonly WidgetManifest[], datasets: ReadonlyMap<string, Dataset>): FilterTarget {
+function filterTarget(filter: WidgetManifest, widgets: readonly WidgetManifest[], datasets: ReadonlyMap<string, Dataset>): FilterTarget {
   const display = filter.spec.display.filter;
   const label = display?.label ?? filter.metadata.name;
   const operators = new Set<FilterOperator>(filter.spec.bindings.map((b) => b.operator));
@@ -190,7 +190,7 @@ export function ownClickContext(widgets: readonly WidgetManifest[], datasets: Re
 }
 
 /** Why a clicked field of `type` cannot set `target`, or null when it can (or nothing tells). */
-export function typeMismatch(type: FieldType | null, target: FilterTarget): string | null {
+function typeMismatch(type: FieldType | null, target: FilterTarget): string | null {
   if (!type || !target.kinds || target.kinds.includes(type.kind)) return null;
   const takes = target.date ? "date expressions" : target.kinds.map((k) => (k === "text" ? "text" : `${k}s`)).join(" or ");
   return `it is ${describeType(type)} and filter '${target.label}' takes ${takes}`;

@@ -59,7 +59,7 @@ export function formatterProblem(value: string): string | null {
 }
 
 /** Any string in an option: no tags and no script URLs (browsers ignore control characters inside a scheme). */
-export function stringProblem(value: string): string | null {
+function stringProblem(value: string): string | null {
   if (/<\s*[A-Za-z!/?]/.test(value)) return "HTML is not allowed in chart options";
   const compact = value.replace(/[\u0000-\u0020]/g, "").toLowerCase();
   if (/(java|vb|live)script:|data:text\/html/.test(compact)) return "script URLs are not allowed in chart options";
@@ -71,7 +71,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The chart types an option declares through its series; none declared: the line/bar default. */
-export function declaredTypes(option: Record<string, unknown>): ChartType[] {
+function declaredTypes(option: Record<string, unknown>): ChartType[] {
   const series = Array.isArray(option.series) ? option.series : option.series !== undefined ? [option.series] : [];
   const types = series.filter(isObject).map((s) => s.type).filter((t): t is ChartType => typeof t === "string" && (CHART_TYPES as readonly string[]).includes(t));
   if (types.length > 0) return [...new Set(types)];

@@ -134,7 +134,7 @@ export function rollupProblems(dataset: Dataset, rollup: Rollup, scopeCheck?: Ro
 }
 
 /** The definition of a rollup that passed rollupProblems. */
-export function rollupDefinition(dataset: Dataset, rollup: Rollup): RollupDefinition {
+function rollupDefinition(dataset: Dataset, rollup: Rollup): RollupDefinition {
   const column = (id: string) => normalizeExpression(dataset.dimensions.find((d) => d.id === id)!.column);
   const measures = rollup.measures.map((id) => {
     const expression = normalizeExpression(dataset.metrics.find((m) => m.id === id)!.expression);

@@ -23,7 +23,7 @@ export function shareable(selection: DatasetSelection): boolean {
 }
 
 /** Selections with the same key read the same rows: the same source under the same conditions (in any order). */
-export function scanKey(selection: DatasetSelection): string {
+function scanKey(selection: DatasetSelection): string {
   const where = selection.where.map((w) => JSON.stringify([w.expression, w.predicate])).sort();
   return JSON.stringify([selection.source, where]);
 }
@@ -63,7 +63,7 @@ function dimensionUnion(selections: readonly DatasetSelection[]): string[] {
  * A widget's order is its dataset's order then its own dimensions (ties in the dataset's order were
  * in no defined order before either), or its dimensions in the dataset's order.
  */
-export function compileSharedScan(selections: readonly DatasetSelection[]): SharedScanStatement {
+function compileSharedScan(selections: readonly DatasetSelection[]): SharedScanStatement {
   const params = new SqlParams();
   const where = selections[0].where.map(({ expression, predicate }) => predicateSql(expression, predicate, params));
   const dimensions = dimensionUnion(selections);
@@ -115,7 +115,7 @@ export function compileSharedScan(selections: readonly DatasetSelection[]): Shar
 }
 
 /** One selection's rows out of a shared scan's, in its order, under its own column ids. */
-export function sliceRows(rows: readonly Record<string, unknown>[], slice: Slice): Record<string, unknown>[] {
+function sliceRows(rows: readonly Record<string, unknown>[], slice: Slice): Record<string, unknown>[] {
   return rows
     .filter((row) => row._g === slice.grouping && (row[slice.rank] as number) <= slice.limit)
     .sort((a, b) => (a[slice.rank] as number) - (b[slice.rank] as number))

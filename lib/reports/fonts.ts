@@ -44,7 +44,7 @@ export function fontPath(face: FontFace): string {
 }
 
 /** A face's file, read once per process. */
-export function fontBuffer(face: FontFace): Buffer {
+function fontBuffer(face: FontFace): Buffer {
   let buffer = buffers.get(face);
   if (!buffer) buffers.set(face, (buffer = fs.readFileSync(FILES[face]())));
   return buffer;

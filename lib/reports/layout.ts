@@ -145,7 +145,7 @@ function words(spans: Span[], size: number): Word[] {
 }
 
 /** Greedy line breaking of styled spans into lines no wider than `width`; a word wider than a line is cut with an ellipsis. */
-export function wrapSpans(spans: Span[], size: number, width: number): LineRun[][] {
+function wrapSpans(spans: Span[], size: number, width: number): LineRun[][] {
   const lines: LineRun[][] = [];
   let line: LineRun[] = [];
   let x = 0;
@@ -176,7 +176,7 @@ export function wrapSpans(spans: Span[], size: number, width: number): LineRun[]
 }
 
 /** `text` cut to fit `width`, ending in an ellipsis when cut. */
-export function fitText(text: string, size: number, width: number, face: LatinFace = "regular"): string {
+function fitText(text: string, size: number, width: number, face: LatinFace = "regular"): string {
   if (textWidth(text, size, face) <= width) return text;
   const chars = [...text];
   let low = 0;

@@ -40,7 +40,7 @@ function svgOf(op: Op): string {
   }
 }
 
-export function pageSvg(page: Page): string {
+function pageSvg(page: Page): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="${page.width}" height="${page.height}" viewBox="0 0 ${page.width} ${page.height}"><rect width="100%" height="100%" fill="#ffffff"/>${page.ops.map(svgOf).join("")}</svg>`;
 }
 

@@ -9,7 +9,7 @@ export const PEER_KEY_HEADER = "x-quarry-peer-key";
 const PEER_KEY_SLOT = Symbol.for("quarry.peerKey");
 
 /** The socket peer's address as stamped by our own server, or null when the request did not come through it. */
-export function trustedPeerAddress(headers: Headers): string | null {
+function trustedPeerAddress(headers: Headers): string | null {
   const key = (globalThis as Record<symbol, unknown>)[PEER_KEY_SLOT];
   if (typeof key !== "string" || key.length < 16) return null;
   if (headers.get(PEER_KEY_HEADER) !== key) return null;

@@ -113,7 +113,7 @@ export async function requestIndex(
  * configured) or out of attempts, given up as `failed` with the reason. `inline`: the caller waits for the
  * result itself (POST …/index) and sends no job when it has to wait.
  */
-export async function runIndexJob(data: IndexJobData, options: { inline?: boolean } = {}): Promise<{ outcome: IndexJobOutcome; error?: unknown }> {
+async function runIndexJob(data: IndexJobData, options: { inline?: boolean } = {}): Promise<{ outcome: IndexJobOutcome; error?: unknown }> {
   const principal = jobPrincipal(data.orgId);
   const rows = await withTenant(principal, (tx) =>
     tx.$queryRaw<{ index_request_id: string | null; index_request_model: string | null; index_next_attempt_at: Date | null }[]>`

@@ -53,7 +53,7 @@ async function ruleActivity(tx: TenantTx, ruleIds: string[]): Promise<Map<string
   return activity;
 }
 
-export function ruleView(rule: NotificationRule, now: Date, groupSubscriptions = 0, activity: RuleActivity = NO_ACTIVITY): z.input<typeof RuleView> {
+function ruleView(rule: NotificationRule, now: Date, groupSubscriptions = 0, activity: RuleActivity = NO_ACTIVITY): z.input<typeof RuleView> {
   return {
     id: rule.id,
     kind: "clone",

@@ -10,7 +10,7 @@ import type { DeliverJob, Runtime } from "@/lib/notifications/pipeline/runtime";
 import { demoOutboxReason, isDemoOutbox } from "@/lib/notifications/transports/outbox-channel";
 import { SendError, sendAlert, sendExternal, sendReport, type OutboundMessage, type ResolvedChannel } from "@/lib/notifications/transports/send";
 
-export function backoffMs(failedAttempts: number): number {
+function backoffMs(failedAttempts: number): number {
   const cfg = notificationsConfig();
   return Math.min(cfg.backoff_max_seconds, cfg.backoff_base_seconds * 2 ** (failedAttempts - 1)) * 1000;
 }

@@ -7,7 +7,7 @@ const DAY_MINUTES = 24 * 60;
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 /** Minutes since local midnight of `at` in `timeZone` (an IANA zone). */
-export function localMinutes(at: Date, timeZone: string): number {
+function localMinutes(at: Date, timeZone: string): number {
   const parts = new Intl.DateTimeFormat("en-GB", { timeZone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(at);
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   return get("hour") * 60 + get("minute");

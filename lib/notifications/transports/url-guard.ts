@@ -16,7 +16,7 @@ export interface PinnedTarget {
   family: 4 | 6;
 }
 
-export function isAllowListed(host: string): boolean {
+function isAllowListed(host: string): boolean {
   const normalized = host.replace(/^\[|\]$/g, "").toLowerCase();
   return notificationsConfig().url_allow_list.some((h) => h.toLowerCase() === normalized);
 }
