@@ -61,6 +61,8 @@ const Env = z.object({
   QUARRY_DATA_MAX_ROWS: z.coerce.number().int().min(1).default(50_000_000),
   QUARRY_DATA_MAX_BYTES: z.coerce.number().int().min(1).default(10 * 1024 ** 3),
   QUARRY_DATA_MAX_TABLES: z.coerce.number().int().min(1).default(200),
+  /** How long an upload waits for its load before the worker removes it (docs/data.md "Abandoned uploads"). */
+  QUARRY_DATA_UPLOAD_TTL_HOURS: z.coerce.number().positive().max(24 * 365).default(24),
   QUARRY_SECRET: z.string().min(32, "QUARRY_SECRET must be at least 32 characters").optional(),
   QUARRY_PUBLIC_URL: z.string().url().optional(),
   QUARRY_STAGING_URL: z.string().url().optional(),
@@ -142,7 +144,7 @@ export function loadConfig(env: Record<string, string | undefined>) {
         } as const),
     userSql: userSqlSlots(e),
     rollups: { maxRows: e.QUARRY_ROLLUP_MAX_ROWS },
-    data: { maxRows: e.QUARRY_DATA_MAX_ROWS, maxBytes: e.QUARRY_DATA_MAX_BYTES, maxTables: e.QUARRY_DATA_MAX_TABLES },
+    data: { maxRows: e.QUARRY_DATA_MAX_ROWS, maxBytes: e.QUARRY_DATA_MAX_BYTES, maxTables: e.QUARRY_DATA_MAX_TABLES, uploadTtlMs: e.QUARRY_DATA_UPLOAD_TTL_HOURS * 3_600_000 },
     seedDemo: e.QUARRY_SEED_DEMO === "true",
     secret: e.QUARRY_SECRET,
     auth: {

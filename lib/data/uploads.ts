@@ -2,10 +2,11 @@ import "server-only";
 import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Principal } from "@/lib/access/roles";
+import { config } from "@/lib/config";
 import { documentStorageConfig } from "@/lib/config/storage";
 import { Malformed, NotFound, TooLarge, Invalid } from "@/lib/errors";
 import { newId } from "@/lib/ids";
-import { isObjectTooLarge } from "@/lib/storage/object-storage";
+import { isObjectTooLarge, type ListedObject } from "@/lib/storage/object-storage";
 import { objectStorage } from "@/lib/storage/provider";
 import { TypeInference, columnIdentifiers, listSheets, openRowSource, type ColumnType, type RowSource, type SourceFormat } from "./formats";
 import { sourceLimits } from "./limits";
@@ -15,12 +16,10 @@ import { type LoadReport, type LoadRequest, loadTable } from "./load";
  * A file uploaded to load (docs/data.md "Uploads"): the raw request body streamed to object storage
  * (as a document's file is) under the organization's key, never held whole; read once over every row
  * for the preview (types inferred over the whole file), and again, streamed, by the load. An upload
- * is kept UPLOAD_TTL_MS; its description sits beside it as a small JSON object, so an upload needs
- * no table of its own. Another organization's id finds nothing: keys carry the organization.
+ * is kept QUARRY_DATA_UPLOAD_TTL_HOURS (loaded or not; expireUploads, the worker's upkeep, removes it
+ * then); its description sits beside it as a small JSON object, so an upload needs no table of its
+ * own. Another organization's id finds nothing: keys carry the organization.
  */
-
-/** How long an upload waits for its load. */
-export const UPLOAD_TTL_MS = 24 * 60 * 60 * 1000;
 /** Rows a preview shows. */
 export const PREVIEW_ROWS = 20;
 
@@ -56,7 +55,11 @@ export interface UploadPreview {
 }
 
 const ID = /^upl_[0-9a-f]{24}$/;
-const objectKey = (orgId: string, id: string) => `${documentStorageConfig().storage.prefix}data-uploads/${orgId}/${id}`;
+/** The folder of every organization's uploads. */
+const uploadsFolder = () => `${documentStorageConfig().storage.prefix}data-uploads/`;
+const objectKey = (orgId: string, id: string) => `${uploadsFolder()}${orgId}/${id}`;
+/** An upload's file or description under uploadsFolder(): the organization, the id, ".json" for the description. */
+const UPLOAD_OBJECT = /^([^/]+)\/(upl_[0-9a-f]{24})(\.json)?$/;
 const metaKey = (orgId: string, id: string) => `${objectKey(orgId, id)}.json`;
 
 export interface UploadBody {
@@ -83,7 +86,7 @@ export async function createUpload(principal: Principal, request: UploadBody, op
     await storage.delete(objectKey(principal.orgId, id));
     throw emptyFile();
   }
-  const meta: UploadMeta = { id, filename: options.filename, format: options.format, bytes: size, expiresAt: new Date(Date.now() + UPLOAD_TTL_MS).toISOString() };
+  const meta: UploadMeta = { id, filename: options.filename, format: options.format, bytes: size, expiresAt: new Date(Date.now() + config().data.uploadTtlMs).toISOString() };
   await storage.putStream(metaKey(principal.orgId, id), Readable.from([Buffer.from(JSON.stringify(meta))]), { contentType: "application/json", maxBytes: 64 * 1024 });
   try {
     return await preview(principal, meta, options);
@@ -111,14 +114,44 @@ export async function loadUpload(principal: Principal, uploadId: string, request
   }
 }
 
-export async function removeUpload(principal: Principal, id: string): Promise<void> {
+export async function removeUpload(principal: Pick<Principal, "orgId">, id: string): Promise<void> {
   const storage = objectStorage();
-  await storage.delete(objectKey(principal.orgId, id));
+  // The description first: a request meanwhile finds no upload (404), never a description without its file.
   await storage.delete(metaKey(principal.orgId, id));
+  await storage.delete(objectKey(principal.orgId, id));
+}
+
+/**
+ * The worker's upkeep (the data tick, every minute): removes every upload made longer than QUARRY_DATA_UPLOAD_TTL_HOURS
+ * before `now`, loaded or not, in every organization. An upload's age is its description's (written when its file
+ * had arrived whole), or its file's when it has none (a process that died between the two writes). Objects under
+ * the folder that are no upload's are left alone. Answers how many uploads it removed.
+ */
+export async function expireUploads(now: Date): Promise<number> {
+  const folder = uploadsFolder();
+  const cutoff = now.getTime() - config().data.uploadTtlMs;
+  const uploads = new Map<string, { orgId: string; id: string; file?: ListedObject; meta?: ListedObject }>();
+  for await (const object of objectStorage().list(folder)) {
+    const match = UPLOAD_OBJECT.exec(object.key.slice(folder.length));
+    if (!match) continue;
+    const [, orgId, id, json] = match;
+    const upload = uploads.get(`${orgId}/${id}`) ?? { orgId, id };
+    if (json) upload.meta = object;
+    else upload.file = object;
+    uploads.set(`${orgId}/${id}`, upload);
+  }
+  let removed = 0;
+  for (const upload of uploads.values()) {
+    const madeAt = (upload.meta ?? upload.file)!.lastModified.getTime();
+    if (madeAt >= cutoff) continue;
+    await removeUpload({ orgId: upload.orgId }, upload.id);
+    removed++;
+  }
+  return removed;
 }
 
 async function uploadMeta(principal: Principal, id: string): Promise<UploadMeta> {
-  const missing = new NotFound(`Upload "${id}" not found (uploads are kept ${UPLOAD_TTL_MS / 3_600_000} hours)`);
+  const missing = new NotFound(`Upload "${id}" not found (uploads are kept ${config().data.uploadTtlMs / 3_600_000} hours)`);
   if (!ID.test(id)) throw missing;
   let meta: UploadMeta;
   try {

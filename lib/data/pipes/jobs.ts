@@ -12,6 +12,7 @@ import { CHANNEL_UNUSABLE, channelRecipient, fanOut, type DeliveryTarget } from 
 import { insertRun, type RunTable, type Runtime } from "@/lib/notifications/pipeline/runtime";
 import { latestDue } from "@/lib/notifications/settings/cron";
 import { usableKinds } from "@/lib/notifications/settings/channels";
+import { expireUploads } from "../uploads";
 import { requireEveryLocation, toRunRecord } from "./pulls";
 import { DEFAULT_PULL_TIME_LIMITS, runPullOnce, type PullTimeLimits, type RunOutcome } from "./run";
 
@@ -60,9 +61,10 @@ export const INGEST_KEY_TTL_MS = 7 * 86_400_000;
  * One tick: each enabled, scheduled pull whose cron (read in its organization's time zone) has an occurrence since the
  * last one scheduled gets a run for the latest of them (missed occurrences collapse into it), queued after the commit.
  * Runs stranded in "queued" are queued again. Ingest keys older than INGEST_KEY_TTL_MS are forgotten (by the index
- * on (org_id, created_at): a tick that finds none costs one index probe per organization).
+ * on (org_id, created_at): a tick that finds none costs one index probe per organization). Uploads older than
+ * QUARRY_DATA_UPLOAD_TTL_HOURS are removed from object storage (expireUploads: one listing of the uploads' folder).
  */
-export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise<{ queued: number; recovered: number; expiredKeys: number }> {
+export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise<{ queued: number; recovered: number; expiredKeys: number; expiredUploads: number }> {
   let queued = 0;
   let recovered = 0;
   let expiredKeys = 0;
@@ -89,7 +91,12 @@ export async function tickPulls(queue: Pick<PgBoss, "send">, now: Date): Promise
     queued += due.length;
     recovered += stranded.length;
   }
-  return { queued, recovered, expiredKeys };
+  // Upkeep, not the tick's work: storage that cannot be listed now is tried again at the next tick.
+  const expiredUploads = await expireUploads(now).catch((error: unknown) => {
+    log.warn("expired uploads were not removed", { error: (error as Error).message });
+    return 0;
+  });
+  return { queued, recovered, expiredKeys, expiredUploads };
 }
 
 /** "Run now": a manual run recorded and queued; the run as recorded. */
