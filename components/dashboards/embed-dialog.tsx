@@ -4,6 +4,7 @@ import { useRef, useState, type FormEvent } from "react";
 import type { z } from "zod";
 import { embedDashboard, type EmbedResponse } from "@/lib/dashboards/contract";
 import { callApi } from "@/components/api-client";
+import type { FilterSummary } from "@/lib/dashboards/filter-values";
 import { decodeFilterValue } from "@/lib/dashboards/wiring";
 import styles from "./dashboards.module.css";
 import { formatInstant } from "@/lib/dashboards/format";
@@ -13,7 +14,7 @@ interface EmbedDialogProps {
   dashboardId: string;
   published: boolean;
   allowEmbed: boolean;
-  filterWidgets: { id: string; name: string; control: string }[];
+  filterWidgets: FilterSummary[];
 }
 
 type EmbedAnswer = z.output<typeof EmbedResponse>;
@@ -88,12 +89,16 @@ export function EmbedDialog({ dashboardId, published, allowEmbed, filterWidgets 
                   {filterWidgets.map((f) => (
                     <label key={f.id} className={styles.field}>
                       <span>{f.name}</span>
-                      <input
-                        name={`locked-${f.id}`}
-                        placeholder={DATE_CONTROLS.has(f.control) ? "e.g. last month, or 2026-01-01 to 2026-03-31" : 'a value, or a JSON list such as ["loc_acme_nyc"]'}
-                        value={locked[f.id] ?? ""}
-                        onChange={(e) => setLocked((l) => ({ ...l, [f.id]: e.target.value }))}
-                      />
+                      {f.options.length > 0 ? (
+                        <LockedChoice filter={f} value={locked[f.id] ?? ""} onChange={(text) => setLocked((l) => ({ ...l, [f.id]: text }))} />
+                      ) : (
+                        <input
+                          name={`locked-${f.id}`}
+                          placeholder={DATE_CONTROLS.has(f.control) ? "e.g. last month, or 2026-01-01 to 2026-03-31" : "a value"}
+                          value={locked[f.id] ?? ""}
+                          onChange={(e) => setLocked((l) => ({ ...l, [f.id]: e.target.value }))}
+                        />
+                      )}
                     </label>
                   ))}
                 </fieldset>
@@ -151,5 +156,39 @@ export function EmbedDialog({ dashboardId, published, allowEmbed, filterWidgets 
         </form>
       </dialog>
     </>
+  );
+}
+
+/**
+ * A locked value picked among the filter's options by their labels (a location by its name, never its id): one
+ * option, or several for a multiple filter, kept as the JSON the lock is sent as ("" leaves the filter open).
+ */
+function LockedChoice({ filter, value, onChange }: { filter: FilterSummary; value: string; onChange: (text: string) => void }) {
+  const picked = new Set(value === "" ? [] : [decodeFilterValue(value)].flat().map((v) => JSON.stringify(v)));
+  const encode = (keys: string[]) => {
+    const values = filter.options.filter((o) => keys.includes(o.key)).map((o) => o.value);
+    return values.length === 0 ? "" : JSON.stringify(filter.multiple ? values : values[0]);
+  };
+  const selected = filter.options.filter((o) => picked.has(JSON.stringify(o.value))).map((o) => o.key);
+  if (filter.multiple) {
+    return (
+      <select name={`locked-${filter.id}`} multiple value={selected} onChange={(e) => onChange(encode([...e.target.selectedOptions].map((o) => o.value)))}>
+        {filter.options.map((o) => (
+          <option key={o.key} value={o.key}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    );
+  }
+  return (
+    <select name={`locked-${filter.id}`} value={selected[0] ?? ""} onChange={(e) => onChange(encode(e.target.value === "" ? [] : [e.target.value]))}>
+      <option value="">Not locked: viewers choose</option>
+      {filter.options.map((o) => (
+        <option key={o.key} value={o.key}>
+          {o.label}
+        </option>
+      ))}
+    </select>
   );
 }

@@ -7,6 +7,7 @@ import { EmbedDialog } from "./embed-dialog";
 import { ScheduleReportDialog } from "@/components/reports/schedule-report-dialog";
 import { publishDashboard } from "@/lib/dashboards/contract";
 import { callApi } from "@/components/api-client";
+import type { FilterSummary } from "@/lib/dashboards/filter-values";
 import styles from "./dashboards.module.css";
 
 interface ViewerActionsProps {
@@ -16,7 +17,7 @@ interface ViewerActionsProps {
   publishedVersion: number | null;
   hasUnpublishedChanges: boolean;
   allowEmbed: boolean;
-  filterWidgets: { id: string; name: string; control: string }[];
+  filterWidgets: FilterSummary[];
 }
 
 /** Editor controls above a dashboard: draft/published switch, edit, preview, publish, embed and scheduled reports. */

@@ -1,4 +1,4 @@
-import type { Display } from "@/lib/manifest/schema";
+import type { Display, WidgetManifest } from "@/lib/manifest/schema";
 import { DateExpressionError, resolveDateExpression } from "@/lib/query/dates";
 import { LOCALE } from "./format";
 
@@ -59,6 +59,30 @@ export function filterOptions(display: FilterDisplay | undefined, mappings: Reco
   }
   return options;
 }
+
+/** A filter widget as the embed and schedule dialogs offer it: its choices by label, where it has any. */
+export interface FilterSummary {
+  id: string;
+  name: string;
+  control: string;
+  multiple: boolean;
+  /** The options the viewer shows (a location by its name), from the manifest or the filter's own first query; none for dates. */
+  options: FilterOption[];
+}
+
+/** The filter widgets of a page with their options, read from the page's first results the way the viewer reads them. */
+export function filterSummaries(widgets: readonly WidgetManifest[], results: Readonly<Record<string, { columns: string[]; rows: Record<string, unknown>[] } | undefined>>): FilterSummary[] {
+  return widgets.flatMap((w) => {
+    if (w.spec.component !== "filter") return [];
+    const display = w.spec.display.filter;
+    const control = display?.control ?? "select";
+    const result = results[w.metadata.id];
+    const options = DATE_CONTROLS.has(control) ? [] : filterOptions(display, w.spec.data?.mappings, result?.columns ?? [], result?.rows ?? []);
+    return [{ id: w.metadata.id, name: w.metadata.name, control, multiple: display?.multiple ?? false, options }];
+  });
+}
+
+const DATE_CONTROLS = new Set(["date", "date_range", "calendar"]);
 
 /** The value as the list of selected scalars (a multiple select's value is an array; a single one a scalar). */
 export function selectedValues(value: unknown): Scalar[] {

@@ -11,6 +11,7 @@ import { loadEmbed, loadPublic } from "./embed-page";
 import { getDashboardRollups } from "./dashboard-rollups";
 import { loadDashboard } from "./page-data";
 import { getDb } from "@/lib/db/client";
+import { filterSummaries } from "./filter-values";
 import { kpiFigure } from "./widget-figures";
 import { orgView, viewColumnFormats } from "./wiring";
 
@@ -101,6 +102,13 @@ describe("a page asks the policy once", () => {
       ["orders_by_day", "not_built"],
     ]);
     expect(draft?.ok && draft.rollups).toEqual(await getDashboardRollups(editor, "once-rollups"));
+    // The embed and schedule dialogs offer the page's filters by their options' labels: locations by name, not id.
+    if (!draft?.ok) throw new Error("the draft did not load");
+    const [date, locations] = filterSummaries(draft.view.widgets, draft.results);
+    expect(date).toMatchObject({ id: "date", control: "date", options: [] });
+    expect(locations).toMatchObject({ id: "location_filter", control: "select", multiple: true });
+    expect(locations.options).toContainEqual({ value: "loc_acme_nyc", label: "Manhattan Flagship", key: expect.any(String) });
+    expect(locations.options.map((o) => o.value)).not.toContain("loc_globex_ber");
     const viewer = await loadDashboard(await principalFromBearer(analyst), "once", {}, { includeRollups: true });
     expect(viewer?.ok && viewer.rollups).toBeNull();
   });

@@ -10,6 +10,7 @@ import { ViewerActions } from "@/components/dashboards/viewer-actions";
 import { DownloadReport } from "@/components/reports/download-report";
 import styles from "@/components/dashboards/dashboards.module.css";
 import { loadDashboard, type SearchParams } from "@/lib/dashboards/page-data";
+import { filterSummaries } from "@/lib/dashboards/filter-values";
 
 export const dynamic = "force-dynamic";
 
@@ -77,7 +78,7 @@ export default async function DashboardPage({ params, searchParams }: PageProps)
             publishedVersion={record.published_version}
             hasUnpublishedChanges={record.has_unpublished_changes}
             allowEmbed={record.platform.allow_embed}
-            filterWidgets={view.widgets.filter((w) => w.spec.component === "filter").map((w) => ({ id: w.metadata.id, name: w.metadata.name, control: w.spec.display.filter?.control ?? "select" }))}
+            filterWidgets={filterSummaries(view.widgets, results)}
           />
         )}
       </div>
