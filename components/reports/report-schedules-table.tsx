@@ -68,6 +68,10 @@ export function ReportSchedulesTable({ schedules, canApprove, showDashboard, onC
                 <td>
                   {s.name}
                   <div className="muted">{s.formats.join(" + ").toUpperCase()}</div>
+                  {/* It renders in its owner's role and scope, also once they are deactivated (docs/security.md). */}
+                  <div className="muted" data-testid="schedule-owner">
+                    by {s.owner.name ?? s.owner.id} {s.owner.status !== "active" && <span className="chip warn">{s.owner.status}</span>}
+                  </div>
                 </td>
                 {showDashboard && (
                   <td>

@@ -120,6 +120,9 @@ export const ReportScheduleView = z
     next_run_at: ts.nullable().describe("Null while paused"),
     last_run: ReportRunView.nullable(),
     created_by: z.string(),
+    owner: z
+      .object({ id: z.string(), name: z.string().nullable(), status: z.enum(["active", "deactivated", "deleted"]) })
+      .describe("Who made the schedule: it renders in their role and scope, and keeps running after they are deactivated (docs/security.md)"),
     created_at: ts,
     updated_at: ts,
   })

@@ -6,8 +6,9 @@ import * as schedulesRoute from "@/app/api/v1/report-schedules/route";
 import * as scheduleRoute from "@/app/api/v1/report-schedules/[id]/route";
 import * as sendRoute from "@/app/api/v1/report-schedules/[id]/send/route";
 import * as emailGroupsRoute from "@/app/api/v1/report-email-groups/route";
+import * as memberRoute from "@/app/api/v1/members/[id]/route";
 import { withTenant } from "@/lib/db/tenant";
-import { call, tokenFor } from "@/test/helpers";
+import { call, tokenFor, tokenForMember } from "@/test/helpers";
 import { SCHEDULE_TEST_MANIFEST } from "@/test/support/report-schedules";
 
 const GM_SCOPE = ["loc_acme_nyc", "loc_acme_bos", "loc_acme_chi"];
@@ -65,6 +66,19 @@ describe("report schedules: create, list, edit, pause, delete", () => {
 
     expect((await call(scheduleRoute.DELETE, "DELETE", { token: admin, params: { id: made.json.id } })).status).toBe(204);
     expect((await call(scheduleRoute.GET, "GET", { token: admin, params: { id: made.json.id } })).status).toBe(404);
+  });
+
+  it("a deactivated owner's schedule keeps running and keeps naming them, marked deactivated", async () => {
+    const leaver = await tokenForMember("acme", "general_manager", "usr_acme_gm_leaver");
+    const made = await create(leaver, { ...base(), user_ids: ["usr_acme_gm_leaver"] });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.owner).toEqual({ id: "usr_acme_gm_leaver", name: expect.any(String), status: "active" });
+    const deactivated = await call(memberRoute.PATCH, "PATCH", { token: admin, params: { id: "usr_acme_gm_leaver" }, body: { status: "deactivated" } });
+    expect(deactivated.status, deactivated.text).toBe(200);
+    const kept = await call(scheduleRoute.GET, "GET", { token: admin, params: { id: made.json.id } });
+    expect(kept.json).toMatchObject({ paused: false, owner: { id: "usr_acme_gm_leaver", name: made.json.owner.name, status: "deactivated" } });
+    expect(kept.json.next_run_at).not.toBeNull();
+    expect((await call(scheduleRoute.DELETE, "DELETE", { token: admin, params: { id: made.json.id } })).status).toBe(204);
   });
 
   it("answers 422 with the field for a bad cron, an unknown filter, a bad filter value, an unknown zone, tab or user", async () => {

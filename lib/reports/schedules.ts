@@ -139,8 +139,9 @@ async function findOr404(tx: TenantTx, principal: Principal, id: string): Promis
 
 async function views(tx: TenantTx, rows: ReportSchedule[], now: Date): Promise<ReportScheduleView[]> {
   const ids = rows.map((r) => r.id);
-  const [dashboards, runs] = await Promise.all([
+  const [dashboards, owners, runs] = await Promise.all([
     tx.dashboard.findMany({ where: { id: { in: rows.map((r) => r.dashboardId) } }, select: { id: true, name: true, slug: true, publishedVersion: true } }),
+    tx.user.findMany({ where: { id: { in: rows.map((r) => r.createdBy) } }, select: { id: true, name: true, status: true } }),
     tx.$queryRaw<ReportRun[]>`
       SELECT DISTINCT ON (schedule_id) id, org_id AS "orgId", schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trigger, status, renders, error,
              created_at AS "createdAt", finished_at AS "finishedAt"
@@ -148,7 +149,14 @@ async function views(tx: TenantTx, rows: ReportSchedule[], now: Date): Promise<R
   ]);
   const dashboardOf = new Map(dashboards.map((d) => [d.id, d]));
   const lastRunOf = new Map(runs.map((r) => [r.scheduleId, r]));
-  return rows.map((r) => view(r, dashboardOf.get(r.dashboardId), lastRunOf.get(r.id) ?? null, now));
+  const ownerOf = new Map(owners.map((u) => [u.id, u]));
+  return rows.map((r) => ({ ...view(r, dashboardOf.get(r.dashboardId), lastRunOf.get(r.id) ?? null, now), owner: ownerView(r.createdBy, ownerOf.get(r.createdBy)) }));
+}
+
+/** A schedule's maker as its list shows them: a deactivated one stays named, so an editor sees whose scope it renders in. */
+function ownerView(id: string, user: { name: string; status: string } | undefined): ReportScheduleView["owner"] {
+  if (!user) return { id, name: null, status: "deleted" };
+  return { id, name: user.name, status: user.status === "active" ? "active" : "deactivated" };
 }
 
 export function runView(run: ReportRun) {
@@ -193,7 +201,7 @@ const sharedContent = (c: { dashboardId: string; formats: string[]; filters: unk
   sharedLocationIds: [...c.sharedLocationIds].sort(),
 });
 
-function view(r: ReportSchedule, dashboard: { name: string; slug: string; publishedVersion: number | null } | undefined, lastRun: ReportRun | null, now: Date): ReportScheduleView {
+function view(r: ReportSchedule, dashboard: { name: string; slug: string; publishedVersion: number | null } | undefined, lastRun: ReportRun | null, now: Date): Omit<ReportScheduleView, "owner"> {
   const options = r.options as { paper?: "a4" | "letter"; orientation?: "portrait" | "landscape"; tab?: string | null; width?: number | null };
   const approval = sharedApproval(r, dashboard?.publishedVersion ?? null);
   return {
