@@ -5,6 +5,7 @@ import * as seed from "@/app/api/v1/custom-dashboards/%5Fseed/route";
 import { principalFromBearer } from "@/lib/auth/bearer";
 import { config, configSingleton } from "@/lib/config";
 import { loadDashboard } from "@/lib/dashboards/page-data";
+import { userSqlQueue } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";
 import { call, tokenFor } from "@/test/helpers";
 import { paced } from "@/test/machine-pace";
@@ -35,7 +36,8 @@ describe("a dashboard request while every engine slot is held", () => {
     const holding = Array.from({ length: config().userSql.total }, () =>
       runWidgetQuery({ scope: { orgId: "org_acme" }, dashboard: sqlWidgetDashboard(LONG), widgetId: "w", filterValues: {}, now: new Date(), timeZone: "UTC", statementTimeoutMs: 4_000 }).catch((e: unknown) => e),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Every long statement in acme's line, running or waiting behind those that run: acme's request queues after them.
+    await userSqlQueue().until(({ lines }) => (lines.org_acme?.running ?? 0) + (lines.org_acme?.waiting ?? 0) === holding.length);
     try {
       const busy = await call(query.POST, "POST", { token: admin, params: { id }, body: { filters: { date: "last week" } } });
       expect(busy.status).toBe(503);

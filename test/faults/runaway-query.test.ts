@@ -4,6 +4,7 @@ import { GET as health } from "@/app/api/health/route";
 import { GET as locations } from "@/app/api/v1/locations/route";
 import { getDb } from "@/lib/db/client";
 import { withTenant } from "@/lib/db/tenant";
+import { userSqlQueue } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";
 import { call, tokenFor } from "@/test/helpers";
 import { paced } from "@/test/machine-pace";
@@ -42,7 +43,8 @@ describe("a runaway user query on the embedded engine", () => {
     await call(locations, "GET", "/api/v1/locations", { token: await tokenFor("globex", "admin") });
 
     const runaway = timed(() => runUserSql(query).then(() => null, (error: unknown) => error));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Under way once it holds acme's slot.
+    await userSqlQueue().until((state) => state.lines.org_acme?.running === 1);
 
     const healthCall = await timed(() => call(health, "GET", "/api/health"));
     expect(healthCall.value.status).toBe(200);

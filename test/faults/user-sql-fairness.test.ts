@@ -5,6 +5,7 @@ import { GET as locations } from "@/app/api/v1/locations/route";
 import { configSingleton } from "@/lib/config";
 import { getDb } from "@/lib/db/client";
 import { Unavailable } from "@/lib/errors";
+import { userSqlQueue } from "@/lib/query/execute";
 import { runWidgetQuery } from "@/lib/query/run";
 import { call, tokenFor } from "@/test/helpers";
 import { paced } from "@/test/machine-pace";
@@ -45,7 +46,8 @@ describe("sixteen runaway statements of one organization", () => {
     for (let i = 0; i < 3; i++) idle.push((await timed(() => runUserSql("org_globex", LIGHT, LIGHT_LIMIT_MS))).ms);
 
     const runaways = Array.from({ length: 16 }, () => runUserSql("org_acme", RUNAWAY).then(() => "finished", (error: unknown) => error));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // All sixteen in acme's line, running or waiting.
+    await userSqlQueue().until(({ lines }) => (lines.org_acme?.running ?? 0) + (lines.org_acme?.waiting ?? 0) === 16);
 
     const healthCall = await timed(() => call(health, "GET", "/api/health"));
     expect(healthCall.value.status).toBe(200);
