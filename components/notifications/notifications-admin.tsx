@@ -19,6 +19,7 @@ import { QuietHoursEditor, type QuietHours } from "./quiet-hours-editor";
 import type { BaseRule } from "./rule-form";
 import { ChannelsSection } from "./sections/channels-section";
 import { DeadLettersSection } from "./sections/dead-letters-section";
+import { RuleNamesProvider } from "./sections/parts";
 import { GroupsSection } from "./sections/groups-section";
 import { HealthSection } from "./sections/health-section";
 import { OutboxSection } from "./sections/outbox-section";
@@ -62,9 +63,11 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
   const refresh = () => void live.refresh();
 
   const usable = channels.filter((c) => c.configured && c.enabled).map((c) => c.kind);
+  // Rules are named by their names wherever a delivery, group or opt-out refers to one (the key on hover).
+  const ruleNames = new Map([...baseRules.map((b) => [b.key, b.name] as const), ...rules.map((r) => [r.key, r.name] as const)]);
 
   return (
-    <>
+    <RuleNamesProvider value={ruleNames}>
       <div className={styles.summary}>
         <div className="card"><h2>{usable.length} of {channels.length}</h2><p>channels ready</p></div>
         <div className="card"><h2>{rules.filter((r) => r.enabled).length}</h2><p>active rules</p></div>
@@ -88,7 +91,7 @@ export function NotificationsAdmin(props: NotificationsAdminProps) {
       <HealthSection health={health} hours={healthHours} />
       {(outboxChannel || outbox.total > 0) && <OutboxSection outbox={outbox} />}
       <DeadLettersSection deadLetterPage={deadLetterPage} refresh={refresh} />
-    </>
+    </RuleNamesProvider>
   );
 }
 

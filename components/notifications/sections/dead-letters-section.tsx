@@ -6,7 +6,7 @@ import { PageNote } from "@/components/page-note";
 import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { useWhen } from "../api";
 import styles from "../notifications.module.css";
-import { Result, Table, useActions } from "./parts";
+import { Result, RuleName, Table, useActions } from "./parts";
 
 export function DeadLettersSection({ deadLetterPage, refresh }: { deadLetterPage: ResponseOf<typeof listDeadLetters>; refresh: () => void }) {
   const when = useWhen();
@@ -25,7 +25,7 @@ export function DeadLettersSection({ deadLetterPage, refresh }: { deadLetterPage
               {deadLetters.map((d) => (
                 <tr key={d.id}>
                   <td className={styles.nowrap}>{when(d.created_at)}</td>
-                  <td className={styles.mono}>{d.rule_key}</td>
+                  <td><RuleName ruleKey={d.rule_key} /></td>
                   <td>{channelLabel(d.channel)}</td>
                   <td>{d.recipient}</td>
                   <td>{d.attempts}/{d.max_attempts}</td>

@@ -7,7 +7,7 @@ import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
 import { attempt, useWhen } from "../api";
 import styles from "../notifications.module.css";
-import { type Flash, Result, Table, useActions } from "./parts";
+import { type Flash, Result, RuleName, Table, useActions } from "./parts";
 
 type Rule = z.output<typeof RuleView>;
 
@@ -30,7 +30,7 @@ export function GroupsSection({ groupPage, rules, refresh }: { groupPage: Respon
             {groups.map((g) => (
               <tr key={g.id}>
                 <td>{g.group_name}</td>
-                <td className={styles.mono}>{g.rule_key}</td>
+                <td><RuleName ruleKey={g.rule_key} /></td>
                 <td>{g.members.join(", ")}</td>
                 <td className={styles.nowrap}>{when(g.created_at)}</td>
                 <td>

@@ -6,7 +6,7 @@ import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { useWhen } from "../api";
 import { HealthChart } from "../health-chart";
 import styles from "../notifications.module.css";
-import { StatusChip, Table } from "./parts";
+import { RuleName, StatusChip, Table } from "./parts";
 
 export function HealthSection({ health, hours }: { health: ResponseOf<typeof deliveryHealth>; hours: number }) {
   const when = useWhen();
@@ -33,7 +33,7 @@ export function HealthSection({ health, hours }: { health: ResponseOf<typeof del
               {health.recent.map((d) => (
                 <tr key={d.id}>
                   <td className={styles.nowrap}>{when(d.created_at)}</td>
-                  <td className={styles.mono}>{d.rule_key}</td>
+                  <td><RuleName ruleKey={d.rule_key} /></td>
                   <td>{channelLabel(d.channel)}</td>
                   <td>{d.recipient}</td>
                   <td className={styles.nowrap}><StatusChip status={d.status} /></td>

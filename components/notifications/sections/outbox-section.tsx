@@ -6,7 +6,7 @@ import { channelLabel } from "@/lib/notifications/channel-kinds";
 import { picturesIn } from "@/lib/notifications/transports/picture-line";
 import { useWhen } from "../api";
 import styles from "../notifications.module.css";
-import { Table } from "./parts";
+import { RuleName, Table } from "./parts";
 
 /** The demo's e-mail and Slack outbox (the first page, newest first). */
 export function OutboxSection({ outbox }: { outbox: ResponseOf<typeof listDemoOutbox> }) {
@@ -29,7 +29,7 @@ export function OutboxSection({ outbox }: { outbox: ResponseOf<typeof listDemoOu
                 <td className={styles.nowrap}>{when(m.delivered_at ?? m.created_at)}</td>
                 <td>{channelLabel(m.channel)}</td>
                 <td>{m.recipient}</td>
-                <td className={styles.mono}>{m.rule_key}</td>
+                <td><RuleName ruleKey={m.rule_key} /></td>
                 <td>
                   <strong>{m.subject}</strong>
                   <div className={`${styles.mono} ${styles.mailBody}`}>{m.body}</div>

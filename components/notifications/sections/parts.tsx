@@ -1,8 +1,24 @@
 "use client";
 
-import { useState } from "react";
+import { createContext, useContext, useState } from "react";
 import { attempt } from "../api";
 import styles from "../notifications.module.css";
+
+/** Rule key → its name (the organization's rules and the base rules), given once by the admin page. */
+const RuleNames = createContext<ReadonlyMap<string, string>>(new Map());
+export const RuleNamesProvider = RuleNames.Provider;
+
+/** A rule's name by its key, for text that cannot hold an element (an <option>); the key when no rule has it. */
+export function useRuleName(): (ruleKey: string) => string {
+  const names = useContext(RuleNames);
+  return (ruleKey) => names.get(ruleKey) ?? ruleKey;
+}
+
+/** A rule as the page names it: its name, the key on hover; a key no rule has (a report or alert delivery) as stored. */
+export function RuleName({ ruleKey }: { ruleKey: string }) {
+  const name = useContext(RuleNames).get(ruleKey);
+  return name === undefined ? <span className={styles.mono}>{ruleKey}</span> : <span title={ruleKey}>{name}</span>;
+}
 
 /** What an action said last, beside the control that started it. */
 export type Flash = { ok: boolean; text: string } | null;

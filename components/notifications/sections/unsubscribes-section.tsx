@@ -7,7 +7,7 @@ import { callApi, type ResponseOf } from "@/components/api-client";
 import { PageNote } from "@/components/page-note";
 import { attempt, useWhen } from "../api";
 import styles from "../notifications.module.css";
-import { type Flash, Result, Table, useActions } from "./parts";
+import { type Flash, Result, RuleName, Table, useActions, useRuleName } from "./parts";
 
 type Rule = z.output<typeof RuleView>;
 type Group = z.output<typeof GroupSubscriptionView>;
@@ -38,7 +38,7 @@ export function UnsubscribesSection({ unsubscribePage, rules, groups, refresh }:
             {unsubscribes.map((u) => (
               <tr key={u.id}>
                 <td>{u.address ?? u.user_id}</td>
-                <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? `rule ${u.rule_key}` : `group ${u.group_name}`}</td>
+                <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? <>rule <RuleName ruleKey={u.rule_key ?? ""} /></> : `group ${u.group_name}`}</td>
                 <td className={styles.nowrap}>{when(u.created_at)}</td>
                 <td>
                   <button className="button" type="button" onClick={() => void act(`unsub:${u.id}`, () => callApi(deleteUnsubscribe, { params: { id: u.id } }), "Subscribed again.")}>Resubscribe</button>
@@ -55,6 +55,7 @@ export function UnsubscribesSection({ unsubscribePage, rules, groups, refresh }:
 }
 
 function UnsubscribeForm({ rules, groups, onDone }: { rules: Rule[]; groups: Group[]; onDone: () => void }) {
+  const ruleName = useRuleName();
   const [address, setAddress] = useState("");
   const [scope, setScope] = useState("all");
   const [status, setStatus] = useState<Flash>(null);
@@ -76,7 +77,7 @@ function UnsubscribeForm({ rules, groups, onDone }: { rules: Rule[]; groups: Gro
       <select aria-label="Unsubscribe from" value={scope} onChange={(e) => setScope(e.target.value)}>
         <option value="all">from every rule</option>
         {rules.map((r) => <option key={r.id} value={`rule:${r.key}`}>from rule {r.key}</option>)}
-        {groups.map((g) => <option key={g.id} value={`group:${g.id}`}>from group {g.group_name} ({g.rule_key})</option>)}
+        {groups.map((g) => <option key={g.id} value={`group:${g.id}`}>from group {g.group_name} ({ruleName(g.rule_key)})</option>)}
       </select>
       <button className="button" type="submit">Unsubscribe</button>
       <Result value={status} />
