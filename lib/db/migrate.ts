@@ -38,6 +38,9 @@ const MIGRATION_LOCK_KEY = "7311505216001";
  * different connections.
  */
 export async function migrate(db: SqlRunner, migrations = listMigrations()): Promise<string[]> {
+  // Every start of an up-to-date database: one read instead of a locked transaction per migration (those took
+  // 3.4-4.5 s of each embedded start at load 23, paid by every test file).
+  if (await allApplied(db, migrations)) return [];
   await inLockedTransaction(db, () =>
     db.exec(`CREATE TABLE IF NOT EXISTS _quarry_migrations (
       name text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`),
@@ -48,7 +51,7 @@ export async function migrate(db: SqlRunner, migrations = listMigrations()): Pro
       const [known] = await db.query<{ checksum: string }>("SELECT checksum FROM _quarry_migrations WHERE name = $1", [migration.name]);
       if (known) {
         if (known.checksum !== migration.checksum) {
-          throw new Error(`Migration ${migration.name} was changed after it was applied; add a new migration instead.`);
+          throw changedAfterApplied(migration);
         }
         return false;
       }
@@ -64,6 +67,21 @@ export async function migrate(db: SqlRunner, migrations = listMigrations()): Pro
   }
   return done;
 }
+
+/** Whether every migration is recorded with its checksum; a changed one is the same error as in migrate's loop. */
+async function allApplied(db: SqlRunner, migrations: Migration[]): Promise<boolean> {
+  const [table] = await db.query<{ found: boolean }>("SELECT to_regclass('_quarry_migrations') IS NOT NULL AS found");
+  if (!table.found) return false;
+  const applied = new Map((await db.query<{ name: string; checksum: string }>("SELECT name, checksum FROM _quarry_migrations")).map((m) => [m.name, m.checksum]));
+  for (const migration of migrations) {
+    const known = applied.get(migration.name);
+    if (known === undefined) return false;
+    if (known !== migration.checksum) throw changedAfterApplied(migration);
+  }
+  return true;
+}
+
+const changedAfterApplied = (migration: Migration) => new Error(`Migration ${migration.name} was changed after it was applied; add a new migration instead.`);
 
 async function inLockedTransaction<T>(db: SqlRunner, work: () => Promise<T>): Promise<T> {
   await db.exec("BEGIN");
