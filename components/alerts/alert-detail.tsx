@@ -21,9 +21,10 @@ const SNOOZES = [
 
 const figure = (value: number | null) => (value === null ? "—" : formatNumber(value));
 const OUTCOME_WORDS: Record<AlertEvaluationView["outcome"], string> = { met: "Met", not_met: "Not met", no_data: "No data", below_min_volume: "Below the minimum volume", error: "Error" };
-const scopeWords = (key: string) => {
+/** A scope key (role:loc1,loc2 or role:*) in words: the role, and the locations by name (an id the reader cannot see as it is). */
+const scopeWords = (key: string, locationNames: Readonly<Record<string, string>>) => {
   const [role, locations] = key.split(":");
-  return `${humanize(role ?? "")}, ${locations === "*" ? "every location" : (locations ?? "").split(",").join(", ")}`;
+  return `${humanize(role ?? "")}, ${locations === "*" ? "every location" : (locations ?? "").split(",").map((id) => locationNames[id] ?? id).join(", ")}`;
 };
 
 /**
@@ -31,7 +32,7 @@ const scopeWords = (key: string) => {
  * (met and not met told apart), the latest evaluations as a table, and its switches: test now (evaluates, sends
  * nothing), snooze, mute, delete.
  */
-export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail; canChange: boolean; timeZone: string }) {
+export function AlertDetail({ initial, canChange, timeZone, locationNames }: { initial: Detail; canChange: boolean; timeZone: string; locationNames: Readonly<Record<string, string>> }) {
   /** A moment in the organization's zone, the zone named (the one formatter). */
   const when = (iso: string | null) => formatInstant(iso, timeZone);
   const router = useRouter();
@@ -71,7 +72,8 @@ export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail;
   }
 
   const snoozed = alert.snoozed_until !== null && new Date(alert.snoozed_until) > new Date();
-  const watched = alert.column ? `${humanize(alert.column)} of ${alert.widget_id}` : alert.widget_id;
+  const widget = alert.widget_name ?? "a widget no longer on the dashboard";
+  const watched = alert.column ? `${humanize(alert.column)} of ${widget}` : widget;
   return (
     <div className={styles.body} style={{ padding: 0 }}>
       <section className={styles.panel} aria-labelledby="alert-what">
@@ -120,7 +122,7 @@ export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail;
             {message.text}
           </p>
         )}
-        {tested && <EvaluationTable caption="Test now: what each scope would find" evaluations={tested} timeZone={timeZone} />}
+        {tested && <EvaluationTable caption="Test now: what each scope would find" evaluations={tested} timeZone={timeZone} locationNames={locationNames} />}
       </section>
 
       <section className={styles.panel} aria-labelledby="alert-state">
@@ -144,7 +146,7 @@ export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail;
             <tbody>
               {alert.states.map((s) => (
                 <tr key={`${s.scope_key} ${s.dimension_value}`}>
-                  <td>{scopeWords(s.scope_key)}</td>
+                  <td>{scopeWords(s.scope_key, locationNames)}</td>
                   {alert.per && <td>{s.dimension_value}</td>}
                   <td>
                     <span className={styles.state} data-state={s.state}>
@@ -170,7 +172,7 @@ export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail;
         ) : (
           <>
             <AlertHistoryChart evaluations={alert.evaluations} condition={alert.condition} label={`Values of ${alert.name} over its last ${alert.evaluations.length} evaluations; met, not met and not judged drawn apart`} />
-            <EvaluationTable caption="Latest evaluations" evaluations={alert.evaluations.slice(0, 20)} timeZone={timeZone} />
+            <EvaluationTable caption="Latest evaluations" evaluations={alert.evaluations.slice(0, 20)} timeZone={timeZone} locationNames={locationNames} />
           </>
         )}
       </section>
@@ -178,7 +180,7 @@ export function AlertDetail({ initial, canChange, timeZone }: { initial: Detail;
   );
 }
 
-function EvaluationTable({ caption, evaluations, timeZone }: { caption: string; evaluations: readonly AlertEvaluationView[]; timeZone: string }) {
+function EvaluationTable({ caption, evaluations, timeZone, locationNames }: { caption: string; evaluations: readonly AlertEvaluationView[]; timeZone: string; locationNames: Readonly<Record<string, string>> }) {
   return (
     <table className={styles.table} data-testid="alert-evaluations">
       <caption style={{ textAlign: "left", fontWeight: 600, padding: "0.3rem 0" }}>{caption}</caption>
@@ -201,7 +203,7 @@ function EvaluationTable({ caption, evaluations, timeZone }: { caption: string; 
               {e.trigger === "test" ? " (test)" : ""}
             </td>
             <td>
-              {scopeWords(e.scope_key)}
+              {scopeWords(e.scope_key, locationNames)}
               {e.dimension_value ? ` · ${e.dimension_value}` : ""}
             </td>
             <td>{figure(e.value)}</td>

@@ -41,7 +41,7 @@ export function AlertsList({ alerts, timeZone }: { alerts: readonly AlertView[];
               </td>
               <td>
                 <Link href={`/dashboards/custom/${encodeURIComponent(a.dashboard_slug)}`}>{a.dashboard_name}</Link>
-                <span className={styles.hint}> · {a.column ? humanize(a.column) : a.widget_id}</span>
+                <span className={styles.hint}> · {a.column ? humanize(a.column) : (a.widget_name ?? "a removed widget")}</span>
               </td>
               <td>{a.condition_text}</td>
               <td>{a.cadence.kind === "cron" ? <span title={a.cadence.cron}>{cronInWords(a.cadence.cron, timeZone)}</span> : "when the data changes"}</td>

@@ -137,6 +137,7 @@ describe("an alert's condition in words", () => {
     const below = CreateAlertBody.parse({ dashboard_id: id, name: "Low revenue", widget_id: "by_location", column: "revenue", per: "location_id", condition: { kind: "below", threshold: 2500 }, cadence: { kind: "on_data_change" } });
     const made = await createAlert(admin, below, new Date());
     expect(made.condition_text).toBe("below $2,500.00");
+    expect(made.widget_name).toBe("Orders by location");
     const { system } = await getDb();
     await system.query("UPDATE organizations SET currency = 'EUR' WHERE id = 'org_acme'");
     try {

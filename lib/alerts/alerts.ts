@@ -158,6 +158,7 @@ async function views(tx: TenantTx, principal: Principal, rows: WidgetAlert[]): P
       dashboard_id: row.dashboardId,
       dashboard_slug: dashboardOf.get(row.dashboardId)?.slug ?? "",
       dashboard_name: dashboardOf.get(row.dashboardId)?.name ?? "",
+      widget_name: viewOf.get(row.dashboardId)?.widgets.find((w) => w.metadata.id === row.widgetId)?.metadata.name ?? null,
       condition_text: conditionText(viewOf.get(row.dashboardId), row.widgetId, definition),
       name: row.name,
       widget_id: row.widgetId,

@@ -98,6 +98,7 @@ export const AlertView = CreateAlertBody.omit({ dashboard_id: true })
     dashboard_id: z.string(),
     dashboard_slug: z.string(),
     dashboard_name: z.string(),
+    widget_name: z.string().nullable().describe("the watched widget's name on the published dashboard; null when it is no longer there"),
     condition_text: z.string().describe('the condition in words, its figures in the watched column\'s format as the published dashboard shows it ("below $2,500.00"; a grouped number when the widget is gone)'),
     manifest_id: z.string().nullable().describe("the alert's id under the dashboard manifest's `alerts:` when declared there (edited by pushing the manifest); null for alerts made in the app"),
     owner_id: z.string().describe("who created it (or pushed the manifest declaring it): `me` among the recipients"),

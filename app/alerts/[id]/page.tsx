@@ -6,7 +6,9 @@ import { findOrganization } from "@/lib/auth/directory";
 import { currentPagePrincipal } from "@/lib/auth/session";
 import { isEditor } from "@/lib/dashboards/policy";
 import { NotFound } from "@/lib/errors";
+import { listLocations } from "@/lib/locations/operations";
 import { invoke } from "@/lib/operation";
+import { PAGE_LIMIT_MAX } from "@/lib/pagination";
 import { AlertDetail } from "@/components/alerts/alert-detail";
 
 export const dynamic = "force-dynamic";
@@ -21,7 +23,9 @@ export default async function AlertPage({ params }: { params: Promise<{ id: stri
     throw error;
   });
   if (!alert) notFound();
-  const timeZone = (await findOrganization(principal.orgId))?.timeZone ?? "UTC";
+  const [org, locations] = await Promise.all([findOrganization(principal.orgId), invoke(listLocations, principal, { query: { limit: PAGE_LIMIT_MAX, offset: 0, archived: "true" } })]);
+  const timeZone = org?.timeZone ?? "UTC";
+  const locationNames = Object.fromEntries(locations.items.map((l) => [l.id, l.name]));
   return (
     <div className="page">
       <nav aria-label="Breadcrumb" className="muted" style={{ fontSize: "0.88rem", marginBottom: "0.35rem" }}>
@@ -29,7 +33,7 @@ export default async function AlertPage({ params }: { params: Promise<{ id: stri
       </nav>
       <h1>{alert.name}</h1>
       {/* The server decides again on every action; this only hides buttons a recipient could not use. */}
-      <AlertDetail initial={alert} canChange={alert.owner_id === principal.userId || isEditor(principal)} timeZone={timeZone} />
+      <AlertDetail initial={alert} canChange={alert.owner_id === principal.userId || isEditor(principal)} timeZone={timeZone} locationNames={locationNames} />
     </div>
   );
 }
