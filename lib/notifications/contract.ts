@@ -310,6 +310,7 @@ export const UnsubscribeView = z
   .object({
     id: z.string(),
     user_id: z.string().nullable(),
+    user_name: z.string().nullable().describe("the member's name, as the admin page shows it; null for an address or a member who is gone"),
     address: z.string().nullable(),
     scope: z.enum(["all", "rule", "group"]),
     rule_id: z.string().nullable(),

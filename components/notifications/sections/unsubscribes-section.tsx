@@ -37,7 +37,7 @@ export function UnsubscribesSection({ unsubscribePage, rules, groups, refresh }:
           <tbody>
             {unsubscribes.map((u) => (
               <tr key={u.id}>
-                <td>{u.address ?? u.user_id}</td>
+                <td>{u.address ?? u.user_name ?? "a former member"}</td>
                 <td>{u.scope === "all" ? "every rule" : u.scope === "rule" ? <>rule <RuleName ruleKey={u.rule_key ?? ""} /></> : `group ${u.group_name}`}</td>
                 <td className={styles.nowrap}>{when(u.created_at)}</td>
                 <td>

@@ -7,12 +7,13 @@ import { type ValidationItem, notFound, conflict, unprocessable } from "@/lib/er
 import type { CreateUnsubscribeBody } from "@/lib/notifications/contract";
 import { newId } from "@/lib/ids";
 
-type Names = { rules: Map<string, string>; groups: Map<string, string> };
+type Names = { rules: Map<string, string>; groups: Map<string, string>; users: Map<string, string> };
 
 function view(u: NotificationUnsubscribe, names: Names) {
   return {
     id: u.id,
     user_id: u.userId,
+    user_name: u.userId ? (names.users.get(u.userId) ?? null) : null,
     address: u.address,
     scope: u.ruleId ? ("rule" as const) : u.groupSubscriptionId ? ("group" as const) : ("all" as const),
     rule_id: u.ruleId,
@@ -23,12 +24,15 @@ function view(u: NotificationUnsubscribe, names: Names) {
   };
 }
 
-async function names(tx: TenantTx): Promise<Names> {
-  const [rules, groups] = await Promise.all([
+/** Rule keys, group names and the names of the members among `rows`, read under RLS. */
+async function names(tx: TenantTx, rows: readonly NotificationUnsubscribe[]): Promise<Names> {
+  const userIds = [...new Set(rows.flatMap((r) => (r.userId ? [r.userId] : [])))];
+  const [rules, groups, users] = await Promise.all([
     tx.notificationRule.findMany({ select: { id: true, key: true } }),
     tx.notificationGroupSubscription.findMany({ select: { id: true, groupName: true } }),
+    tx.user.findMany({ where: { id: { in: userIds } }, select: { id: true, name: true } }),
   ]);
-  return { rules: new Map(rules.map((r) => [r.id, r.key])), groups: new Map(groups.map((g) => [g.id, g.groupName])) };
+  return { rules: new Map(rules.map((r) => [r.id, r.key])), groups: new Map(groups.map((g) => [g.id, g.groupName])), users: new Map(users.map((u) => [u.id, u.name])) };
 }
 
 /** Records an opt-out. Ids and keys of another organization are unknown here (RLS), so they fail as 422 like any unknown reference. */
@@ -46,14 +50,14 @@ export async function createUnsubscribe(principal: Principal, body: CreateUnsubs
     const data = { userId: body.user_id ?? null, address: body.address ?? null, ruleId: rule?.id ?? null, groupSubscriptionId: group?.id ?? null };
     if (await tx.notificationUnsubscribe.findFirst({ where: data })) throw conflict("This recipient is already unsubscribed from that");
     const row = await tx.notificationUnsubscribe.create({ data: { id: newId("nus"), orgId: principal.orgId, ...data, createdBy: principal.userId, createdAt: now } });
-    return view(row, await names(tx));
+    return view(row, await names(tx, [row]));
   });
 }
 
 export async function listUnsubscribes(principal: Principal, page: PageQuery) {
   return withTenant(principal, async (tx) => {
     const [rows, total] = await Promise.all([tx.notificationUnsubscribe.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }], ...pageWindow(page) }), tx.notificationUnsubscribe.count()]);
-    const n = await names(tx);
+    const n = await names(tx, rows);
     return pageBody(
       rows.map((r) => view(r, n)),
       total,

@@ -116,7 +116,9 @@ describe("unsubscribes in the pipeline", () => {
   it("skips a user unsubscribed from a rule on every channel that reaches them, and only for that rule", async () => {
     const rule = await firingRule(["email", "in_app"]);
     const other = await firingRule(["in_app"]);
-    await createUnsubscribe(acme, { user_id: "usr_acme_admin", rule_key: rule.key }, START);
+    const optOut = await createUnsubscribe(acme, { user_id: "usr_acme_admin", rule_key: rule.key }, START);
+    // The admin page names the member, not their id.
+    expect(optOut).toMatchObject({ user_id: "usr_acme_admin", user_name: "Acme Retail Admin" });
     const rows = await runOnce(rule.id);
     const mine = rows.filter((r) => r.recipient === "usr_acme_admin" || r.recipient === "admin@acme.test");
     expect(mine.map((r) => r.channel).sort()).toEqual(["email", "in_app"]);
@@ -150,7 +152,7 @@ describe("preference routes", () => {
     const rule = await firingRule(["in_app"]);
     const created = await call(unsubscribes.POST, "POST", `${U}/unsubscribes`, { token: admin, body: { address: "Someone@Ext.test", rule_key: rule.key } });
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ address: "someone@ext.test", scope: "rule", rule_key: rule.key, user_id: null });
+    expect(created.json).toMatchObject({ address: "someone@ext.test", scope: "rule", rule_key: rule.key, user_id: null, user_name: null });
     const again = await call(unsubscribes.POST, "POST", `${U}/unsubscribes`, { token: admin, body: { address: "someone@ext.test", rule_key: rule.key } });
     expect(again.status).toBe(409);
     const both = await call(unsubscribes.POST, "POST", `${U}/unsubscribes`, { token: admin, body: { address: "a@b.test", user_id: "usr_acme_admin" } });
