@@ -74,7 +74,8 @@ export function VersionHistory({ dashboardId, publishedVersion }: VersionHistory
 }
 
 function VersionRow({ version: v, selected, busy, onDiff, onRestore }: { version: VersionSummary; selected: boolean; busy: boolean; onDiff: () => void; onRestore: (publish: boolean) => void }) {
-  const who = v.published_by.name ?? v.published_by.id;
+  // Publishers by name; one no longer in the organization is said so, not shown by its id.
+  const who = v.published_by.name ?? (v.published_by.kind === "api_key" ? "a deleted API key" : "a former member");
   const timeZone = useOrgTimeZone();
   return (
     <li className={styles.version} aria-current={selected} data-testid={`version-${v.version}`}>
