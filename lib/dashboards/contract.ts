@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { Role } from "@/lib/access/roles";
+import { MemberAttributes } from "@/lib/access/attributes";
 import { pageOf, pageQuery } from "@/lib/pagination";
 
 /** The roles that edit dashboards (drafts, publishing, embeds, versions): the endpoints' access and the policy's isEditor. */
@@ -180,6 +181,9 @@ export const EmbedBody = z
       .max(20)
       .default([])
       .describe("partner origins allowed to frame the embed (Content-Security-Policy frame-ancestors); none means any"),
+    attributes: MemberAttributes.default({}).describe(
+      "member attributes signed into the token for the datasets' field policies (e.g. the partner's user region); each value must be one the creator holds, unless the creator is an organization admin",
+    ),
   })
   .optional()
   .meta({ id: "EmbedRequest" });
@@ -265,6 +269,10 @@ export const WidgetResult = z.object({
     .discriminatedUnion("kind", [z.object({ kind: z.literal("rollup"), name: z.string().describe("the rollup's name in the manifest") }), z.object({ kind: z.literal("base") })])
     .optional()
     .describe("which source answered a dataset widget: one of the dashboard's rollups (exactly the tables' answer, pre-aggregated) or the tables themselves; absent for widgets without a warehouse statement"),
+  restricted: z
+    .string()
+    .optional()
+    .describe("set instead of data when the widget needs a field the dataset's field policies hide from this viewer (hidden, or restricted to other roles or attributes): a notice to show, not an error"),
 });
 /** One widget's data or error: what the engine computes, the query endpoint answers and the widgets render. */
 export type WidgetResult = z.output<typeof WidgetResult>;
@@ -296,14 +304,15 @@ export const queryDashboard = defineEndpoint({
   description:
     "One widget's failure is reported in its `error` and does not fail the others. Results are cached briefly per organization, version, widget and the filter values that widget depends on. " +
     "Each request has a budget: at most 100 distinct widgets (422), 100,000 rows in all and 30 s of computing (503 past either, and nothing of that request is cached). " +
-    "A version whose stored manifest no longer passes validation (saved before a rule was tightened) answers 422 with its problems to editors and 503 with a sentence, no details, to other roles.",
+    "A version whose stored manifest no longer passes validation (saved before a rule was tightened) answers 422 with its problems to editors and 503 with a sentence, no details, to other roles. " +
+    "Datasets' field policies apply to the caller's role and member attributes: a field they may not see is not in the rows at all, a masked one holds its mask, a widget that needs one answers `restricted`, and a filter value set on such a field answers 403.",
   tags: ["Dashboards"],
   access: "user",
   keyScope: "dashboards:read",
   params: IdParams,
   body: QueryBody,
   response: QueryResponse,
-  errors: [404, 422, 503],
+  errors: [403, 404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
   // Refreshing recomputes every widget and skips the cache: a tighter limit of its own.
   sharedLimits: [
@@ -373,7 +382,7 @@ export const queryEmbed = defineEndpoint({
   credentials: "none",
   body: EmbedQueryBody,
   response: QueryResponse,
-  errors: [401, 404, 422, 503],
+  errors: [401, 403, 404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
 });
 
@@ -397,7 +406,7 @@ export const queryPublicDashboard = defineEndpoint({
   credentials: "none",
   body: PublicQueryBody,
   response: QueryResponse,
-  errors: [404, 422, 503],
+  errors: [403, 404, 422, 503],
   rateLimit: { limit: 120, windowSeconds: 60 },
 });
 

@@ -44,7 +44,7 @@ export async function rollupsOfGranted(principal: Principal, granted: GrantedDas
   const served = new Map<string, { id: string; title: string }[]>();
   const base: { id: string; title: string }[] = [];
   for (const widget of manifest.widgets.filter(isDataWidget)) {
-    const planned = plannedSource(planWidget({ scope: granted.scope, dashboard: manifest, widgetId: widget.metadata.id, filterValues: {}, now, timeZone, rollups: fresh }));
+    const planned = plannedSource(planWidget({ scope: granted.scope, viewer: granted.viewer, dashboard: manifest, widgetId: widget.metadata.id, filterValues: {}, now, timeZone, rollups: fresh }));
     const entry = { id: widget.metadata.id, title: widget.metadata.name };
     if (planned?.kind === "rollup") served.set(planned.rollup.id, [...(served.get(planned.rollup.id) ?? []), entry]);
     else if (planned?.kind === "base") base.push(entry);

@@ -1,11 +1,12 @@
 import "server-only";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { z } from "zod";
-import type { Principal } from "@/lib/access/roles";
+import { isOrganizationAdmin, type Principal } from "@/lib/access/roles";
+import { type MemberAttributes, readAttributes } from "@/lib/access/attributes";
 import { deriveKey } from "@/lib/secrets";
 import { config } from "@/lib/config";
 import { recordAudit } from "@/lib/audit/record";
-import { withTenant } from "@/lib/db/tenant";
+import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { DashboardEmbed } from "@/lib/db/generated/client";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { Unauthenticated, Forbidden, Invalid, notFound, conflict } from "@/lib/errors";
@@ -13,7 +14,7 @@ import { newId } from "@/lib/ids";
 import type { EmbedBody } from "./contract";
 import { parseManifestCached } from "./manifest";
 import { withOwnTables } from "@/lib/db/own-tables";
-import { type EmbedGrant, storedPlatform } from "./policy";
+import { type EmbedGrant, memberAttributes, storedPlatform } from "./policy";
 import { findDashboardOr404, publishedVersionOf } from "./dashboard-record";
 
 // Embed tokens are HS256 with their own derived key and audience: never valid as bearer tokens (those are asymmetric).
@@ -21,7 +22,7 @@ const AUDIENCE = "quarry-embed";
 const embedKey = () => new Uint8Array(deriveKey("embed-token"));
 
 export async function createEmbed(principal: Principal, idOrSlug: string, body: z.output<typeof EmbedBody>) {
-  const options = body ?? { locked_filters: {}, expires_in: 24 * 3600, allowed_origins: [] };
+  const options = body ?? { locked_filters: {}, expires_in: 24 * 3600, allowed_origins: [], attributes: {} };
   const { grant, title } = await withTenant(principal, async (tx) => {
     const row = await findDashboardOr404(tx, idOrSlug);
     const published = await publishedVersionOf(tx, row);
@@ -36,6 +37,7 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
     if (unknown.length > 0) {
       throw new Invalid(unknown.map((id) => ({ loc: ["body", "locked_filters", id], msg: `'${id}' is not a filter widget of this dashboard`, type: "unknown_filter" })));
     }
+    await assertMaySignAttributes(tx, principal, options.attributes);
     const embed = await tx.dashboardEmbed.create({
       data: {
         id: newId("emb"),
@@ -54,7 +56,8 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
     // The frame is titled by the name the embedded page shows: the published manifest's, never the dashboard's id.
     return { grant: embed, title: manifest.value.manifest.metadata.name };
   });
-  const token = await new SignJWT({ org: grant.orgId, dsh: grant.dashboardId, ver: grant.version })
+  // Attributes travel in the signed token only (`att`): each token made for a partner's user carries that user's.
+  const token = await new SignJWT({ org: grant.orgId, dsh: grant.dashboardId, ver: grant.version, ...(Object.keys(options.attributes).length > 0 && { att: options.attributes }) })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setAudience(AUDIENCE)
     .setJti(grant.id)
@@ -75,6 +78,17 @@ export async function createEmbed(principal: Principal, idOrSlug: string, body: 
   };
 }
 
+/**
+ * An embed never shows more than its creator may see: a signed attribute value must be one the creator holds,
+ * unless the creator is an organization admin (who administers members' attributes anyway; an API key acts as one).
+ */
+async function assertMaySignAttributes(tx: TenantTx, principal: Principal, attributes: MemberAttributes): Promise<void> {
+  if (Object.keys(attributes).length === 0 || isOrganizationAdmin(principal)) return;
+  const held = await memberAttributes(tx, principal);
+  const missing = Object.entries(attributes).flatMap(([name, values]) => values.filter((value) => !(held[name] ?? []).includes(value)).map((value) => `${name}=${value}`));
+  if (missing.length > 0) throw new Forbidden(`An embed may sign only attributes its creator holds (or an organization admin's): you do not hold ${missing.join(", ")}`);
+}
+
 function escapeAttribute(value: string) {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -88,7 +102,7 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
     const reason = error instanceof joseErrors.JWTExpired ? "This embed link has expired" : "This embed link is not valid";
     throw new Unauthenticated(reason);
   }
-  const { org, dsh, ver, jti } = payload as { org?: unknown; dsh?: unknown; ver?: unknown; jti?: unknown };
+  const { org, dsh, ver, jti, att } = payload as { org?: unknown; dsh?: unknown; ver?: unknown; jti?: unknown; att?: unknown };
   if (typeof org !== "string" || typeof dsh !== "string" || typeof ver !== "number" || typeof jti !== "string") {
     throw new Unauthenticated("This embed link is not valid");
   }
@@ -121,6 +135,7 @@ export async function verifyEmbedToken(token: string): Promise<EmbedGrant> {
     locationIds: grant.locationIds,
     expiresAt: grant.expiresAt,
     downloads: currentManifest?.ok ? currentManifest.value.manifest.platform.downloads : { pdf: false, png: false },
+    attributes: readAttributes(att),
   };
 }
 

@@ -2,7 +2,9 @@ import "server-only";
 import { withOwnTables } from "@/lib/db/own-tables";
 import { findOrganization } from "@/lib/auth/directory";
 import { Role, type Principal } from "@/lib/access/roles";
-import { withTenant, type TenantScope } from "@/lib/db/tenant";
+import { withTenant, type TenantScope, type TenantTx } from "@/lib/db/tenant";
+import { type MemberAttributes, readAttributes } from "@/lib/access/attributes";
+import { ANONYMOUS_VIEWER, type FieldViewer } from "@/lib/query/field-policy";
 import { forbidden, notFound } from "@/lib/errors";
 import { ManifestSource } from "@/lib/manifest/source";
 import { isSeq } from "yaml";
@@ -92,6 +94,8 @@ export interface EmbedGrant {
   expiresAt: Date;
   /** The report downloads the dashboard's current published manifest offers (`platform.downloads`): an embed's page offers a format only while this says so too. */
   downloads: { pdf: boolean; png: boolean };
+  /** Member attributes signed into the token (`att`), for the datasets' field policies; an embed has no role. */
+  attributes: MemberAttributes;
 }
 
 export const principalScope = (principal: Principal): TenantScope => scopeOf(principal.orgId, principal.locationIds);
@@ -112,11 +116,20 @@ export interface GrantedDashboard {
   /** The parse of `yaml` as served (no parked widgets); not ok only for stored manifests that no longer validate (never shown, never queried). */
   parsed: ManifestResult;
   scope: TenantScope;
+  /** Who looks, for the datasets' field policies (lib/query/field-policy.ts): a principal's role and attributes, an embed's signed attributes, nobody for a public link. */
+  viewer: FieldViewer;
   /** The organization's time zone and currency when granting had to read the organization anyway (a public link, by its slug); otherwise read once by whoever needs them (grantedLocale). */
   locale?: OrgLocale;
 }
 
 const dashboardColumns = { id: true, slug: true, name: true, draftYaml: true, draftRevision: true, publishedVersion: true } as const;
+
+/** A principal's member attributes (users.attributes); none for an API key, which is no member. */
+export async function memberAttributes(tx: TenantTx, principal: Principal): Promise<MemberAttributes> {
+  if (principal.via === "api_key") return {};
+  const member = await tx.user.findUnique({ where: { id: principal.userId }, select: { attributes: true } });
+  return readAttributes(member?.attributes);
+}
 
 /**
  * The version a principal may see of a dashboard (id or slug) and the scope to read it under.
@@ -125,7 +138,9 @@ const dashboardColumns = { id: true, slug: true, name: true, draftYaml: true, dr
  */
 export async function grantForPrincipal(principal: Principal, idOrSlug: string, wanted: WantedVersion): Promise<GrantedDashboard> {
   const editor = isEditor(principal);
+  let attributes: MemberAttributes = {};
   const shown = await withTenant(principal, async (tx) => {
+    attributes = await memberAttributes(tx, principal);
     const row = await tx.dashboard.findFirst({ where: { OR: [{ id: idOrSlug }, { slug: idOrSlug }] }, select: dashboardColumns });
     if (!row) throw notFound("Dashboard");
     if (wanted === "draft") {
@@ -154,6 +169,7 @@ export async function grantForPrincipal(principal: Principal, idOrSlug: string, 
     yaml: shown.yaml,
     parsed,
     scope: principalScope(principal),
+    viewer: { role: principal.role, attributes },
   };
 }
 
@@ -175,6 +191,7 @@ export async function grantForEmbed(grant: EmbedGrant): Promise<GrantedDashboard
     yaml: v.specYaml,
     parsed: await withOwnTables(grant.orgId, async () => servedManifest(parseManifestCached(v.specYaml))),
     scope: embedScope(grant),
+    viewer: { role: null, attributes: grant.attributes },
   };
 }
 
@@ -208,6 +225,7 @@ export async function grantForPublic(orgSlug: string, dashboardSlug: string): Pr
     yaml: shown.v.specYaml,
     parsed,
     scope: scopeOf(org.id, shown.v.publisherLocationIds),
+    viewer: ANONYMOUS_VIEWER,
     locale: { timeZone: org.timeZone, currency: org.currency },
   };
 }

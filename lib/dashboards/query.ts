@@ -6,6 +6,7 @@ import type { TenantScope } from "@/lib/db/tenant";
 import { Invalid, Unavailable, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
+import type { FieldViewer } from "@/lib/query/field-policy";
 import { BatchTransactionSpent, DEFAULT_STATEMENT_TIMEOUT_MS, type StatementRunner, runReadOnlyBatch } from "@/lib/query/execute";
 import { type WidgetPlan, type WidgetQueryResult, planWidget, runWidgetQuery, sharedScans } from "@/lib/query/run";
 import { dashboardRollups } from "@/lib/query/rollup-definition";
@@ -34,6 +35,8 @@ export const DEFAULT_QUERY_BUDGET: QueryBudget = { maxWidgets: 100, maxRows: 100
 
 interface RunInput {
   scope: TenantScope;
+  /** Whose field policies apply (GrantedDashboard.viewer). */
+  viewer: FieldViewer;
   dashboardId: string;
   /** A published version number, or `draft@<revision>`. */
   version: number | string;
@@ -72,7 +75,7 @@ async function runWidgets(input: RunInput): Promise<Record<string, WidgetResult>
   const plans = new Map(
     wanted
       .filter((id) => input.manifest.widgetsById.has(id))
-      .map((widgetId) => [widgetId, planWidget({ scope: input.scope, dashboard: input.manifest, widgetId, filterValues: input.filters, now, timeZone: input.timeZone })]),
+      .map((widgetId) => [widgetId, planWidget({ scope: input.scope, viewer: input.viewer, dashboard: input.manifest, widgetId, filterValues: input.filters, now, timeZone: input.timeZone })]),
   );
   const request = { dashboardId: input.dashboardId, version: input.version, warehouseVersion: await currentWarehouseVersion(input.scope.orgId) };
   const keys = new Map([...plans].map(([id, plan]) => [id, widgetResultKey(request, plan)]));
@@ -147,7 +150,7 @@ async function computeWidgets(
           shared,
         });
         fresh.push([key, result]);
-        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated, limit: result.limit, source: result.source };
+        widgets[widgetId] = { columns: result.columns, rows: result.rows, error: null, cached: false, truncated: result.truncated, limit: result.limit, source: result.source, restricted: result.restricted };
       } catch (error) {
         if (error instanceof BatchTransactionSpent) throw error;
         // QueryError messages are written for viewers; anything else is ours to log, not to show.
@@ -211,6 +214,7 @@ export async function queryGranted(
     dashboardId: granted.dashboardId,
     // Every edit bumps the draft revision in the database, so no replica serves an older draft's results.
     version: granted.version === "draft" ? `draft@${granted.draftRevision}` : granted.version,
+    viewer: granted.viewer,
     manifest: granted.parsed.value,
     filters,
     widgetIds,

@@ -40,12 +40,13 @@ export interface AnswerRequest {
  * left out has its default's) and date expressions resolved to concrete days ("last month" names
  * another month once the month changes). Filters that do not affect the widget are not in it (nor a
  * `*` binding on a field the widget does not have: the engine drops it); two spellings of the same
- * range share it.
+ * range share it. So is what the datasets' field policies decided for the viewer (plan.visibility): viewers
+ * whose roles or attributes see the widget's fields differently never share an answer.
  */
 export function widgetResultKey(request: AnswerRequest, plan: WidgetPlan): string {
   const { scope, timeZone, now, widgetId } = plan.input;
   const locations = scope.locationIds && scope.locationIds.length > 0 ? [...scope.locationIds].sort() : null;
-  const meaning = { locations, timeZone, today: todayIn(now, timeZone), conditions: plan.meaning };
+  const meaning = { locations, timeZone, today: todayIn(now, timeZone), conditions: plan.meaning, visibility: plan.visibility };
   return JSON.stringify([scope.orgId, request.dashboardId, String(request.version), widgetId, request.warehouseVersion, meaning]);
 }
 

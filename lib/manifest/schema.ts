@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Role } from "@/lib/access/roles";
+import { AttributeName, AttributeValues } from "@/lib/access/attributes";
 import { echartsOptionProblems } from "./echarts-option-allow-list";
 import { optionBoundProblems } from "./echarts-option-bounds";
 import { ValueFormat } from "./value-format";
@@ -48,7 +49,7 @@ export const FieldAccess = z
     mask: z.string().min(1).max(2000).optional().describe("SQL expression selected instead of the field for viewers the policy does not admit, e.g. regexp_replace(customers.email, '^[^@]+', '***')"),
     roles: z.array(Role).min(1).max(10).optional().describe("roles that see the field as it is; others see its mask, or nothing"),
     attributes: z
-      .record(z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, "an attribute name: lowercase letters, digits and _"), z.array(z.string().min(1).max(200)).min(1).max(100))
+      .record(AttributeName, AttributeValues)
       .optional()
       .describe("member attributes that admit a viewer, e.g. { region: [eu] }: the viewer must hold one listed value of every attribute"),
   })

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineEndpoint } from "@/lib/endpoint";
 import { Role } from "@/lib/access/roles";
+import { MemberAttributes } from "@/lib/access/attributes";
 import { pageOf, pageQuery } from "@/lib/pagination";
 
 const tags = ["Members"];
@@ -31,6 +32,7 @@ export const MemberSchema = z
     name: z.string(),
     role: Role,
     location_ids: z.array(z.string()).describe("Empty: every location"),
+    attributes: MemberAttributes,
     status: MemberStatus,
     last_sign_in_at: z.iso.datetime().nullable(),
     created_at: z.iso.datetime(),
@@ -43,6 +45,7 @@ export const UpdateMemberBody = z
     name: z.string().trim().min(1).max(200).optional(),
     role: Role.optional(),
     location_ids: LocationIds.optional(),
+    attributes: MemberAttributes.optional().describe("Replaces the member's attributes (dataset field policies read them; docs/datasets.md)"),
     status: MemberStatus.optional().describe("`deactivated`: sign-in refused and every session ends; their dashboards and schedules keep naming them"),
   })
   .strict()

@@ -1,5 +1,6 @@
 import "server-only";
 import { isOrganizationAdmin, type Principal, type Role } from "@/lib/access/roles";
+import { readAttributes } from "@/lib/access/attributes";
 import { recordAudit } from "@/lib/audit/record";
 import { withTenant, type TenantTx } from "@/lib/db/tenant";
 import type { User } from "@/lib/db/generated/client";
@@ -15,6 +16,7 @@ export function memberView(row: User) {
     name: row.name,
     role: row.role as Role,
     location_ids: row.locationIds,
+    attributes: readAttributes(row.attributes),
     status: row.status as "active" | "deactivated",
     last_sign_in_at: row.lastSignInAt,
     created_at: row.createdAt,
@@ -101,6 +103,7 @@ export async function updateMember(principal: Principal, id: string, body: Updat
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.role !== undefined ? { role: body.role } : {}),
         ...(locationIds !== undefined ? { locationIds } : {}),
+        ...(body.attributes !== undefined ? { attributes: body.attributes } : {}),
         ...(body.status !== undefined ? { status: body.status } : {}),
         ...(statusChanges ? { sessionEpoch: { increment: 1 } } : {}),
       },

@@ -3,7 +3,9 @@ import type { Dataset, ParsedDashboard, WidgetManifest } from "@/lib/manifest/sc
 import type { TenantScope } from "@/lib/db/tenant";
 import { type DatasetSelection, type FieldPredicate, USER_SOURCE_ALIAS, compileSelection, compileUserQuery, selectDataset } from "./compile";
 import { aggregateDemoRows, demoColumn, sampleOrders } from "./demo";
+import { forbidden } from "@/lib/errors";
 import { QueryError } from "./errors";
+import { ANONYMOUS_VIEWER, type FieldViewer, type FieldVisibility, fieldVisibility, restrictionNotice, viewedDataset } from "./field-policy";
 import { BatchTransactionSpent, type StatementRunner, runReadOnly } from "./execute";
 import { type FilterCondition, FilterValueError, filterRows, toPredicate, widgetConditions } from "./filters";
 import { applyFormulaSteps, planFormulaMetrics } from "./formula/plan";
@@ -26,6 +28,11 @@ export interface WidgetQueryInput {
   now: Date;
   /** The organization's IANA time zone, for date filters. */
   timeZone: string;
+  /**
+   * Who is looking: the dataset's field policies decide what the widget may select for them (./field-policy.ts).
+   * Absent: no role and no attributes (ANONYMOUS_VIEWER), so a caller that does not say sees the least.
+   */
+  viewer?: FieldViewer;
   rowCap?: number;
   /** Where the statements run: a batch's transaction (runReadOnlyBatch), else one transaction each. */
   runner?: StatementRunner;
@@ -50,6 +57,8 @@ export interface WidgetQueryResult {
   limit?: number;
   /** Where a dataset widget's rows came from; absent for widgets without a warehouse statement. */
   source?: AnswerSource;
+  /** Why the widget shows no data for this viewer: it needs fields their role or attributes may not see (field policies). */
+  restricted?: string;
 }
 
 /** What a widget's plan is made from: a request's view of one widget, before it runs. */
@@ -72,14 +81,22 @@ type RoutedSelection = { selection: DatasetSelection; source: AnswerSource; roll
  */
 export class WidgetPlan {
   readonly widget: WidgetManifest | undefined;
-  /** The fields a `*` binding can reach (widgetFields). */
+  /** The widget's dataset (or KPI) as the viewer sees it (field policies), the QueryError for an unknown one, or undefined for widgets without one. */
+  private readonly viewed: ViewedDataset | QueryError | undefined;
+  /** The fields a `*` binding can reach (widgetFields): a field the viewer may not see is not one of them. */
   readonly fields: ReadonlySet<string> | null;
   private readonly conditions: readonly PlannedCondition[];
+  /** The columns the widget selects for this viewer: its `columns` less those a table may leave out (field policies). */
+  readonly columns: readonly string[] | undefined;
+  /** Set when the widget needs a field the viewer may not see: what it says instead of its data. */
+  readonly restricted: string | undefined;
   private routed: { rollups: readonly BuiltRollup[]; outcome: RoutedSelection | QueryError } | undefined;
 
+  /** Throws Forbidden (403) when a filter value the request sets applies to a field the viewer may not see or sees masked. */
   constructor(readonly input: WidgetPlanInput) {
     this.widget = input.dashboard.widgetsById.get(input.widgetId);
-    this.fields = this.widget ? widgetFields(input.dashboard, this.widget) : null;
+    this.viewed = this.widget ? viewWidgetDataset(input, this.widget) : undefined;
+    this.fields = this.widget ? widgetFields(this.widget, this.viewed) : null;
     const context = { now: input.now, timeZone: input.timeZone };
     this.conditions = this.widget
       ? widgetConditions(input.dashboard.widgetsById.values(), this.widget, input.filterValues, this.fields).map((condition) => {
@@ -91,6 +108,19 @@ export class WidgetPlan {
           }
         })
       : [];
+    const policy = this.viewed && !(this.viewed instanceof QueryError) && this.widget ? restrictWidget(this.widget, this.viewed, this.conditions.map((c) => c.condition), input.filterValues) : undefined;
+    this.columns = policy ? policy.columns : this.widget?.spec.data?.columns;
+    this.restricted = policy?.restricted;
+  }
+
+  /**
+   * What the field policies decided for this viewer on the widget's dataset, as plain JSON (each field not
+   * plainly visible, with its mask or why it is absent): two viewers share a cached answer only when it is
+   * the same (lib/dashboards/result-cache.ts), so a policy difference never shares one.
+   */
+  get visibility(): [string, FieldVisibility][] {
+    if (!this.viewed || this.viewed instanceof QueryError) return [];
+    return [...this.viewed.visibility].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   /**
@@ -121,7 +151,7 @@ export class WidgetPlan {
     if (this.routed?.rollups !== rollups) {
       let outcome: RoutedSelection | QueryError;
       try {
-        outcome = datasetSelection(widgetDataset(this.input), this.widget!.spec.data!.columns, this.predicates(), this.input.rowCap ?? DEFAULT_ROW_CAP, rollups);
+        outcome = this.restricted !== undefined ? null : datasetSelection(this.dataset(), this.columns, this.predicates(), this.input.rowCap ?? DEFAULT_ROW_CAP, rollups);
       } catch (error) {
         if (!(error instanceof QueryError)) throw error;
         outcome = error;
@@ -130,6 +160,13 @@ export class WidgetPlan {
     }
     if (this.routed.outcome instanceof QueryError) throw this.routed.outcome;
     return this.routed.outcome;
+  }
+
+  /** The widget's dataset (or KPI) as the viewer sees it; throws the QueryError of an unknown one. */
+  dataset(): Dataset {
+    if (this.viewed === undefined) throw new QueryError("bad_manifest", `Widget '${this.input.widgetId}' reads no dataset`);
+    if (this.viewed instanceof QueryError) throw this.viewed;
+    return this.viewed.dataset;
   }
 
   /** Whether the widget reads a SQL dataset or catalog KPI. */
@@ -166,7 +203,8 @@ export async function runWidgetQuery(input: WidgetQueryInput): Promise<WidgetQue
       return runUserQuery(data.query ?? "", data.columns, predicates, input, cap);
     case "dataset":
     case "kpi":
-      return runDataset(widgetDataset(input), data.columns, predicates, plan, input, cap);
+      if (plan.restricted !== undefined) return { columns: [], rows: [], truncated: false, restricted: plan.restricted };
+      return runDataset(plan.dataset(), plan.columns, predicates, plan, input, cap);
   }
 }
 
@@ -185,18 +223,74 @@ function widgetDataset(input: { dashboard: Pick<ParsedDashboard, "widgetsById" |
  * read it from the widget's plan, so such a binding neither runs nor splits the cache (a date filter does
  * not make a widget without dates miss).
  */
-function widgetFields(dashboard: Pick<ParsedDashboard, "widgetsById" | "datasets">, widget: WidgetManifest): ReadonlySet<string> | null {
+function widgetFields(widget: WidgetManifest, viewed: ViewedDataset | QueryError | undefined): ReadonlySet<string> | null {
+  if (widget.spec.data?.kind === "sql") return sqlWidgetColumns(widget);
+  // An unknown dataset or KPI meets its error when the widget runs.
+  if (!viewed || viewed instanceof QueryError) return null;
+  return new Set([...viewed.dataset.dimensions.map((d) => d.id), ...viewed.dataset.metrics.map((m) => m.id)]);
+}
+
+/** A widget's dataset under the viewer's field policies, with what they decided per field. */
+interface ViewedDataset {
+  dataset: Dataset;
+  visibility: ReadonlyMap<string, FieldVisibility>;
+}
+
+function viewWidgetDataset(input: WidgetPlanInput, widget: WidgetManifest): ViewedDataset | QueryError | undefined {
   const kind = widget.spec.data?.kind;
-  if (kind === "sql") return sqlWidgetColumns(widget);
-  if (kind !== "dataset" && kind !== "kpi") return null;
+  if (kind !== "dataset" && kind !== "kpi") return undefined;
   try {
-    const dataset = widgetDataset({ dashboard, widgetId: widget.metadata.id });
-    return new Set([...dataset.dimensions.map((d) => d.id), ...dataset.metrics.map((m) => m.id)]);
+    const written = widgetDataset(input);
+    const visibility = fieldVisibility(written, input.viewer ?? ANONYMOUS_VIEWER);
+    return { dataset: viewedDataset(written, visibility), visibility };
   } catch (error) {
-    // An unknown dataset or KPI meets its error when the widget runs.
-    if (error instanceof QueryError) return null;
+    if (error instanceof QueryError) return error;
     throw error;
   }
+}
+
+const TABLES: ReadonlySet<string> = new Set(["table", "tabulator"]);
+
+/**
+ * Field policies on one widget (docs/datasets.md "Field policies"). A condition on a field the viewer may not
+ * see or sees masked would reveal it (a filter on the original value): one the request sets is refused
+ * (403); one the author's default sets makes the widget say so. A widget that names fields the viewer may not
+ * see (its columns or mappings) says it needs them, except a table, which leaves those columns out. A widget
+ * naming no columns selects the fields the viewer sees.
+ */
+function restrictWidget(
+  widget: WidgetManifest,
+  viewed: ViewedDataset,
+  conditions: readonly FilterCondition[],
+  filterValues: Readonly<Record<string, unknown>>,
+): { columns: readonly string[] | undefined; restricted?: string } {
+  const data = widget.spec.data!;
+  if (viewed.visibility.size === 0) return { columns: data.columns };
+  const why = (id: string) => viewed.visibility.get(id);
+  const filtered: { id: string; reason: "hidden" | "restricted" }[] = [];
+  for (const condition of conditions) {
+    const visibility = why(condition.field);
+    if (!visibility || visibility.kind === "visible") continue;
+    const reason = visibility.kind === "masked" ? "restricted" : visibility.reason;
+    if (Object.hasOwn(filterValues, condition.source) && filterValues[condition.source] !== null) {
+      const shown = visibility.kind === "masked" ? "masked" : reason;
+      throw forbidden(`Filter '${condition.source}' cannot be applied to '${widget.metadata.id}': its field '${condition.field}' is ${shown} for you`);
+    }
+    filtered.push({ id: condition.field, reason });
+  }
+  if (filtered.length > 0) return { columns: data.columns, restricted: restrictionNotice(filtered) };
+  const absent = (id: string) => {
+    const visibility = why(id);
+    return visibility?.kind === "absent" ? [{ id, reason: visibility.reason }] : [];
+  };
+  const named = data.columns ?? [];
+  const missing = named.flatMap(absent);
+  if (TABLES.has(widget.spec.component) && named.length > 0) {
+    const kept = named.filter((id) => absent(id).length === 0);
+    return kept.length > 0 ? { columns: kept } : { columns: named, restricted: restrictionNotice(missing) };
+  }
+  const needed = [...new Set([...named, ...Object.values(data.mappings ?? {}).flat()])].flatMap(absent);
+  return needed.length > 0 ? { columns: data.columns, restricted: restrictionNotice(needed) } : { columns: data.columns };
 }
 
 /**
