@@ -8,7 +8,7 @@ import type { EmbedSession } from "./embed-session";
 import { UNAVAILABLE_TO_ANONYMOUS, grantForEmbed, grantForPublic, type GrantedDashboard } from "./policy";
 import { grantedLocale, lockedOver, queryGranted } from "./query";
 import type { WidgetResults } from "./contract";
-import { dataWidgetIds, filtersFromParams, orgView, pageRegions, renderOnlyView, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
+import { filtersFromParams, firstQueryWidgetIds, orgView, renderOnlyView, type ViewManifest } from "./wiring";
 
 type Params = Record<string, string | string[] | undefined>;
 
@@ -49,7 +49,7 @@ async function pageOf(granted: GrantedDashboard, params: Params, lockedFilters: 
   const { timeZone, currency } = await grantedLocale(granted);
   const full = orgView(granted.parsed.value, currency);
   const filters = filtersFromParams(full, params);
-  const visible = dataWidgetIds(full, visibleWidgetIds(pageRegions(full, tabFromParams(params))));
+  const visible = firstQueryWidgetIds(full, params);
   const [answer, clicks] = await Promise.all([
     queryGranted(granted, "anonymous", lockedOver(lockedFilters, filters), visible, { timeZone }),
     clickContext(granted.parsed.value, granted.slug, openNone),

@@ -12,7 +12,7 @@ import { audienceOf, grantedLocale, queryGranted } from "./query";
 import { findDashboardOr404, publishedVersionOf, toRecord } from "./dashboard-record";
 import { withTenant } from "@/lib/db/tenant";
 import type { OrgLocale } from "./format";
-import { dataWidgetIds, filtersFromParams, orgView, pageRegions, tabFromParams, visibleWidgetIds, type ViewManifest } from "./wiring";
+import { filtersFromParams, firstQueryWidgetIds, orgView, type ViewManifest } from "./wiring";
 
 export type SearchParams = Record<string, string | string[] | undefined>;
 
@@ -93,7 +93,7 @@ export async function loadDashboard(principal: Principal, slug: string, params: 
   if (!record) return null;
   const view = orgView(granted.parsed.value, locale.currency);
   const filters = filtersFromParams(view, params);
-  const visible = dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
+  const visible = firstQueryWidgetIds(view, params);
   // A busy engine (no slot or connection in time, Retry-After) fails no page: it renders without
   // data, and the viewer asks for the widgets (and the editor for its rollups) itself, retrying with back-off and saying so.
   const whenBusy = <T>(fallback: T) => (error: unknown) => {

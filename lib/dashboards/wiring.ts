@@ -213,6 +213,11 @@ export function tabFromParams(params: ParamSource): string | null {
   return readParam(params, "tab");
 }
 
+/** The data widgets on screen for the tab `params` ask for: what a page's loader queries first (signed-in, embedded or public). */
+export function firstQueryWidgetIds(view: ViewManifest, params: ParamSource): string[] {
+  return dataWidgetIds(view, visibleWidgetIds(pageRegions(view, tabFromParams(params))));
+}
+
 /** The URL search string after one filter changed; `undefined` removes it (back to the filter's default). */
 export function withFilterParam(search: string, filterId: string, value: unknown): string {
   const params = new URLSearchParams(search);
