@@ -15,6 +15,11 @@ describe("widgetState", () => {
     expect(widgetState(kpi, failed)).toBe("error");
   });
 
+  it("shows a field policy's notice (not an error, not 'no data') for a widget that needs a field the viewer may not see", () => {
+    const restricted = { rows: [], error: null, restricted: "This widget needs fields you may not see: 'margin' is restricted for your role." };
+    expect(widgetState(sampleWidget("revenue_kpi"), restricted)).toBe("restricted");
+  });
+
   it("never waits for text, images, markdown or filters without data", () => {
     for (const id of ["title", "logo", "notes", "date"]) expect(widgetState(sampleWidget(id), undefined)).toBe("ready");
   });

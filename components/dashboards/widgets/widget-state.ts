@@ -1,12 +1,14 @@
 import type { WidgetManifest } from "@/lib/manifest/schema";
 
-/** What a widget card shows: a skeleton, the error box, the empty state, or its component. */
-export type WidgetState = "skeleton" | "error" | "empty" | "ready";
+/** What a widget card shows: a skeleton, the error box, the field-policy notice, the empty state, or its component. */
+export type WidgetState = "skeleton" | "error" | "restricted" | "empty" | "ready";
 
 /** The part of a query result the state depends on. */
 export interface ResultShape {
   rows: unknown[];
   error: { detail: string } | null;
+  /** The widget needs a field the viewer may not see (dataset field policies): a notice, not a failure. */
+  restricted?: string;
 }
 
 /** Components that render from the manifest alone; the query endpoint returns nothing for them. */
@@ -24,6 +26,7 @@ export function widgetState(widget: WidgetManifest, result: ResultShape | undefi
   if (component === "filter" && widget.spec.data === undefined) return "ready";
   if (result === undefined) return "skeleton";
   if (result.error) return "error";
+  if (result.restricted !== undefined) return "restricted";
   if (component !== "filter" && result.rows.length === 0) return "empty";
   return "ready";
 }

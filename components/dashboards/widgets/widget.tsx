@@ -54,6 +54,14 @@ function Body({ props, state }: { props: WidgetProps; state: WidgetState }) {
       </div>
     );
   }
+  if (state === "restricted") {
+    return (
+      <div className={styles.emptyState} role="note">
+        <span aria-hidden="true" className={styles.emptyIcon}>🔒</span>
+        {result?.restricted}
+      </div>
+    );
+  }
   if (state === "empty") {
     return (
       <div className={styles.emptyState}>
