@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { starterManifest } from "@/components/dashboards/starter-manifest";
 import { parseDashboardYaml } from "@/lib/manifest-check/parse";
+import type { WidgetManifest } from "@/lib/manifest/schema";
 import { resolveFormat } from "@/lib/manifest/value-format";
 import { widgetColumnFormats } from "./column-formats";
 import { formatKpiValue, formatValue, spreadsheetFormat } from "./format";
@@ -82,12 +83,11 @@ describe("declared column formats", () => {
 
   it("keep a declared code and a KPI tile's own prefix over the organization's currency", () => {
     const tile = { ...widget("revenue_kpi"), spec: { ...widget("revenue_kpi").spec, data: { kind: "dataset" as const, dataset: "rev" } } };
-    const kpiDataset = { id: "rev", dimensions: [], metrics: [{ id: "value", type: "sql" as const, sql: "sum(amount)", format: { type: "currency" as const, currency: "GBP" } }] };
+    const kpiDataset = { id: "rev", dimensions: [], metrics: [{ id: "value", type: "sql" as const, expression: "sum(amount)", format: { type: "currency" as const, currency: "GBP" } }] };
     expect(widgetColumnFormats([kpiDataset], tile, "EUR")).toEqual({ value: { type: "currency", currency: "GBP" } });
-    // A tile without a declared column format: its display's currency is the organization's, unless a prefix stands for the symbol.
-    const bare = { ...tile, spec: { ...tile.spec, data: { kind: "static" as const, rows: [{ value: 1 }] }, display: { ...tile.spec.display, kpi: { format: "currency" as const, positive_is_good: true } } } };
-    const prefixed = { ...bare, spec: { ...bare.spec, display: { ...bare.spec.display, kpi: { format: "currency" as const, prefix: "$" } } } };
-    const view = orgView({ manifest: sample.manifest, widgets: [bare as typeof tile, prefixed as typeof tile] }, "EUR");
+    // A tile's own display: its currency is the organization's, unless a prefix stands for the symbol.
+    const tileWith = (kpi: NonNullable<WidgetManifest["spec"]["display"]["kpi"]>): WidgetManifest => ({ ...tile, spec: { ...tile.spec, display: { ...tile.spec.display, kpi } } });
+    const view = orgView({ manifest: sample.manifest, widgets: [tileWith({ format: "currency" }), tileWith({ format: "currency", prefix: "$" })] }, "EUR");
     expect(formatKpiValue(42, view.widgets[0].spec.display.kpi)).toBe("€42.00");
     expect(formatKpiValue(42, view.widgets[1].spec.display.kpi)).toBe("$42.00");
   });
