@@ -15,7 +15,7 @@ import { type LoadRequest, loadTable } from "./load";
 const acme = { orgId: "org_acme" };
 const rows = (values: string[]): RowSource => ({ header: ["n"], rows: (async function* () { for (const v of values) yield [v]; })() });
 const request = (table: string, mode: LoadRequest["mode"]): LoadRequest => ({ table, mode, onBadRow: "fail", columns: [{ name: "n", type: "integer", from: 0 }] });
-const total = async (table: string) => (await runReadOnly(acme, asJsonRows(`SELECT coalesce(sum(n), 0)::int AS total FROM ${table}`), [], { timeZone: "UTC" }))[0].total;
+const total = async (table: string) => Number((await runReadOnly(acme, asJsonRows(`SELECT coalesce(sum(n), 0)::int AS total FROM ${table}`), [], { timeZone: "UTC" }))[0].total);
 
 async function until(condition: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
