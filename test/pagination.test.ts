@@ -50,6 +50,8 @@ const FIXED_SETS = [
  * repeat or skip rows between pages; its cursor (the last row seen) cannot. lib/audit/audit.test.ts pages it.
  */
 const CURSOR_PAGED = ["GET /api/v1/audit"];
+/** Offset-paged like the rest, for callers who are no organization's admin: the install's organizations (lib/instance/instance.test.ts pages it). */
+const PAGED_ELSEWHERE = ["/api/v1/instance/organizations"];
 
 type Handler = Parameters<typeof call>[0];
 interface List {
@@ -304,7 +306,7 @@ describe("one pagination shape for every list", () => {
       expect(endpoint.query?.parse({}), endpoint.path).toMatchObject({ limit: PAGE_LIMIT_DEFAULT, offset: 0 });
       expect(shapeOf(endpoint.response), endpoint.path).toEqual(expect.arrayContaining(["items", "total", "limit", "offset"]));
     }
-    expect(paged.map((e) => e.path).sort()).toEqual(LISTS.map((l) => l.handler.endpoint!.path).sort());
+    expect(paged.map((e) => e.path).sort()).toEqual([...LISTS.map((l) => l.handler.endpoint!.path), ...PAGED_ELSEWHERE].sort());
   });
 
   describe.each(LISTS)("$name", (list) => {

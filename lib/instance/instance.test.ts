@@ -66,6 +66,10 @@ describe("instance admins and the install's organizations", () => {
     const [{ n }] = await withTenant({ orgId: acme.id }, (tx) => tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM users`);
     expect(acmeRow).toMatchObject({ id: acme.id, members: n });
     expect(before.json.total).toBe(before.json.items.length);
+    // Paged like every list: oldest first, the total across pages; bad paging is a 422.
+    const second = await call(instanceOrganizations.GET, "GET", "/api/v1/instance/organizations?limit=1&offset=1", { token });
+    expect(second.json).toMatchObject({ total: before.json.total, limit: 1, offset: 1, items: [before.json.items[1]] });
+    expect((await call(instanceOrganizations.GET, "GET", "/api/v1/instance/organizations?limit=0", { token })).status).toBe(422);
 
     const invalid = await call(instanceOrganizations.POST, "POST", { token, body: { ...newOrg("Bad Slug"), admin_email: "first@bad.test", currency: "euro" } });
     expect(invalid.status).toBe(422);

@@ -91,6 +91,8 @@ const NOT_LOCATION_BEARING: Record<string, string> = {
   "POST /api/v1/api-keys": "answers the new key; its locations must be ones the creating admin sees (lib/auth/api-keys.test.ts)",
   "DELETE /api/v1/api-keys/{id}": "answers 204",
   "DELETE /api/v1/users/{id}/sessions": "ends a user's sessions (admin); answers 204",
+  "GET /api/v1/instance/organizations": "the install's organizations and member counts, no warehouse rows; instance admins only, everyone else 403 (lib/instance/instance.test.ts)",
+  "POST /api/v1/instance/organizations": "makes an organization and answers its first admin's link; instance admins only",
   "GET /api/v1/members": "members and the location ids they were granted (configuration, no warehouse rows); admins of every location only, a scoped caller gets 403 (lib/members/members.test.ts)",
   "PATCH /api/v1/members/{id}": "admins of every location only (403 for scoped callers); granted locations must be the organization's",
   "DELETE /api/v1/members/{id}": "admins of every location only; answers 204",
