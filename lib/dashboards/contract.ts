@@ -285,6 +285,9 @@ export const QueryBody = z
     widget_ids: z.array(z.string()).max(200).optional().describe("widgets to compute; all when absent. Duplicates are computed once; at most 100 distinct widgets (422 beyond)"),
     version: z.union([z.literal("draft"), z.literal("published"), z.number().int().min(1)]).default("published").describe("draft is for editors"),
     refresh: z.boolean().optional().describe("recompute every requested widget instead of serving cached results; at most 10 refreshes per caller per minute (429 with Retry-After beyond)"),
+    preview_as: Role.optional().describe(
+      "Preview as: the datasets' field policies as a member of this role with no attributes sees them; organization admins only (403 for anyone else)",
+    ),
   })
   .default({ filters: {}, version: "published" })
   .meta({ id: "DashboardQuery" });

@@ -193,6 +193,24 @@ describe("field policies through the query endpoint", () => {
   });
 });
 
+describe("preview as", () => {
+  it("an organization admin previews the dashboard as a role: that role's masks and restrictions; anyone else is refused", async () => {
+    const [asAnalyst, analystOwn] = [await widgets(admin, { refresh: true, preview_as: "analyst" }), await widgets(analyst)];
+    for (const id of ["by_city", "grid", "margin_kpi", "finance_kpi", "revenue_kpi"]) {
+      expect({ id, columns: asAnalyst[id].columns, rows: asAnalyst[id].rows, restricted: asAnalyst[id].restricted }).toEqual({
+        id,
+        columns: analystOwn[id].columns,
+        rows: analystOwn[id].rows,
+        restricted: analystOwn[id].restricted,
+      });
+    }
+    const refused = await call(query.POST, "POST", { token: manager, params: { id: dashboardId }, body: { preview_as: "analyst" } });
+    expect(refused.status).toBe(403);
+    expect(refused.json.detail).toBe("Only organization admins may preview a dashboard as another role");
+    expect((await call(query.POST, "POST", { token: admin, params: { id: dashboardId }, body: { preview_as: "cashier" } })).status).toBe(422);
+  });
+});
+
 describe("member attributes and embeds", () => {
   it("an admin sets a member's attributes; the member then sees the attribute-restricted metric, others still not", async () => {
     const bad = await call(member.PATCH, "PATCH", { token: admin, params: { id: "usr_acme_finance_analyst" }, body: { attributes: { Team: ["finance"] } } });

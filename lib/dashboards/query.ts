@@ -1,9 +1,9 @@
 import "server-only";
 import type { z } from "zod";
-import type { Principal } from "@/lib/access/roles";
+import { isOrganizationAdmin, type Principal } from "@/lib/access/roles";
 import { findOrganization } from "@/lib/auth/directory";
 import type { TenantScope } from "@/lib/db/tenant";
-import { Invalid, Unavailable, notFound } from "@/lib/errors";
+import { Invalid, Unavailable, forbidden, notFound } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { QueryError } from "@/lib/query/errors";
 import type { FieldViewer } from "@/lib/query/field-policy";
@@ -230,7 +230,11 @@ export const audienceOf = (principal: Principal): Audience => (isEditor(principa
 
 /** The batch query of a dashboard for a signed-in caller: published version by default, the draft for editors. */
 export async function queryDashboard(principal: Principal, idOrSlug: string, body: z.output<typeof QueryBody>, budget: QueryBudget = DEFAULT_QUERY_BUDGET) {
-  return queryGranted(await grantForPrincipal(principal, idOrSlug, body.version), audienceOf(principal), body.filters, body.widget_ids, { refresh: body.refresh, budget });
+  if (body.preview_as !== undefined && !isOrganizationAdmin(principal)) throw forbidden("Only organization admins may preview a dashboard as another role");
+  const granted = await grantForPrincipal(principal, idOrSlug, body.version);
+  // Preview as (issue 48 §4): the field policies as that role sees them; the admin's own grant and scope otherwise.
+  const viewed = body.preview_as === undefined ? granted : { ...granted, viewer: { role: body.preview_as, attributes: {} } };
+  return queryGranted(viewed, audienceOf(principal), body.filters, body.widget_ids, { refresh: body.refresh, budget });
 }
 
 /** The batch query of an embedded dashboard: the grant's version and scope, with its locked filters winning over the page's values. */
