@@ -10,8 +10,9 @@ import { alertDelivery, deliveryPicture } from "./delivery";
  * minute the tick queues one evaluation of an organization's cron alerts (each alert's cron read in the
  * organization's time zone; the evaluation takes those due), and one of its data-change alerts when its warehouse
  * version has moved since this process last heard it (migration 0036's counter, which every write to a warehouse
- * table bumps), or a data-change alert was made or edited since. A table load calls alertsOnDataChange itself. An occurrence is evaluated once however often it is
- * queued: its evaluations are keyed by it (lib/alerts/state.ts), so a second hearing records and sends nothing.
+ * table bumps, and a load into an organization's own table too), or a data-change alert was made or edited since; a
+ * caller that wants it at once calls alertsOnDataChange (no load does yet). An occurrence is evaluated once however
+ * often it is queued: its evaluations are keyed by it (lib/alerts/state.ts), so a second hearing records and sends nothing.
  */
 
 /** The warehouse version (and data-change alerts) each organization's evaluation was last queued for, in this process. */
