@@ -16,7 +16,7 @@ export default async function setup() {
   const root = process.cwd();
   removeLeftBehindTestFolders();
   const hash = crypto.createHash("sha256");
-  for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/demo/seed.ts"), path.join(root, "lib/data/demo.ts")].sort()) {
+  for (const file of [...listFiles(path.join(root, "prisma/migrations")), path.join(root, "lib/demo/seed.ts"), path.join(root, "lib/data/demo.ts"), path.join(root, "scripts/db-seed.ts"), path.join(root, "lib/db/statistics.ts")].sort()) {
     hash.update(file).update(fs.readFileSync(file));
   }
   // The demo warehouse ends on the day it is seeded (lib/demo/seed.ts), so a template is good for its day only.

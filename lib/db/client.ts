@@ -9,6 +9,7 @@ import { AnalyticsCopy, type ReaderLease } from "./analytics-copy";
 import { lockDataDir } from "./data-dir-lock.mjs";
 import { EmbeddedEngine } from "./embedded-engine";
 import { migrate } from "./migrate";
+import { analyzeIfStale } from "./statistics";
 import { UserSqlLogins } from "./user-sql-logins";
 import type { SqlRunner } from "./sql";
 
@@ -125,10 +126,8 @@ async function openDatabase(): Promise<Database> {
     await engine.start();
     const system = poolRunner(engine.pool);
     await migrate(system);
-    // PGlite runs no autovacuum daemon, so nothing else gathers planner statistics: without them the
-    // warehouse plans as if its tables were tiny (the sample dashboard's widest queries ran 4x slower).
-    // The demo seed (lib/demo/seed.ts, run by boot) analyzes what it loads.
-    await system.exec("ANALYZE");
+    // PGlite runs no autovacuum daemon: statistics are gathered here when enough was written since the last time.
+    await analyzeIfStale(system, cfg.database.dir);
     const prisma = new PrismaClient({ adapter: new PrismaPg(engine.pool) });
     return {
       kind: "pglite",
