@@ -18,11 +18,16 @@ export function testFolderRoot(): string {
   const memory = "/dev/shm";
   try {
     fs.accessSync(memory, fs.constants.W_OK);
-    return memory;
+    // A container's /dev/shm is often 64 MB: too small for two workers' copies (56 MB each) and their growth.
+    const { bavail, bsize } = fs.statfsSync(memory);
+    return bavail * bsize >= MEMORY_ROOT_MIN_BYTES ? memory : os.tmpdir();
   } catch {
     return os.tmpdir();
   }
 }
+
+/** Free space /dev/shm must have to hold the test folders: two workers' copies with room to grow, several times over. */
+const MEMORY_ROOT_MIN_BYTES = 2 * 1024 ** 3;
 
 /** Test folders of runs that were killed (in memory they would hold it until the machine restarts). */
 export function removeLeftBehindTestFolders(): void {
