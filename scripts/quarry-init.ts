@@ -53,7 +53,7 @@ if (cfg.database.kind === "pglite" && (await probeDataDirLock(cfg.dataDir)).stat
 }
 
 try {
-  const made = await initOrganization({ slug: input.data.slug, name: input.data.organization_name, timeZone: input.data.time_zone, currency: input.data.currency, adminEmail: input.data.admin_email });
+  const made = await initOrganization({ slug: input.data.slug, name: input.data.organization_name, timeZone: input.data.time_zone, currency: input.data.currency, adminEmail: input.data.admin_email }, "command: quarry init");
   console.log(made.created ? `Made organization '${input.data.slug}'.` : `Organization '${input.data.slug}' has no member yet: a new link replaces the last one.`);
   console.log(`Send this link to ${input.data.admin_email}; it works once, for ${INVITATION_DAYS} days:`);
   console.log(made.link);

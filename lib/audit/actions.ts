@@ -42,6 +42,7 @@ export const AUDIT_ACTIONS = [
   "alert.update",
   "alert.delete",
   "organization.setup",
+  "organization.create",
   "organization.update",
   "session.sign_out",
   "session.end",

@@ -40,7 +40,7 @@ export async function listOrganizations(principal: Principal, page: PageQuery) {
 /** An organization and its first admin's one-time link: `quarry init`'s rule (lib/members/setup.ts), from the page. */
 export async function createOrganization(principal: Principal, body: CreateOrganizationBody) {
   await requireInstanceAdmin(principal);
-  const made = await initOrganization({ slug: body.slug, name: body.organization_name, timeZone: body.time_zone, currency: body.currency, adminEmail: body.admin_email });
+  const made = await initOrganization({ slug: body.slug, name: body.organization_name, timeZone: body.time_zone, currency: body.currency, adminEmail: body.admin_email }, `instance admin ${principal.userId}`);
   const { system } = await getDb();
   const [row] = await system.query<OrganizationRow>(`SELECT ${COLUMNS} FROM organizations WHERE id = $1`, [made.orgId]);
   return { organization: await withMemberCount(row), admin_email: body.admin_email, link: made.link, created: made.created };

@@ -71,17 +71,27 @@ describe("first-run setup", () => {
     });
 
     it("the instance's command makes another organization with a one-time link for its first admin; never over one with members", async () => {
-      const made = await initOrganization({ slug: "branch", name: "Branch", timeZone: "UTC", currency: "USD", adminEmail: "boss@branch.test" });
+      const made = await initOrganization({ slug: "branch", name: "Branch", timeZone: "UTC", currency: "USD", adminEmail: "boss@branch.test" }, "command: quarry init");
       expect(made.created).toBe(true);
       const token = made.link.split("/").pop()!;
-      const again = await initOrganization({ slug: "branch", name: "Branch", timeZone: "UTC", currency: "USD", adminEmail: "boss@branch.test" });
+      const again = await initOrganization({ slug: "branch", name: "Branch", timeZone: "UTC", currency: "USD", adminEmail: "boss@branch.test" }, "command: quarry init");
       expect(again.created).toBe(false);
       // The new link replaced the first.
       expect((await call(acceptRoute.POST, "POST", { body: { token, name: "Boss", password: "a long boss password" }, headers: fromNewPeer() })).status).toBe(410);
       const accepted = await call(acceptRoute.POST, "POST", { body: { token: again.link.split("/").pop(), name: "Boss", password: "a long boss password" }, headers: fromNewPeer() });
       expect(accepted.status, accepted.text).toBe(201);
       expect(await findUserForLogin("boss@branch.test")).toMatchObject({ role: "admin", org: { slug: "branch" } });
-      await expect(initOrganization({ slug: "branch", name: "Branch", timeZone: "UTC", currency: "USD", adminEmail: "other@branch.test" })).rejects.toThrow(/already has members/);
+      await expect(initOrganization({ slug: "branch", name: "Branch", timeZone: "UTC", currency: "USD", adminEmail: "other@branch.test" }, "command: quarry init")).rejects.toThrow(/already has members/);
+      // The new organization's audit log says who made it and who sent its admin a second link.
+      const { system } = await getDb();
+      const audit = await system.query<{ action: string; actor_kind: string; actor_id: string }>(
+        "SELECT action, actor_kind, actor_id FROM audit_events WHERE org_id = $1 AND action IN ('organization.create', 'invitation.create') ORDER BY occurred_at, id",
+        [made.orgId],
+      );
+      expect(audit).toEqual([
+        { action: "organization.create", actor_kind: "system", actor_id: "command: quarry init" },
+        { action: "invitation.create", actor_kind: "system", actor_id: "command: quarry init" },
+      ]);
       expect((await submit(setupBody("fourth", "fourth@example.test"))).status).toBe(409);
     });
   });

@@ -90,9 +90,22 @@ export async function runSetup(body: SetupBody) {
  * On an empty install it also closes the setup page. An organization of that slug that has no member yet
  * (an earlier init whose link was lost) gets a new link; one with members is refused.
  */
-export async function initOrganization(input: { slug: string; name: string; timeZone: string; currency: string; adminEmail: string }): Promise<{ orgId: string; link: string; created: boolean }> {
+export async function initOrganization(
+  input: { slug: string; name: string; timeZone: string; currency: string; adminEmail: string },
+  /** Who asks, as the new organization's audit log names them: the command, or an instance admin by e-mail. */
+  by: string,
+): Promise<{ orgId: string; link: string; created: boolean }> {
   const existing = await findOrganization(input.slug);
-  const invite = (orgId: string) => (tx: TenantTx) => writeInvitation(tx, orgId, { email: input.adminEmail, role: "admin", locationIds: [], createdBy: null });
+  const invite = (orgId: string) => async (tx: TenantTx) => {
+    const made = await writeInvitation(tx, orgId, { email: input.adminEmail, role: "admin", locationIds: [], createdBy: null });
+    await recordAudit(tx, {
+      actor: { system: by },
+      action: existing ? "invitation.create" : "organization.create",
+      target: existing ? { id: null, name: input.adminEmail } : { id: orgId, name: input.name },
+      after: existing ? { email: input.adminEmail, role: "admin" } : { slug: input.slug, name: input.name, time_zone: input.timeZone, currency: input.currency, first_admin: input.adminEmail },
+    });
+    return made;
+  };
   if (existing) {
     const { link } = await withTenant({ orgId: existing.id }, async (tx) => {
       if ((await tx.user.count()) > 0) throw conflict(`Organization '${input.slug}' already has members; its admins invite people from /admin/members`);
