@@ -246,10 +246,11 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
         className={`${styles.filterPanel} ${left ? styles.filterPanelLeft : styles.filterPanelTop}`}
         aria-label="Filters"
         style={{
-          background: panel?.background,
+          // Authored colours are the light scheme's: dashboards.module.css applies them only there.
+          "--authored-background": panel?.background,
           padding: panel?.padding,
           ...(left && panelOpen ? { width: panel?.width ?? 260 } : {}),
-        }}
+        } as CSSProperties}
       >
         {panel?.collapsible && (
           <button type="button" className={styles.panelToggle} aria-expanded={panelOpen} aria-controls="dashboard-filters" onClick={() => setPanelOpen((open) => !open)}>
@@ -275,7 +276,7 @@ export function DashboardView({ view, target, initialResults, initialFilters, ti
     if (widgets.length === 0) return null;
     const Tag = kind === "header" ? "header" : "footer";
     return (
-      <Tag className={`${styles.band} ${kind === "header" ? styles.bandHeader : styles.bandFooter}`} style={{ "--band-height": `${cfg?.height ?? DEFAULT_BAND_HEIGHT}px`, background: cfg?.background } as CSSProperties} data-testid={`dashboard-${kind}`}>
+      <Tag className={`${styles.band} ${kind === "header" ? styles.bandHeader : styles.bandFooter}`} style={{ "--band-height": `${cfg?.height ?? DEFAULT_BAND_HEIGHT}px`, "--authored-background": cfg?.background } as CSSProperties} data-testid={`dashboard-${kind}`}>
         {widgets.map((w) => (
           <div key={w.metadata.id} className={styles.bandItem}>
             {renderWidget(w)}

@@ -1,5 +1,6 @@
 "use client";
 
+import type { CSSProperties } from "react";
 import ReactMarkdown from "react-markdown";
 import remarkGfm from "remark-gfm";
 import type { WidgetManifest } from "@/lib/manifest/schema";
@@ -33,7 +34,7 @@ export function TextWidget({ widget }: { widget: WidgetManifest }) {
   const text = widget.spec.display.text;
   if (!text) return null;
   return (
-    <div className={`${styles.text} ${styles[`size_${text.size}`]}`} style={{ textAlign: text.align, color: text.color }}>
+    <div className={`${styles.text} ${styles[`size_${text.size}`]}`} style={{ textAlign: text.align, "--authored-color": text.color } as CSSProperties}>
       <Markdown content={text.content} />
     </div>
   );
