@@ -89,6 +89,7 @@ test("a value that does not fit its column is refused naming its row, column and
 });
 
 test("a widget over the table is built in the editor, its names checked and completed, and shows the table's numbers", async ({ page }) => {
+  test.setTimeout(240_000);
   const errors = watchErrors(page);
   const slug = `spend-${run}`;
   const start = `version: "1.0"
@@ -143,7 +144,9 @@ spec:
   await expect(page.getByRole("status").filter({ hasText: "Draft saved" })).toBeVisible();
 
   const widget = page.locator('section[data-widget-id="by_channel"]');
-  await expect(widget).toContainText("search");
+  // A table new since the embedded analytics copy was made reaches it with one full refresh of the copy (7-9 s on a
+  // quiet machine, 25 s seen at load 18; docs/data.md): a bound that holds under CI's load, not a claim of speed.
+  await expect(widget).toContainText("search", { timeout: 90_000 });
   await expect(widget).toContainText("350");
   await expect(widget).toContainText("100");
   await expect(widget).toContainText("30.5");
