@@ -72,7 +72,7 @@ test.describe("axe-core finds no critical or serious violation", () => {
       ["/chat", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
       ["/admin/notifications", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
       ["/admin/api-keys", () => expect(page.getByRole("heading", { level: 1 })).toBeVisible()],
-      ["/docs", () => expect(page.getByText(/custom-dashboards/).first()).toBeVisible({ timeout: 30_000 })],
+      ["/docs", () => expect(page.locator(".opblock-tag", { hasText: /^Dashboards/ })).toBeVisible({ timeout: 30_000 })],
     ];
     for (const [url, ready] of pages) {
       await page.goto(url);

@@ -26,6 +26,8 @@ test("/docs renders the reference and runs “Try it out” with a token, withou
   await page.goto(`${origin}/docs`);
   const reference = page.getByTestId("api-reference");
   await expect(reference).toHaveAttribute("data-state", "ready");
+  // Sections start closed (components/api-reference.tsx): open Locations.
+  await page.locator(".opblock-tag", { hasText: /^Locations/ }).click();
   await expect(page.locator("#operations-Locations-getLocations")).toBeVisible();
   await expect(page.locator(".servers select option").first()).toHaveText(/^\/ - This server/);
 

@@ -48,6 +48,9 @@ test("/docs renders the API reference with the locations route", async ({ page }
   page.on("pageerror", (e) => errors.push(e.message));
   await page.goto("/docs");
   await expect(page.getByTestId("api-reference")).toBeVisible();
+  // Every section is listed, closed (components/api-reference.tsx); each opens in full.
+  for (const section of ["Meta", "Dashboards", "Notifications", "Locations"]) await expect(page.locator(".opblock-tag", { hasText: new RegExp(`^${section}`) })).toBeVisible();
+  await page.locator(".opblock-tag", { hasText: /^Locations/ }).click();
   await expect(page.getByText("/api/v1/locations").first()).toBeVisible();
   expect(errors).toEqual([]);
 });
