@@ -1,5 +1,6 @@
 import "server-only";
 import { Unavailable, notFound } from "@/lib/errors";
+import { storedFileResponse } from "@/lib/file-response";
 import { defineOperation } from "@/lib/operation";
 import * as alerts from "./alerts";
 import { PictureUnavailable, alertPicture } from "./delivery";
@@ -34,7 +35,7 @@ export const openAlertPicture = defineOperation(endpoints.openAlertPicture, asyn
   const { orgId, messageId } = await readPictureLink(params.token);
   try {
     const file = await alertPicture(orgId, messageId);
-    return new Response(new Uint8Array(file.bytes), { headers: { "content-type": file.contentType, "content-disposition": `inline; filename="${file.filename.replace(/[^\w.-]/g, "_")}"`, "cache-control": "private, no-store" } });
+    return storedFileResponse(file, "inline");
   } catch (error) {
     if (!(error instanceof PictureUnavailable)) throw error;
     if (error.why === "gone") throw notFound("Alert");

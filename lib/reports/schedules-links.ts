@@ -4,6 +4,7 @@ import { deriveKey } from "@/lib/secrets";
 import { config } from "@/lib/config";
 import { withTenant } from "@/lib/db/tenant";
 import { Gone, Unauthenticated, notFound } from "@/lib/errors";
+import { storedFileResponse } from "@/lib/file-response";
 
 /**
  * Signed links of scheduled reports, HS256 JWTs like embed tokens, each kind with its own derived key and
@@ -49,13 +50,7 @@ export async function openReportFile(token: string, now = new Date()): Promise<R
   const file = await withTenant({ orgId: org }, (tx) => tx.reportFile.findFirst({ where: { id: fid, scopeKey: scp } }));
   if (!file) throw notFound("Report file");
   if (file.expiresAt <= now) throw new Gone("This report file has expired");
-  return new Response(new Uint8Array(file.bytes), {
-    headers: {
-      "content-type": file.contentType,
-      "content-disposition": `attachment; filename="${file.filename.replace(/[^\w.-]/g, "_")}"`,
-      "cache-control": "private, no-store",
-    },
-  });
+  return storedFileResponse(file, "attachment");
 }
 
 /**

@@ -4,6 +4,7 @@ import { findOrganization } from "@/lib/auth/directory";
 import { DEMO_ORGS } from "@/lib/demo/seed";
 import { withTenant } from "@/lib/db/tenant";
 import { notFound } from "@/lib/errors";
+import { storedFileResponse } from "@/lib/file-response";
 import { pageBody, pageWindow, type PageQuery } from "@/lib/pagination";
 import { deliveryView, ruleKeys, senderOf } from "@/lib/notifications/admin/delivery-health";
 import { DEMO_OUTBOX_KINDS, DEMO_OUTBOX_REASON } from "@/lib/notifications/transports/outbox-channel";
@@ -55,13 +56,7 @@ export async function openDemoOutboxAttachment(principal: Principal, deliveryId:
       })
     : null;
   if (!file) throw notFound("Attachment");
-  return new Response(new Uint8Array(file.bytes), {
-    headers: {
-      "content-type": file.contentType,
-      "content-disposition": `attachment; filename="${file.filename.replace(/[^\w.-]/g, "_")}"`,
-      "cache-control": "private, no-store",
-    },
-  });
+  return storedFileResponse(file, "attachment");
 }
 
 /** Gives each demo organization the demo outbox for e-mail and Slack where it has no such channel; how many organizations got one. */
