@@ -1,13 +1,17 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { startSmtp } from "@/test/support/notification-servers";
+import { startReceiver, startSmtp } from "@/test/support/notification-servers";
 import { headerText, isHeaderSafe } from "./header-text";
-import { sendReport, type ResolvedChannel } from "./send";
+import { sendExternal, sendReport, type ResolvedChannel } from "./send";
 
 // A real SMTP server on loopback (allow-listed for this file; the configuration is read on first use).
 const smtp = await startSmtp();
+const receiver = await startReceiver();
 process.env.NOTIFICATIONS_CONFIG = JSON.stringify({ url_allow_list: ["127.0.0.1"], in_process_worker: false });
 
-afterAll(() => smtp.close());
+afterAll(async () => {
+  await smtp.close();
+  await receiver.close();
+});
 
 /** A header's value as a mail reader shows it: folded lines joined, RFC 2047 encoded words decoded. */
 function headerValue(raw: string, name: string): string | undefined {
@@ -58,5 +62,23 @@ describe("header values at send time (issue 41)", () => {
     }
     expect(mail.raw).toMatch(/filename="?sales X-Other: yes\.pdf"?/);
     expect(mail.raw).not.toMatch(/[\u0000\u000b]/);
+  });
+});
+
+describe("Slack text", () => {
+  it("escapes Slack's markup characters in what an organization wrote, so a name cannot ping the channel or hide a link", async () => {
+    const channel: ResolvedChannel = { kind: "slack", enabled: true, settings: { mode: "webhook" }, secrets: { webhook_url: `${receiver.url}/slack/T000/B000/XXXX` } };
+    const before = receiver.received.length;
+    await sendExternal(channel, {
+      id: "dlv_slack_escape",
+      recipient: "#alerts",
+      subject: "<!channel> Revenue & margin",
+      body: "Below target at <https://evil.example|Manhattan> & co",
+      severity: "warning",
+      ruleKey: "sales.escape",
+      sentAt: new Date(),
+    });
+    const [post] = receiver.received.slice(before).filter((r) => r.path.startsWith("/slack/"));
+    expect(JSON.parse(post.body).text).toBe("*[WARNING] &lt;!channel&gt; Revenue &amp; margin*\nBelow target at &lt;https://evil.example|Manhattan&gt; &amp; co");
   });
 });

@@ -208,8 +208,16 @@ function slackFailure(error: unknown): SendError {
   return new SendError(`Slack: ${(error as Error).message}`, (error as { code?: string }).code !== SlackErrorCode.PlatformError);
 }
 
+/**
+ * Slack reads `&`, `<` and `>` in a message's text as its own markup (`<!channel>` pings everyone, `<url|label>` is a
+ * link under any label): subjects and bodies carry names an organization writes (rules, dashboards, locations), so
+ * they are escaped as Slack's formatting reference asks. Slack shows the characters as written.
+ */
+const SLACK_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
+const slackText = (text: string) => text.replace(/[&<>]/g, (c) => SLACK_ESCAPES[c]);
+
 async function sendSlack(channel: ResolvedChannel, message: OutboundMessage) {
-  const text = `*[${message.severity.toUpperCase()}] ${message.subject}*\n${message.body}`;
+  const text = `*[${message.severity.toUpperCase()}] ${slackText(message.subject)}*\n${slackText(message.body)}`;
   if (channel.settings.mode === "bot") {
     try {
       await slackClient(channel).chat.postMessage({ channel: String(channel.settings.channel), text });
@@ -227,7 +235,7 @@ async function sendSlack(channel: ResolvedChannel, message: OutboundMessage) {
  * is needed) and an incoming webhook, which cannot upload at all, post the signed download links instead.
  */
 async function sendSlackReport(channel: ResolvedChannel, message: OutboundMessage & Pick<ReportMessage, "files">, links: string[]) {
-  const heading = `*${message.subject}*\n${message.body}`;
+  const heading = `*${slackText(message.subject)}*\n${slackText(message.body)}`;
   const linked = `${heading}\n${links.map((l) => `• ${l}`).join("\n")}`;
   if (channel.settings.mode !== "bot") {
     await postJson(channel.secrets.webhook_url, JSON.stringify({ text: linked }), {}, "Slack webhook");
